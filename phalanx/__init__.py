@@ -1,0 +1,17 @@
+"""Phalanx: a workload-aware gang scheduler for Kubernetes, with a what-if simulator on the same engine.
+
+The public API is small: load manifests, pick a profile, run a simulation, build its report.
+"""
+
+from phalanx.api.load import Inputs, load_paths
+from phalanx.errors import InputError, PhalanxError
+from phalanx.scheduler.profiles import Profile, builtin, load_profile
+from phalanx.scheduler.scheduler import Bind, GroupCondition, Scheduler, Unschedulable
+from phalanx.sim.report import build_report
+from phalanx.sim.simulation import Simulation
+
+__version__ = "0.1.0"
+__all__ = [
+    "Bind", "GroupCondition", "InputError", "Inputs", "PhalanxError", "Profile", "Scheduler", "Simulation",
+    "Unschedulable", "__version__", "build_report", "builtin", "load_paths", "load_profile",
+]

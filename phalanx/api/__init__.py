@@ -1,0 +1,1 @@
+"""Kubernetes objects as Phalanx reads them: load, validate, default."""

@@ -1,0 +1,25 @@
+"""What the Job controller stamps from a Job: its PodGroup (with spec.scheduling) and its pods."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from phalanx.api.objects import Job, Pod, PodGroup
+
+
+def job_pod_group(job: Job) -> PodGroup | None:
+    """The PodGroup the Job controller creates for a Job with `spec.scheduling`, named after the Job."""
+    if job.policy is None:
+        return None
+    return PodGroup(namespace=job.namespace, name=job.name, policy=job.policy, arrival=job.arrival,
+                    priority_class_name=None, source=job.source)
+
+
+def job_pod(job: Job, index: int, now: float) -> Pod:
+    """The pod for completion index `index` (`<job>-<index>`), created at `now`."""
+    pod = dataclasses.replace(
+        job.template, name=f"{job.name}-{index}", namespace=job.namespace, arrival=now, owner=job.key,
+        labels={**job.template.labels, "job-name": job.name, "batch.kubernetes.io/job-completion-index": str(index)},
+        pod_group=job.name if job.policy is not None else job.template.pod_group,
+    )
+    return pod

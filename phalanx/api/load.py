@@ -1,0 +1,195 @@
+"""Read manifests (files, directories, multi-document YAML, `kind: List`) into validated objects."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from phalanx.api.objects import Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
+from phalanx.api.parse import PARSERS, object_name
+from phalanx.errors import InputError
+
+_YAML_SUFFIXES = (".yaml", ".yml", ".json")
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class Inputs:
+    """Everything one simulation reads, in document order."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    skipped: Counter[str] = field(default_factory=Counter)
+    terminated_pods: int = 0
+
+    def objects(self) -> Iterator[Node | Pod | PriorityClass | Workload | PodGroup | Job]:
+        """All objects in document order (the order they enter a simulation at equal arrival times)."""
+        everything: list[Any] = [*self.nodes, *self.pods, *self.priority_classes, *self.workloads,
+                                 *self.pod_groups, *self.jobs]
+        everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
+        yield from everything
+
+
+def _files(paths: Sequence[str]) -> list[str]:
+    files: list[str] = []
+    for path in paths:
+        if os.path.isdir(path):
+            found = sorted(
+                os.path.join(root, name)
+                for root, _, names in os.walk(path)
+                for name in names
+                if name.endswith(_YAML_SUFFIXES)
+            )
+            files.extend(found)
+        elif os.path.exists(path):
+            files.append(path)
+        else:
+            raise InputError("no such file or directory", file=path)
+    return files
+
+
+def _documents(path: str) -> Iterator[tuple[int, Any]]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), file=path) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", file=path) from None
+    try:
+        docs = list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else "YAML"
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise InputError(f"invalid YAML: {problem}", file=path, obj=where) from None
+    for number, doc in enumerate(docs, start=1):
+        if doc is None:
+            continue
+        yield number, doc
+
+
+def _flatten(doc: Any, path: str, number: int) -> Iterable[Mapping[str, Any]]:
+    if not isinstance(doc, Mapping):
+        raise InputError(f"document {number} is not an object (got {type(doc).__name__})", file=path)
+    kind = doc.get("kind")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
+        for i, item in enumerate(doc["items"]):
+            if not isinstance(item, Mapping):
+                raise InputError(f"is not an object (got {type(item).__name__})", file=path,
+                                 obj=f"document {number}", field=f"items[{i}]")
+            yield from _flatten(item, path, number)
+    else:
+        yield doc
+
+
+def load_paths(paths: Sequence[str]) -> Inputs:
+    """Load and validate every manifest under `paths`; raises InputError on the first problem."""
+    inputs = Inputs()
+    seen: dict[tuple[str, str, str], str] = {}
+    index = 0
+    for path in _files(paths):
+        for number, doc in _documents(path):
+            for item in _flatten(doc, path, number):
+                index += 1
+                _load_one(item, Source(path, index), inputs, seen)
+    resolve(inputs)
+    return inputs
+
+
+def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
+              seen: dict[tuple[str, str, str], str]) -> None:
+    kind = doc.get("kind")
+    name = object_name(doc)
+    if not isinstance(kind, str) or not kind:
+        raise InputError("is required", file=source.file, obj=name, field="kind")
+    if kind not in PARSERS:
+        inputs.skipped[kind] += 1
+        return
+    versions, parser = PARSERS[kind]
+    api_version = doc.get("apiVersion")
+    if api_version not in versions:
+        raise InputError(f"{kind} is not read in apiVersion {api_version!r} (Phalanx reads {', '.join(versions)})",
+                         file=source.file, obj=name, field="apiVersion")
+    try:
+        obj = parser(doc, source)
+    except InputError as exc:
+        raise exc.at(file=source.file, obj=name) from None
+    if obj is None:
+        inputs.terminated_pods += 1
+        return
+    namespace = getattr(obj, "namespace", "")
+    ident = (kind, namespace, getattr(obj, "name", ""))
+    if ident in seen:
+        raise InputError(f"duplicate {kind} (first defined in {seen[ident]})", file=source.file, obj=name,
+                         field="metadata.name")
+    seen[ident] = source.file
+    bucket = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
+              Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs}[type(obj)]
+    bucket.append(obj)  # type: ignore[attr-defined]
+
+
+def _where(obj: Pod | PodGroup | Job, kind: str) -> dict[str, str]:
+    return {"file": obj.source.file if obj.source else "", "obj": f"{kind} {obj.namespace}/{obj.name}"}
+
+
+def resolve(inputs: Inputs) -> None:
+    """Cross-object defaults and checks: priorities from PriorityClasses, group policies from Workloads."""
+    classes = {pc.name: pc for pc in inputs.priority_classes}
+    defaults = [pc for pc in inputs.priority_classes if pc.global_default]
+    default_priority = defaults[0].value if defaults else 0
+    node_names = {n.name for n in inputs.nodes}
+
+    def pod_priority(pod: Pod, kind: str, field: str) -> None:
+        if pod.priority_class_name is not None:
+            pc = classes.get(pod.priority_class_name)
+            if pc is None:
+                raise InputError(f"no PriorityClass named {pod.priority_class_name!r}", field=field,
+                                 **_where(pod, kind))
+            pod.priority = pc.value if pod.explicit_priority is None else pod.explicit_priority
+            if pod.preemption_policy == "PreemptLowerPriority":
+                pod.preemption_policy = pc.preemption_policy
+        elif pod.explicit_priority is None:
+            pod.priority = default_priority
+
+    for pod in inputs.pods:
+        pod_priority(pod, "Pod", "spec.priorityClassName")
+        if pod.node_name is not None and pod.node_name not in node_names:
+            raise InputError(f"no Node named {pod.node_name!r}", field="spec.nodeName", **_where(pod, "Pod"))
+    for job in inputs.jobs:
+        pod_priority(job.template, "Job", "spec.template.spec.priorityClassName")
+        job.template.source = job.source
+    workloads = {w.key: w for w in inputs.workloads}
+    for group in inputs.pod_groups:
+        template = None
+        if group.workload_name is not None:
+            workload = workloads.get(f"{group.namespace}/{group.workload_name}")
+            if workload is not None:
+                template = workload.templates.get(group.template_name or "")
+                if template is None:
+                    raise InputError(f"Workload {workload.key} has no podGroupTemplate {group.template_name!r}",
+                                     field="spec.workloadRef.templateName", **_where(group, "PodGroup"))
+        if group.policy is None:
+            if template is None or template.policy is None:
+                raise InputError("is required (or a spec.workloadRef to a Workload template that sets it)",
+                                 field="spec.schedulingPolicy", **_where(group, "PodGroup"))
+            group.policy = template.policy
+        if template is not None:
+            group.priority_class_name = group.priority_class_name or template.priority_class_name
+            if group.priority is None:
+                group.priority = template.priority
+        if group.priority is None and group.priority_class_name is not None:
+            pc = classes.get(group.priority_class_name)
+            if pc is None:
+                raise InputError(f"no PriorityClass named {group.priority_class_name!r}",
+                                 field="spec.priorityClassName", **_where(group, "PodGroup"))
+            group.priority = pc.value

@@ -1,0 +1,225 @@
+"""The Kubernetes objects Phalanx schedules with, reduced to the fields scheduling reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
+DURATION_ANNOTATION = "phalanx.dev/duration"
+DEFAULT_NAMESPACE = "default"
+# kube-scheduler scores pods that request no cpu/memory as if they asked for these (non-zero requests).
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: TaintEffect
+
+    def describe(self) -> str:
+        return f"{{{self.key}: {self.value}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: float | None = None
+
+    def tolerates(self, taint: Taint) -> bool:
+        """kube's Toleration.ToleratesTaint: key (empty with Exists = all), effect (empty = all), value."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        return bool(self.key) and self.value == taint.value
+
+
+@dataclass(frozen=True, slots=True)
+class Requirement:
+    """One node selector requirement: `key operator values`."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SelectorTerm:
+    """A nodeSelectorTerm: its expressions (on labels) and fields (on metadata.name) are ANDed."""
+
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PreferredTerm:
+    weight: int
+    term: SelectorTerm
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """Everything on a pod that restricts or ranks nodes by their labels, name or taints.
+
+    Pods made from one template share a Placement, so per-node masks are computed once per Placement.
+    """
+
+    node_selector: tuple[tuple[str, str], ...] = ()
+    required_terms: tuple[SelectorTerm, ...] | None = None
+    preferred_terms: tuple[PreferredTerm, ...] = ()
+    tolerations: tuple[Toleration, ...] = ()
+    node_name: str | None = None
+
+
+@dataclass(slots=True)
+class Source:
+    """Where an object came from, for error messages and document order."""
+
+    file: str
+    index: int
+
+
+@dataclass(slots=True)
+class Node:
+    name: str
+    allocatable: dict[str, int]
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    arrival: float = 0.0
+    source: Source | None = None
+
+
+@dataclass(slots=True)
+class Pod:
+    namespace: str
+    name: str
+    requests: dict[str, int]
+    placement: Placement = field(default_factory=Placement)
+    labels: dict[str, str] = field(default_factory=dict)
+    priority: int = 0
+    priority_class_name: str | None = None
+    explicit_priority: int | None = None
+    preemption_policy: str = "PreemptLowerPriority"
+    scheduler_name: str = "default-scheduler"
+    node_name: str | None = None
+    pod_group: str | None = None
+    arrival: float = 0.0
+    duration: float | None = None
+    owner: str | None = None
+    start_time: float | None = None
+    source: Source | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def group_key(self) -> str | None:
+        return f"{self.namespace}/{self.pod_group}" if self.pod_group else None
+
+    def nonzero(self, resource: str) -> int:
+        """The request kube-scheduler scores with: cpu and memory default to 100m and 200Mi when unset."""
+        value = self.requests.get(resource, 0)
+        if value:
+            return value
+        if resource == "cpu":
+            return DEFAULT_MILLI_CPU_REQUEST
+        if resource == "memory":
+            return DEFAULT_MEMORY_REQUEST
+        return 0
+
+
+@dataclass(slots=True)
+class PriorityClass:
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: str = "PreemptLowerPriority"
+    source: Source | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GroupPolicy:
+    """A PodGroup's schedulingPolicy: `gang` with `minCount`, or `basic` (min_count None)."""
+
+    kind: Literal["gang", "basic"]
+    min_count: int | None = None
+
+
+@dataclass(slots=True)
+class PodGroupTemplate:
+    name: str
+    policy: GroupPolicy | None
+    priority_class_name: str | None = None
+    priority: int | None = None
+    disruption_mode: Literal["single", "all"] = "single"
+
+
+@dataclass(slots=True)
+class Workload:
+    namespace: str
+    name: str
+    templates: dict[str, PodGroupTemplate]
+    arrival: float = 0.0
+    source: Source | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class PodGroup:
+    namespace: str
+    name: str
+    policy: GroupPolicy | None
+    workload_name: str | None = None
+    template_name: str | None = None
+    priority_class_name: str | None = None
+    priority: int | None = None
+    disruption_mode: Literal["single", "all"] = "single"
+    arrival: float = 0.0
+    source: Source | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def min_count(self) -> int:
+        """Members that must run together: minCount for gang, 1 for basic (no gang requirement)."""
+        if self.policy is None or self.policy.kind == "basic" or self.policy.min_count is None:
+            return 1
+        return self.policy.min_count
+
+    @property
+    def is_gang(self) -> bool:
+        return self.policy is not None and self.policy.kind == "gang"
+
+
+@dataclass(slots=True)
+class Job:
+    """A batch/v1 Job: the Job controller stamps its pods (and, with spec.scheduling, its PodGroup)."""
+
+    namespace: str
+    name: str
+    template: Pod
+    parallelism: int
+    completions: int
+    policy: GroupPolicy | None
+    arrival: float = 0.0
+    source: Source | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"

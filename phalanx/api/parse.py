@@ -1,0 +1,446 @@
+"""Turn one manifest (a dict from YAML) into a Phalanx object, raising InputError naming the field."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+from phalanx.api.objects import (
+    ARRIVAL_ANNOTATION,
+    DEFAULT_NAMESPACE,
+    DURATION_ANNOTATION,
+    GroupPolicy,
+    Job,
+    Node,
+    Placement,
+    Pod,
+    PodGroup,
+    PodGroupTemplate,
+    PreferredTerm,
+    PriorityClass,
+    Requirement,
+    SelectorTerm,
+    Source,
+    Taint,
+    Toleration,
+    Workload,
+)
+from phalanx.api.quantity import QuantityError, parse_duration, resource_value
+from phalanx.errors import InputError
+
+Manifest = Mapping[str, Any]
+MAX_PRIORITY = 1_000_000_000
+_TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+def _fail(field: str, message: str) -> InputError:
+    return InputError(message, field=field)
+
+
+def _mapping(value: Any, field: str, *, required: bool = False) -> Mapping[str, Any]:
+    if value is None:
+        if required:
+            raise _fail(field, "is required")
+        return {}
+    if not isinstance(value, Mapping):
+        raise _fail(field, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _fail(field, f"must be a list, got {type(value).__name__}")
+    return value
+
+
+def _text(value: Any, field: str, *, required: bool = False) -> str:
+    if value is None:
+        if required:
+            raise _fail(field, "is required")
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    raise _fail(field, f"must be a string, got {type(value).__name__}")
+
+
+def _int(value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(field, f"must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise _fail(field, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise _fail(field, f"must be at most {maximum}, got {value}")
+    return value
+
+
+def _labels(value: Any, field: str) -> dict[str, str]:
+    return {str(k): _text(v, f"{field}.{k}") for k, v in _mapping(value, field).items()}
+
+
+def _seconds(annotations: Mapping[str, str], key: str, field: str) -> float | None:
+    if key not in annotations:
+        return None
+    try:
+        return parse_duration(annotations[key])
+    except ValueError as exc:
+        raise _fail(f"{field}[{key}]", str(exc)) from None
+
+
+def _resources(value: Any, field: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, raw in _mapping(value, field).items():
+        try:
+            out[str(name)] = resource_value(str(name), raw)
+        except QuantityError as exc:
+            raise _fail(f"{field}.{name}", str(exc)) from None
+    return out
+
+
+class Meta:
+    """An object's metadata as the parsers need it."""
+
+    def __init__(self, doc: Manifest, *, namespaced: bool) -> None:
+        meta = _mapping(doc.get("metadata"), "metadata", required=True)
+        self.name = _text(meta.get("name"), "metadata.name", required=True)
+        if not self.name:
+            raise _fail("metadata.name", "is required")
+        ns = _text(meta.get("namespace"), "metadata.namespace") if namespaced else ""
+        self.namespace = ns or (DEFAULT_NAMESPACE if namespaced else "")
+        self.labels = _labels(meta.get("labels"), "metadata.labels")
+        self.annotations = _labels(meta.get("annotations"), "metadata.annotations")
+        self.arrival = _seconds(self.annotations, ARRIVAL_ANNOTATION, "metadata.annotations") or 0.0
+
+
+def object_name(doc: Manifest) -> str:
+    """`Pod default/web-1`, for error messages; tolerant of broken metadata."""
+    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "object"
+    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else None
+    if not name:
+        return f"{kind} (unnamed)"
+    namespace = meta.get("namespace")
+    return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
+
+
+# --- Node -------------------------------------------------------------------------------------------------
+
+def _taint(raw: Any, field: str) -> Taint:
+    item = _mapping(raw, field)
+    effect = _text(item.get("effect"), f"{field}.effect", required=True)
+    if effect not in _TAINT_EFFECTS:
+        raise _fail(f"{field}.effect", f"unsupported value {effect!r}: one of {', '.join(_TAINT_EFFECTS)}")
+    key = _text(item.get("key"), f"{field}.key", required=True)
+    return Taint(key=key, value=_text(item.get("value"), f"{field}.value"), effect=cast(Any, effect))
+
+
+def parse_node(doc: Manifest, source: Source) -> Node:
+    meta = Meta(doc, namespaced=False)
+    spec = _mapping(doc.get("spec"), "spec")
+    status = _mapping(doc.get("status"), "status")
+    allocatable_raw = status.get("allocatable", status.get("capacity"))
+    allocatable = _resources(allocatable_raw, "status.allocatable")
+    allocatable.setdefault("pods", 110)
+    taints = tuple(_taint(t, f"spec.taints[{i}]") for i, t in enumerate(_list(spec.get("taints"), "spec.taints")))
+    return Node(name=meta.name, allocatable=allocatable, labels=meta.labels, taints=taints,
+                unschedulable=bool(spec.get("unschedulable", False)), arrival=meta.arrival, source=source)
+
+
+# --- Pod --------------------------------------------------------------------------------------------------
+
+def _add(total: dict[str, int], extra: Mapping[str, int]) -> dict[str, int]:
+    out = dict(total)
+    for name, value in extra.items():
+        out[name] = out.get(name, 0) + value
+    return out
+
+
+def _max(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    return {name: max(a.get(name, 0), b.get(name, 0)) for name in {*a, *b}}
+
+
+def _container_requests(raw: Any, field: str) -> dict[str, int]:
+    container = _mapping(raw, field)
+    resources = _mapping(container.get("resources"), f"{field}.resources")
+    limits = _resources(resources.get("limits"), f"{field}.resources.limits")
+    requests = _resources(resources.get("requests"), f"{field}.resources.requests")
+    return {**limits, **requests}  # the API server defaults a missing request to its limit
+
+
+def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> dict[str, int]:
+    """Requests as kube-scheduler counts them: containers plus sidecars, the largest init step, overhead."""
+    containers = _list(spec.get("containers"), f"{field}.containers")
+    if not containers:
+        raise _fail(f"{field}.containers", "at least one container is required")
+    total: dict[str, int] = {}
+    for i, c in enumerate(containers):
+        total = _add(total, _container_requests(c, f"{field}.containers[{i}]"))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for i, c in enumerate(_list(spec.get("initContainers"), f"{field}.initContainers")):
+        cfield = f"{field}.initContainers[{i}]"
+        requests = _container_requests(c, cfield)
+        if _mapping(c, cfield).get("restartPolicy") == "Always":
+            sidecars = _add(sidecars, requests)
+            step = sidecars
+        else:
+            step = _add(requests, sidecars)
+        init_peak = _max(init_peak, step)
+    total = _max(_add(total, sidecars), init_peak)
+    total = _add(total, _resources(spec.get("overhead"), f"{field}.overhead"))
+    return {name: value for name, value in total.items() if value}
+
+
+def _requirement(raw: Any, field: str) -> Requirement:
+    item = _mapping(raw, field)
+    key = _text(item.get("key"), f"{field}.key", required=True)
+    op = _text(item.get("operator"), f"{field}.operator", required=True)
+    if op not in _OPERATORS:
+        raise _fail(f"{field}.operator", f"unsupported value {op!r}: one of {', '.join(_OPERATORS)}")
+    values = tuple(_text(v, f"{field}.values[{i}]") for i, v in enumerate(_list(item.get("values"), f"{field}.values")))
+    if op in ("In", "NotIn") and not values:
+        raise _fail(f"{field}.values", f"must be non-empty for operator {op}")
+    if op in ("Exists", "DoesNotExist") and values:
+        raise _fail(f"{field}.values", f"must be empty for operator {op}")
+    if op in ("Gt", "Lt"):
+        if len(values) != 1:
+            raise _fail(f"{field}.values", f"must hold exactly one integer for operator {op}")
+        try:
+            int(values[0])
+        except ValueError:
+            raise _fail(f"{field}.values[0]", f"must be an integer for operator {op}") from None
+    return Requirement(key=key, operator=cast(Any, op), values=values)
+
+
+def _term(raw: Any, field: str) -> SelectorTerm:
+    item = _mapping(raw, field)
+    exprs = _list(item.get("matchExpressions"), f"{field}.matchExpressions")
+    fields = _list(item.get("matchFields"), f"{field}.matchFields")
+    parsed_fields = tuple(_requirement(r, f"{field}.matchFields[{i}]") for i, r in enumerate(fields))
+    for i, r in enumerate(parsed_fields):
+        if r.key != "metadata.name":
+            raise _fail(f"{field}.matchFields[{i}].key", f"unsupported field {r.key!r}: only metadata.name")
+    return SelectorTerm(
+        expressions=tuple(_requirement(r, f"{field}.matchExpressions[{i}]") for i, r in enumerate(exprs)),
+        fields=parsed_fields,
+    )
+
+
+def _toleration(raw: Any, field: str) -> Toleration:
+    item = _mapping(raw, field)
+    op = _text(item.get("operator"), f"{field}.operator") or "Equal"
+    if op not in ("Equal", "Exists"):
+        raise _fail(f"{field}.operator", f"unsupported value {op!r}: one of Equal, Exists")
+    key = _text(item.get("key"), f"{field}.key")
+    value = _text(item.get("value"), f"{field}.value")
+    if op == "Exists" and value:
+        raise _fail(f"{field}.value", "must be empty when operator is Exists")
+    if not key and op != "Exists":
+        raise _fail(f"{field}.operator", "must be Exists when key is empty")
+    effect = _text(item.get("effect"), f"{field}.effect")
+    if effect and effect not in _TAINT_EFFECTS:
+        raise _fail(f"{field}.effect", f"unsupported value {effect!r}: one of {', '.join(_TAINT_EFFECTS)}")
+    seconds = item.get("tolerationSeconds")
+    return Toleration(key=key, operator=cast(Any, op), value=value, effect=effect,
+                      toleration_seconds=None if seconds is None else float(_int(seconds, f"{field}.tolerationSeconds")))
+
+
+def _placement(spec: Mapping[str, Any], field: str) -> Placement:
+    selector = _labels(spec.get("nodeSelector"), f"{field}.nodeSelector")
+    affinity = _mapping(_mapping(spec.get("affinity"), f"{field}.affinity").get("nodeAffinity"),
+                        f"{field}.affinity.nodeAffinity")
+    afield = f"{field}.affinity.nodeAffinity"
+    required: tuple[SelectorTerm, ...] | None = None
+    req_raw = affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req_raw is not None:
+        rfield = f"{afield}.requiredDuringSchedulingIgnoredDuringExecution"
+        terms = _list(_mapping(req_raw, rfield).get("nodeSelectorTerms"), f"{rfield}.nodeSelectorTerms")
+        required = tuple(_term(t, f"{rfield}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
+    preferred: list[PreferredTerm] = []
+    pfield = f"{afield}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, raw in enumerate(_list(affinity.get("preferredDuringSchedulingIgnoredDuringExecution"), pfield)):
+        item = _mapping(raw, f"{pfield}[{i}]")
+        weight = _int(item.get("weight"), f"{pfield}[{i}].weight", minimum=1, maximum=100)
+        preferred.append(PreferredTerm(weight=weight, term=_term(item.get("preference"), f"{pfield}[{i}].preference")))
+    tolerations = tuple(_toleration(t, f"{field}.tolerations[{i}]")
+                        for i, t in enumerate(_list(spec.get("tolerations"), f"{field}.tolerations")))
+    return Placement(node_selector=tuple(sorted(selector.items())), required_terms=required,
+                     preferred_terms=tuple(preferred), tolerations=tolerations)
+
+
+def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Source) -> Pod:
+    """A Pod from metadata and a pod spec (a Pod's own, or a Job's template)."""
+    if spec.get("workloadRef") is not None:
+        raise _fail(f"{field}.workloadRef",
+                    "is the v1.35 (v1alpha1) link; v1.37 pods name their group in spec.schedulingGroup.podGroupName")
+    group = _mapping(spec.get("schedulingGroup"), f"{field}.schedulingGroup")
+    pod_group = _text(group.get("podGroupName"), f"{field}.schedulingGroup.podGroupName") or None
+    explicit_priority = None
+    if spec.get("priority") is not None:
+        explicit_priority = _int(spec.get("priority"), f"{field}.priority", minimum=-2_147_483_648,
+                                 maximum=2_000_000_000)
+    preemption_policy = _text(spec.get("preemptionPolicy"), f"{field}.preemptionPolicy") or "PreemptLowerPriority"
+    if preemption_policy not in ("PreemptLowerPriority", "Never"):
+        raise _fail(f"{field}.preemptionPolicy", f"unsupported value {preemption_policy!r}")
+    node_name = _text(spec.get("nodeName"), f"{field}.nodeName") or None
+    return Pod(
+        namespace=meta.namespace, name=meta.name, requests=pod_requests(spec, field),
+        placement=_placement(spec, field), labels=meta.labels,
+        priority=explicit_priority or 0, explicit_priority=explicit_priority,
+        priority_class_name=_text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None,
+        preemption_policy=preemption_policy,
+        scheduler_name=_text(spec.get("schedulerName"), f"{field}.schedulerName") or "default-scheduler",
+        node_name=node_name, pod_group=pod_group, arrival=meta.arrival,
+        duration=_seconds(meta.annotations, DURATION_ANNOTATION, "metadata.annotations"),
+        source=source,
+    )
+
+
+def parse_pod(doc: Manifest, source: Source) -> Pod | None:
+    """A Pod, or None for a pod that already terminated (a snapshot's Succeeded/Failed pods)."""
+    meta = Meta(doc, namespaced=True)
+    status = _mapping(doc.get("status"), "status")
+    if status.get("phase") in ("Succeeded", "Failed"):
+        return None
+    pod = pod_from_spec(meta, _mapping(doc.get("spec"), "spec", required=True), "spec", source)
+    return pod
+
+
+# --- scheduling.k8s.io --------------------------------------------------------------------------------------
+
+def parse_priority_class(doc: Manifest, source: Source) -> PriorityClass:
+    meta = Meta(doc, namespaced=False)
+    value = _int(doc.get("value"), "value", minimum=-2_147_483_648, maximum=2_000_000_000)
+    policy = _text(doc.get("preemptionPolicy"), "preemptionPolicy") or "PreemptLowerPriority"
+    if policy not in ("PreemptLowerPriority", "Never"):
+        raise _fail("preemptionPolicy", f"unsupported value {policy!r}")
+    return PriorityClass(name=meta.name, value=value, global_default=bool(doc.get("globalDefault", False)),
+                         preemption_policy=policy, source=source)
+
+
+def parse_policy(raw: Any, field: str) -> GroupPolicy | None:
+    if raw is None:
+        return None
+    policy = _mapping(raw, field)
+    kinds = [k for k in ("basic", "gang") if k in policy]
+    if len(kinds) != 1:
+        raise _fail(field, "exactly one of basic, gang must be set")
+    if kinds[0] == "basic":
+        return GroupPolicy(kind="basic")
+    gang = _mapping(policy.get("gang"), f"{field}.gang")
+    min_count = _int(gang.get("minCount"), f"{field}.gang.minCount", minimum=1)
+    return GroupPolicy(kind="gang", min_count=min_count)
+
+
+def _disruption_mode(raw: Any, field: str) -> str:
+    if raw is None:
+        return "single"
+    if isinstance(raw, str):  # the v1.36 enum, kept readable: Pod -> single, PodGroup -> all
+        mapped = {"Pod": "single", "PodGroup": "all"}.get(raw)
+        if mapped is None:
+            raise _fail(field, f"unsupported value {raw!r}: use {{single: {{}}}} or {{all: {{}}}}")
+        return mapped
+    mode = _mapping(raw, field)
+    kinds = [k for k in ("single", "all") if k in mode]
+    if len(kinds) != 1:
+        raise _fail(field, "exactly one of single, all must be set")
+    return kinds[0]
+
+
+def _group_priority(spec: Mapping[str, Any], field: str) -> tuple[str | None, int | None]:
+    name = _text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None
+    value = spec.get("priority")
+    return name, None if value is None else _int(value, f"{field}.priority", maximum=MAX_PRIORITY)
+
+
+def parse_workload(doc: Manifest, source: Source) -> Workload:
+    meta = Meta(doc, namespaced=True)
+    spec = _mapping(doc.get("spec"), "spec", required=True)
+    templates: dict[str, PodGroupTemplate] = {}
+    raw_templates = _list(spec.get("podGroupTemplates"), "spec.podGroupTemplates")
+    if len(raw_templates) > 8:
+        raise _fail("spec.podGroupTemplates", f"must have at most 8 items, got {len(raw_templates)}")
+    for i, raw in enumerate(raw_templates):
+        field = f"spec.podGroupTemplates[{i}]"
+        item = _mapping(raw, field)
+        name = _text(item.get("name"), f"{field}.name", required=True)
+        if name in templates:
+            raise _fail(f"{field}.name", f"duplicate template name {name!r}")
+        pc_name, priority = _group_priority(item, field)
+        templates[name] = PodGroupTemplate(
+            name=name, policy=parse_policy(item.get("schedulingPolicy"), f"{field}.schedulingPolicy"),
+            priority_class_name=pc_name, priority=priority,
+            disruption_mode=cast(Any, _disruption_mode(item.get("disruptionMode"), f"{field}.disruptionMode")),
+        )
+    return Workload(namespace=meta.namespace, name=meta.name, templates=templates, arrival=meta.arrival,
+                    source=source)
+
+
+def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
+    meta = Meta(doc, namespaced=True)
+    spec = _mapping(doc.get("spec"), "spec", required=True)
+    if spec.get("podGroupTemplateRef") is not None:
+        raise _fail("spec.podGroupTemplateRef", "is the v1alpha2 field; v1beta1 uses spec.workloadRef")
+    ref = _mapping(spec.get("workloadRef"), "spec.workloadRef")
+    pc_name, priority = _group_priority(spec, "spec")
+    group = PodGroup(
+        namespace=meta.namespace, name=meta.name,
+        policy=parse_policy(spec.get("schedulingPolicy"), "spec.schedulingPolicy"),
+        workload_name=_text(ref.get("workloadName"), "spec.workloadRef.workloadName") or None,
+        template_name=_text(ref.get("templateName"), "spec.workloadRef.templateName") or None,
+        priority_class_name=pc_name, priority=priority,
+        disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
+        arrival=meta.arrival, source=source,
+    )
+    if ref and not (group.workload_name and group.template_name):
+        raise _fail("spec.workloadRef", "needs both workloadName and templateName")
+    return group
+
+
+# --- batch/v1 ----------------------------------------------------------------------------------------------
+
+def parse_job(doc: Manifest, source: Source) -> Job:
+    meta = Meta(doc, namespaced=True)
+    spec = _mapping(doc.get("spec"), "spec", required=True)
+    parallelism = _int(spec.get("parallelism", 1), "spec.parallelism", minimum=0)
+    completions = _int(spec.get("completions", parallelism), "spec.completions", minimum=0)
+    template = _mapping(spec.get("template"), "spec.template", required=True)
+    tmeta_raw = dict(_mapping(template.get("metadata"), "spec.template.metadata"))
+    tmeta_raw.setdefault("name", meta.name)
+    tmeta_raw["namespace"] = meta.namespace
+    try:
+        tmeta = Meta({"metadata": tmeta_raw}, namespaced=True)
+    except InputError as exc:
+        raise _fail(f"spec.template.{exc.field}", exc.detail) from None
+    pod = pod_from_spec(tmeta, _mapping(template.get("spec"), "spec.template.spec", required=True),
+                        "spec.template.spec", source)
+    if pod.duration is None:
+        pod.duration = _seconds(meta.annotations, DURATION_ANNOTATION, "metadata.annotations")
+    policy: GroupPolicy | None = None
+    scheduling = _mapping(spec.get("scheduling"), "spec.scheduling")
+    if "gang" in scheduling:
+        gang = _mapping(scheduling.get("gang"), "spec.scheduling.gang")
+        min_count = parallelism
+        if gang.get("minCount") is not None:
+            min_count = _int(gang.get("minCount"), "spec.scheduling.gang.minCount", minimum=1)
+        policy = GroupPolicy(kind="gang", min_count=min_count)
+    elif "basic" in scheduling:
+        policy = GroupPolicy(kind="basic")
+    return Job(namespace=meta.namespace, name=meta.name, template=pod, parallelism=parallelism,
+               completions=completions, policy=policy, arrival=meta.arrival, source=source)
+
+
+Parser = Callable[[Manifest, Source], object]
+# kind -> (apiVersions read, parser)
+PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
+    "Node": (("v1",), parse_node),
+    "Pod": (("v1",), parse_pod),
+    "PriorityClass": (("scheduling.k8s.io/v1",), parse_priority_class),
+    "Workload": (("scheduling.k8s.io/v1beta1",), parse_workload),
+    "PodGroup": (("scheduling.k8s.io/v1beta1",), parse_pod_group),
+    "Job": (("batch/v1",), parse_job),
+}

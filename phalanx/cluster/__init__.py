@@ -1,0 +1,1 @@
+"""Cluster state as arrays over nodes: allocatable, requested, labels, taints."""

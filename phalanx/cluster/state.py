@@ -1,0 +1,175 @@
+"""ClusterState: nodes as NumPy arrays (nodes × resources) plus the pods bound to them.
+
+Everything the scheduler reads about nodes lives here in vector form: allocatable and requested
+resources (millicores for cpu, base units otherwise, and one `pods` column), the non-zero requests
+kube-scheduler scores with, cordons, label ids per key and taint sets. Binding (assume) and unbinding
+(forget) change one row. The state never decides anything; it only holds and checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from phalanx.api.objects import Node, Pod, Taint
+from phalanx.cluster.labels import LabelIndex
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+BASE_RESOURCES = ("cpu", "memory", "pods")
+
+
+@dataclass(frozen=True, slots=True)
+class PodDemand:
+    """A pod's requests as vectors over the state's resource columns."""
+
+    requests: IntArray      # what the fit filter checks, with 1 in the `pods` column
+    nonzero: IntArray       # cpu and memory with kube-scheduler's non-zero defaults, for scoring
+    columns: tuple[int, ...]  # columns the pod requests (pods column included)
+
+
+class ClusterState:
+    """Nodes as arrays; bound pods by key."""
+
+    def __init__(self, nodes: Sequence[Node] = (), resources: Iterable[str] = ()) -> None:
+        self.resources: list[str] = []
+        self.column: dict[str, int] = {}
+        for name in (*BASE_RESOURCES, *resources):
+            self._add_column_name(name)
+        self.names: list[str] = []
+        self.index: dict[str, int] = {}
+        self.allocatable: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
+        self.requested: IntArray = np.zeros((0, len(self.resources)), dtype=np.int64)
+        self.nonzero_requested: IntArray = np.zeros((0, 2), dtype=np.int64)
+        self.unschedulable: BoolArray = np.zeros(0, dtype=bool)
+        self.labels = LabelIndex()
+        self.taint_sets: list[tuple[Taint, ...]] = [()]
+        self._taint_set_ids: dict[tuple[Taint, ...], int] = {(): 0}
+        self.taint_set: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.version = 0
+        self.bound: dict[str, tuple[int, PodDemand]] = {}
+        self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
+        self._grow_to = 0
+        self.add_nodes(nodes)
+
+    # --- nodes ----------------------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def _add_column_name(self, name: str) -> int:
+        if name not in self.column:
+            self.column[name] = len(self.resources)
+            self.resources.append(name)
+        return self.column[name]
+
+    def ensure_resource(self, name: str) -> int:
+        """The column of a resource, adding a zero column when no node offered it yet."""
+        if name in self.column:
+            return self.column[name]
+        col = self._add_column_name(name)
+        pad = np.zeros((len(self.names), 1), dtype=np.int64)
+        self.allocatable = np.hstack([self.allocatable, pad])
+        self.requested = np.hstack([self.requested, pad])
+        self._demand_cache.clear()
+        self.bound = {k: (n, self._widen(d)) for k, (n, d) in self.bound.items()}
+        return col
+
+    def _widen(self, demand: PodDemand) -> PodDemand:
+        width = len(self.resources)
+        req = np.zeros(width, dtype=np.int64)
+        req[: demand.requests.shape[0]] = demand.requests
+        return PodDemand(req, demand.nonzero, demand.columns)
+
+    def add_nodes(self, nodes: Sequence[Node]) -> None:
+        if not nodes:
+            return
+        for node in nodes:
+            for name in node.allocatable:
+                self.ensure_resource(name)
+        start = len(self.names)
+        rows = np.zeros((len(nodes), len(self.resources)), dtype=np.int64)
+        taint_ids = np.zeros(len(nodes), dtype=np.int32)
+        for i, node in enumerate(nodes):
+            if node.name in self.index:
+                raise ValueError(f"node {node.name} already exists")
+            self.index[node.name] = start + i
+            self.names.append(node.name)
+            for name, value in node.allocatable.items():
+                rows[i, self.column[name]] = value
+            self.labels.append(node.labels)
+            taint_ids[i] = self._taint_set_id(node.taints)
+        self.allocatable = np.vstack([self.allocatable, rows])
+        self.requested = np.vstack([self.requested, np.zeros_like(rows)])
+        self.nonzero_requested = np.vstack([self.nonzero_requested, np.zeros((len(nodes), 2), dtype=np.int64)])
+        self.unschedulable = np.concatenate([self.unschedulable, np.array([n.unschedulable for n in nodes])])
+        self.taint_set = np.concatenate([self.taint_set, taint_ids])
+        self.version += 1
+
+    def _taint_set_id(self, taints: tuple[Taint, ...]) -> int:
+        key = tuple(taints)
+        if key not in self._taint_set_ids:
+            self._taint_set_ids[key] = len(self.taint_sets)
+            self.taint_sets.append(key)
+        return self._taint_set_ids[key]
+
+    def set_taints(self, node: int, taints: tuple[Taint, ...]) -> None:
+        self.taint_set[node] = self._taint_set_id(taints)
+        self.version += 1
+
+    def set_unschedulable(self, node: int, value: bool) -> None:
+        self.unschedulable[node] = value
+        self.version += 1
+
+    # --- pods -----------------------------------------------------------------------------------------
+
+    def demand(self, pod: Pod) -> PodDemand:
+        """The pod's requests as vectors; pods with equal requests share one (read-only) PodDemand."""
+        key = tuple(sorted(pod.requests.items()))
+        cached = self._demand_cache.get(key)
+        if cached is not None:
+            return cached
+        for name in pod.requests:
+            self.ensure_resource(name)
+        req = np.zeros(len(self.resources), dtype=np.int64)
+        for name, value in pod.requests.items():
+            req[self.column[name]] = value
+        req[self.column["pods"]] = 1
+        req.flags.writeable = False
+        nonzero = np.array([pod.nonzero("cpu"), pod.nonzero("memory")], dtype=np.int64)
+        nonzero.flags.writeable = False
+        columns = tuple(int(c) for c in np.flatnonzero(req))
+        demand = PodDemand(req, nonzero, columns)
+        self._demand_cache[key] = demand
+        return demand
+
+    def assume(self, pod: Pod, node: int) -> None:
+        """Account the pod on the node (kube-scheduler's cache AssumePod)."""
+        if pod.key in self.bound:
+            raise ValueError(f"pod {pod.key} is already bound")
+        demand = self.demand(pod)
+        self.requested[node] += demand.requests
+        self.nonzero_requested[node] += demand.nonzero
+        self.bound[pod.key] = (node, demand)
+
+    def forget(self, pod_key: str) -> int:
+        """Remove a bound pod's requests from its node; returns the node index."""
+        node, demand = self.bound.pop(pod_key)
+        self.requested[node, : demand.requests.shape[0]] -= demand.requests
+        self.nonzero_requested[node] -= demand.nonzero
+        return node
+
+    def fits(self, pod: Pod, node: int) -> bool:
+        demand = self.demand(pod)
+        cols = list(demand.columns)
+        return bool(np.all(self.requested[node, cols] + demand.requests[cols] <= self.allocatable[node, cols]))
+
+    def free(self) -> IntArray:
+        return self.allocatable - self.requested
+
+    def overcommitted(self) -> BoolArray:
+        """Nodes whose requests exceed allocatable in any resource (must never happen)."""
+        return np.any(self.requested > self.allocatable, axis=1)

@@ -1,0 +1,132 @@
+"""The pod scheduling algorithm: Filter over all nodes, pick the nodes to score, Score, select a host.
+
+This is kube-scheduler's SchedulePod on arrays: static filter masks are cached per Placement, the fit
+filter is a few vector comparisons, `percentageOfNodesToScore` limits scoring to the first feasible nodes
+from a rotating start index, and ties go to a seeded random choice among the best nodes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from phalanx.api.objects import Placement, Pod
+from phalanx.cluster.state import ClusterState
+from phalanx.scheduler.framework import BoolArray, Code, CycleState, FilterPlugin, IntArray, ScorePlugin, fit_error
+from phalanx.scheduler.plugins.registry import REGISTRY
+from phalanx.scheduler.profiles import Profile
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+
+
+def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
+    """How many feasible nodes kube-scheduler looks for before it stops filtering."""
+    if num_nodes < MIN_FEASIBLE_NODES_TO_FIND or percentage >= 100:
+        return num_nodes
+    if percentage == 0:  # adaptive
+        percentage = 50 - num_nodes // 125
+        percentage = max(percentage, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Result:
+    node: int | None
+    message: str | None = None
+    # Nodes whose failure no eviction could fix (UnschedulableAndUnresolvable), for preemption.
+    unresolvable: BoolArray | None = None
+
+
+class PodCycle:
+    """Finds a node for one pod against the current ClusterState (or a group cycle's assumed view)."""
+
+    def __init__(self, profile: Profile, cluster: ClusterState, seed: int = 0) -> None:
+        self.cluster = cluster
+        self.percentage = profile.percentage_of_nodes_to_score
+        self.filters: list[FilterPlugin] = [REGISTRY[n](profile.plugin_args.get(n, {})) for n in profile.filters]
+        self.static_filters = [f for f in self.filters if f.static]
+        self.dynamic_filters = [f for f in self.filters if not f.static]
+        self.scorers: list[tuple[ScorePlugin, int]] = [
+            (REGISTRY[n](profile.plugin_args.get(n, {})), w) for n, w in profile.scores.items() if w > 0
+        ]
+        self.rng = np.random.default_rng(seed)
+        self.next_start = 0
+        self._static: dict[Placement, BoolArray] = {}
+        self._static_version = -1
+
+    def cycle_state(self, pod: Pod) -> CycleState:
+        return CycleState(pod=pod, demand=self.cluster.demand(pod))
+
+    def static_mask(self, state: CycleState) -> BoolArray:
+        if self._static_version != self.cluster.version:
+            self._static.clear()
+            self._static_version = self.cluster.version
+        placement = state.pod.placement
+        mask = self._static.get(placement)
+        if mask is None:
+            mask = np.ones(len(self.cluster), dtype=bool)
+            for plugin in self.static_filters:
+                mask &= plugin.filter(state, self.cluster)
+            self._static[placement] = mask
+        return mask
+
+    def feasible(self, state: CycleState) -> BoolArray:
+        mask = self.static_mask(state)
+        for plugin in self.dynamic_filters:
+            mask = mask & plugin.filter(state, self.cluster)
+        return mask
+
+    def schedule(self, pod: Pod) -> Result:
+        state = self.cycle_state(pod)
+        n = len(self.cluster)
+        if n == 0:
+            return Result(None, "0/0 nodes are available: no nodes available to schedule pods.")
+        feasible_idx = np.flatnonzero(self.feasible(state))
+        if feasible_idx.size == 0:
+            message, unresolvable = self.diagnose(state)
+            return Result(None, message, unresolvable)
+        to_find = num_feasible_nodes_to_find(self.percentage, n)
+        start = self.next_start
+        if start:
+            split = int(np.searchsorted(feasible_idx, start))
+            feasible_idx = np.concatenate((feasible_idx[split:], feasible_idx[:split]))
+        if feasible_idx.size > to_find:
+            feasible_idx = feasible_idx[:to_find]
+            processed = (int(feasible_idx[-1]) - start) % n + 1
+        else:
+            processed = n
+        self.next_start = (start + processed) % n
+        if feasible_idx.size == 1:
+            return Result(int(feasible_idx[0]))
+        return Result(self.select(state, feasible_idx))
+
+    def scores(self, state: CycleState, nodes: IntArray) -> IntArray:
+        total = np.zeros(len(nodes), dtype=np.int64)
+        for plugin, weight in self.scorers:
+            total += weight * plugin.score(state, self.cluster, nodes)
+        return total
+
+    def select(self, state: CycleState, nodes: IntArray) -> int:
+        total = self.scores(state, nodes)
+        best = np.flatnonzero(total == total.max())
+        if best.size == 1:
+            return int(nodes[best[0]])
+        return int(nodes[best[self.rng.integers(best.size)]])
+
+    def diagnose(self, state: CycleState) -> tuple[str, BoolArray]:
+        """Why no node fits, in kube-scheduler's words; and the nodes no preemption can help."""
+        remaining = np.ones(len(self.cluster), dtype=bool)
+        unresolvable = np.zeros(len(self.cluster), dtype=bool)
+        reasons: Counter[str] = Counter()
+        for plugin in self.filters:
+            mask = plugin.filter(state, self.cluster)
+            failed = remaining & ~mask
+            if failed.any():
+                reasons.update(plugin.reasons(state, self.cluster, failed))
+                if plugin.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    unresolvable |= failed
+            remaining &= mask
+        return fit_error(len(self.cluster), reasons), unresolvable

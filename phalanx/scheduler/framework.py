@@ -1,0 +1,78 @@
+"""The plugin framework, after kube-scheduler's: Filter and Score extension points over node arrays.
+
+A Filter plugin returns a boolean mask over all nodes; when a pod fits nowhere, the framework asks the
+failing plugins why, node by node in plugin order (as kube-scheduler stops at a node's first failing
+plugin), and counts the reasons into `0/N nodes are available: …`. A Score plugin returns integer scores
+for the candidate nodes; NormalizeScore maps them to 0..100; the framework sums them by weight.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from phalanx.api.objects import Pod
+from phalanx.cluster.state import ClusterState, PodDemand
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+MAX_NODE_SCORE = 100
+
+
+class Code(Enum):
+    """kube-scheduler's status codes for a failed Filter."""
+
+    UNSCHEDULABLE = "Unschedulable"
+    # No preemption can help (a taint, an affinity mismatch): PostFilter skips such nodes.
+    UNSCHEDULABLE_AND_UNRESOLVABLE = "UnschedulableAndUnresolvable"
+
+
+@dataclass(slots=True)
+class CycleState:
+    """Per-cycle scratch data of one pod (kube-scheduler's CycleState)."""
+
+    pod: Pod
+    demand: PodDemand
+    data: dict[str, object] = field(default_factory=dict)
+
+
+class FilterPlugin(Protocol):
+    name: str
+    # Static filters depend only on the pod's Placement and the nodes' labels, taints and cordons:
+    # their masks are cached per Placement until the nodes change.
+    static: bool
+    code: Code
+
+    def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray: ...
+
+    def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
+        """Count why each node in `failed` fails this plugin (one node may give several reasons)."""
+        ...
+
+
+class ScorePlugin(Protocol):
+    name: str
+
+    def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
+        """Normalized scores (0..100) for the candidate nodes, in their order."""
+        ...
+
+
+def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
+    """kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the maximum, optionally reversed."""
+    top = int(scores.max()) if scores.size else 0
+    if top == 0:
+        return np.full(scores.shape, MAX_NODE_SCORE if reverse else 0, dtype=np.int64)
+    out = MAX_NODE_SCORE * scores // top
+    return MAX_NODE_SCORE - out if reverse else out
+
+
+def fit_error(total: int, reasons: Counter[str]) -> str:
+    """`0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {gpu: true}.`"""
+    parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
+    return f"0/{total} nodes are available: {', '.join(parts)}."

@@ -1,0 +1,62 @@
+"""The PodGroup scheduling cycle (KEP-4671): place a group's pending members on one snapshot, all or none.
+
+Members are tried in priority-then-age order with the normal pod algorithm, each assumed on its node so
+that later members see it. A member whose shape (requests and placement) already failed in this cycle
+fails at once, as the snapshot only fills up. If at least `minCount` members are then running or placed,
+every placed member binds; otherwise every assumption is rolled back and the group waits as one unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from phalanx.api.objects import Placement, Pod, PodGroup
+from phalanx.cluster.state import ClusterState
+from phalanx.scheduler.cycle import PodCycle
+
+
+@dataclass(slots=True)
+class GroupOutcome:
+    placed: list[tuple[Pod, int]] = field(default_factory=list)
+    failures: dict[str, str] = field(default_factory=dict)  # pod key -> why it could not be placed
+    success: bool = False
+    message: str | None = None
+
+
+def _shape(pod: Pod) -> tuple[tuple[tuple[str, int], ...], Placement]:
+    return tuple(sorted(pod.requests.items())), pod.placement
+
+
+def schedule_group(cycle: PodCycle, cluster: ClusterState, group: PodGroup, pending: Sequence[Pod],
+                   running: int) -> GroupOutcome:
+    """Try to place `pending` members of `group` (in the given order) with `running` members bound."""
+    outcome = GroupOutcome()
+    failed_shapes: dict[tuple[tuple[tuple[str, int], ...], Placement], str] = {}
+    for pod in pending:
+        shape = _shape(pod)
+        if shape in failed_shapes:
+            outcome.failures[pod.key] = failed_shapes[shape]
+            continue
+        result = cycle.schedule(pod)
+        if result.node is None:
+            message = result.message or "no node fits"
+            failed_shapes[shape] = message
+            outcome.failures[pod.key] = message
+            continue
+        cluster.assume(pod, result.node)
+        outcome.placed.append((pod, result.node))
+    have = running + len(outcome.placed)
+    if group.is_gang and have < group.min_count:
+        for pod, _ in outcome.placed:
+            cluster.forget(pod.key)
+        why = next(iter(outcome.failures.values()), "")
+        outcome.message = (f"pod group {group.key}: {have} of the {group.min_count} pods (minCount) could be "
+                           f"placed; {why}")
+        outcome.placed = []
+        return outcome
+    outcome.success = True
+    if outcome.failures:
+        why = next(iter(outcome.failures.values()))
+        outcome.message = f"pod group {group.key}: {len(outcome.failures)} more pod(s) could not be placed; {why}"
+    return outcome

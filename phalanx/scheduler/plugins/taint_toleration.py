@@ -1,0 +1,58 @@
+"""TaintToleration: filter on untolerated NoSchedule/NoExecute taints, score on PreferNoSchedule ones.
+
+Nodes share a handful of distinct taint sets, so each pod checks its tolerations once per set and the
+result maps back to nodes through the state's `taint_set` ids.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from phalanx.api.objects import Taint, Toleration
+from phalanx.cluster.state import ClusterState
+from phalanx.scheduler.framework import BoolArray, Code, CycleState, IntArray, default_normalize
+
+
+def first_untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint no toleration matches (kube's FindMatchingUntoleratedTaint)."""
+    for taint in taints:
+        if taint.effect == "PreferNoSchedule":
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+class TaintToleration:
+    name = "TaintToleration"
+    static = True
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+
+    def _untolerated(self, state: CycleState, cluster: ClusterState) -> list[Taint | None]:
+        tolerations = state.pod.placement.tolerations
+        return [first_untolerated(taints, tolerations) for taints in cluster.taint_sets]
+
+    def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray:
+        ok = np.array([t is None for t in self._untolerated(state, cluster)], dtype=bool)
+        return ok[cluster.taint_set]
+
+    def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
+        untolerated = self._untolerated(state, cluster)
+        counts = np.bincount(cluster.taint_set[failed], minlength=len(untolerated))
+        out: Counter[str] = Counter()
+        for set_id in np.flatnonzero(counts):
+            taint = untolerated[set_id]
+            if taint is not None:
+                out[f"node(s) had untolerated taint {taint.describe()}"] += int(counts[set_id])
+        return out
+
+    def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
+        prefer = [t for t in state.pod.placement.tolerations if t.effect in ("", "PreferNoSchedule")]
+        per_set = np.array([
+            sum(1 for taint in taints
+                if taint.effect == "PreferNoSchedule" and not any(t.tolerates(taint) for t in prefer))
+            for taints in cluster.taint_sets
+        ], dtype=np.int64)
+        return default_normalize(per_set[cluster.taint_set[nodes]], reverse=True)

@@ -1,0 +1,165 @@
+"""Profiles: a set of plugins, weights, scoring arguments and feature gates that make a policy.
+
+Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster) and `gang` (GenericWorkload on: the v1.37
+PodGroup cycle). A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom
+one; Phalanx adds a `featureGates` map, since kube-scheduler takes gates as a flag.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from phalanx.errors import InputError
+from phalanx.scheduler.plugins.registry import FILTERS, NOT_IMPLEMENTED, REGISTRY, SCORERS
+
+KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
+               "CompositePodGroup")
+# v1.37 defaults: GenericWorkload (gang scheduling, workload-aware preemption) is beta but off.
+DEFAULT_GATES: dict[str, bool] = {"GenericWorkload": False}
+DEFAULT_SCORE_WEIGHTS: dict[str, int] = {
+    "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1,
+}
+
+
+@dataclass
+class Profile:
+    name: str
+    feature_gates: dict[str, bool] = field(default_factory=lambda: dict(DEFAULT_GATES))
+    filters: list[str] = field(default_factory=lambda: list(FILTERS))
+    scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_SCORE_WEIGHTS))
+    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int = 0  # 0 = adaptive, as kube-scheduler
+
+    @property
+    def gang(self) -> bool:
+        return self.feature_gates.get("GenericWorkload", False)
+
+    @property
+    def missing_plugins(self) -> list[str]:
+        """kube-scheduler default plugins this profile would run in a real cluster but Phalanx lacks."""
+        return list(NOT_IMPLEMENTED)
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "featureGates": dict(self.feature_gates), "filters": list(self.filters),
+                "scores": dict(self.scores), "percentageOfNodesToScore": self.percentage_of_nodes_to_score,
+                "notImplemented": self.missing_plugins}
+
+
+def builtin(name: str) -> Profile:
+    if name == "default":
+        return Profile("default")
+    if name == "gang":
+        return Profile("gang", feature_gates={"GenericWorkload": True})
+    raise InputError(f"unknown profile {name!r} (built-in: default, gang; or a path to a profile file)",
+                     field="--profile")
+
+
+def parse_feature_gates(text: str) -> dict[str, bool]:
+    """`GenericWorkload=true,PodGroupPreemptionPolicy=false` → a map, as kube components read it."""
+    gates: dict[str, bool] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise InputError(f"invalid feature gate {part!r}: want Name=true|false", field="--feature-gates")
+        if name not in KNOWN_GATES:
+            raise InputError(f"unrecognized feature gate {name!r} (known: {', '.join(KNOWN_GATES)})",
+                             field="--feature-gates")
+        gates[name] = value.lower() == "true"
+    return gates
+
+
+def _names(section: Mapping[str, Any], key: str, where: str) -> list[tuple[str, int | None]]:
+    items = section.get(key) or []
+    if not isinstance(items, list):
+        raise InputError("must be a list", field=f"{where}.{key}")
+    out: list[tuple[str, int | None]] = []
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping) or not isinstance(item.get("name"), str):
+            raise InputError("must be an object with a name", field=f"{where}.{key}[{i}]")
+        weight = item.get("weight")
+        out.append((item["name"], int(weight) if weight is not None else None))
+    return out
+
+
+def profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
+    """A Profile from a KubeSchedulerConfiguration (its first profile) or a bare profile object."""
+    try:
+        return _profile_from_config(doc, path)
+    except InputError as exc:
+        raise exc.at(file=path, obj="KubeSchedulerConfiguration") from None
+
+
+def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
+    gates = dict(DEFAULT_GATES)
+    top_gates = doc.get("featureGates") or {}
+    pct = doc.get("percentageOfNodesToScore")
+    raw_profile: Mapping[str, Any] = doc
+    if isinstance(doc.get("profiles"), list) and doc["profiles"]:
+        raw_profile = doc["profiles"][0]
+    name = str(raw_profile.get("schedulerName") or os.path.splitext(os.path.basename(path))[0])
+    for source in (top_gates, raw_profile.get("featureGates") or {}):
+        if not isinstance(source, Mapping):
+            raise InputError("must be a map of gate: true|false", field="featureGates")
+        for gate, value in source.items():
+            if gate not in KNOWN_GATES:
+                raise InputError(f"unrecognized feature gate {gate!r}", field=f"featureGates.{gate}")
+            gates[str(gate)] = bool(value)
+    if raw_profile.get("percentageOfNodesToScore") is not None:
+        pct = raw_profile["percentageOfNodesToScore"]
+    profile = Profile(name=name, feature_gates=gates)
+    if pct is not None:
+        if not isinstance(pct, int) or not 0 <= pct <= 100:
+            raise InputError("must be an integer from 0 to 100", field="percentageOfNodesToScore")
+        profile.percentage_of_nodes_to_score = pct
+    plugins = raw_profile.get("plugins") or {}
+    for point, known in (("filter", FILTERS), ("score", SCORERS)):
+        section = plugins.get(point) or {}
+        where = f"profiles[0].plugins.{point}"
+        for plugin, _ in _names(section, "disabled", where):
+            if plugin == "*":
+                if point == "filter":
+                    profile.filters.clear()
+                else:
+                    profile.scores.clear()
+            elif point == "filter":
+                profile.filters = [p for p in profile.filters if p != plugin]
+            else:
+                profile.scores.pop(plugin, None)
+        for plugin, weight in _names(section, "enabled", where):
+            if plugin not in known:
+                raise InputError(f"unknown or unimplemented {point} plugin {plugin!r} "
+                                 f"(known: {', '.join(known)})", field=f"{where}.enabled")
+            if point == "filter":
+                if plugin not in profile.filters:
+                    profile.filters.append(plugin)
+            else:
+                profile.scores[plugin] = weight if weight is not None else DEFAULT_SCORE_WEIGHTS.get(plugin, 1)
+    for i, item in enumerate(raw_profile.get("pluginConfig") or []):
+        if not isinstance(item, Mapping) or item.get("name") not in REGISTRY:
+            raise InputError("names no known plugin", field=f"profiles[0].pluginConfig[{i}].name")
+        profile.plugin_args[str(item["name"])] = dict(item.get("args") or {})
+    # Build once so that bad plugin arguments fail here, not mid-simulation.
+    for plugin in {*profile.filters, *profile.scores}:
+        REGISTRY[plugin](profile.plugin_args.get(plugin, {}))
+    return profile
+
+
+def load_profile(spec: str) -> Profile:
+    """A built-in profile by name, or a profile file by path."""
+    if spec in ("default", "gang"):
+        return builtin(spec)
+    if not os.path.exists(spec):
+        return builtin(spec)
+    try:
+        with open(spec, encoding="utf-8") as handle:
+            doc = yaml.safe_load(handle)
+    except (OSError, yaml.YAMLError) as exc:
+        raise InputError(f"cannot read profile: {str(exc).splitlines()[0]}", file=spec) from None
+    if not isinstance(doc, Mapping):
+        raise InputError("a profile file must hold one object", file=spec)
+    return profile_from_config(doc, spec)

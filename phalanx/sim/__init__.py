@@ -1,0 +1,1 @@
+"""The discrete-event simulator: drives the scheduling engine with a virtual clock."""

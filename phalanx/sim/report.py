@@ -1,0 +1,118 @@
+"""The simulation report: the JSON contract (`docs/report.md`) built from a finished Simulation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from phalanx.sim.simulation import Simulation
+
+SCHEMA_VERSION = 1
+
+
+def _round(value: float) -> float:
+    return round(float(value), 6)
+
+
+def wait_stats(waits: list[float]) -> dict[str, float | int]:
+    """Count, mean, p50, p90, p99 and max of waiting times in seconds (zeros when there are none)."""
+    if not waits:
+        return {"count": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
+    arr = np.asarray(waits, dtype=float)
+    p50, p90, p99 = np.percentile(arr, [50, 90, 99])
+    return {"count": len(waits), "mean": _round(arr.mean()), "p50": _round(p50), "p90": _round(p90),
+            "p99": _round(p99), "max": _round(arr.max())}
+
+
+def _fractions(sim: Simulation, values: dict[str, float]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for name, total in sorted(sim.allocatable.items()):
+        if name == "pods" or total <= 0:
+            continue
+        out[name] = _round(min(max(values.get(name, 0.0) / total, 0.0), 1.0))
+    return out
+
+
+def build_report(sim: Simulation) -> dict[str, Any]:
+    pods = list(sim.pods.values())
+    phases = {phase: sum(1 for r in pods if r.phase == phase) for phase in ("Running", "Pending", "Succeeded",
+                                                                               "Failed")}
+    gang_keys = {k for k, g in sim.groups.items() if g.group.is_gang}
+    gang_pending = sum(1 for r in pods if r.phase == "Pending" and r.pod.group_key in gang_keys)
+    allocated = dict(sim.books.allocated)
+    useful = dict(sim.books.useful)
+    stranded = {name: allocated.get(name, 0.0) - useful.get(name, 0.0) for name in allocated}
+    waits = [r.bound_at - r.pod.arrival for r in pods if r.bound_at is not None and r.pod.node_name is None]
+    group_waits = []
+    for key, g in sim.groups.items():
+        members = [sim.pods[k].pod.arrival for k in sim.members[key]]
+        if g.started_at is not None and members:
+            group_waits.append(g.started_at - max(g.group.arrival, min(members)))
+    scheduled_groups = sum(1 for g in sim.groups.values() if g.started_at is not None)
+    seconds = sim.scheduling_seconds
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "profile": sim.profile.name,
+        "featureGates": dict(sim.profile.feature_gates),
+        "endTime": _round(sim.end_time),
+        "summary": {
+            "pods": {"total": len(pods), "running": phases["Running"], "pending": phases["Pending"],
+                     "succeeded": phases["Succeeded"], "failed": phases["Failed"]},
+            "gangPodsPending": gang_pending,
+            "podGroups": {"total": len(sim.groups), "scheduled": scheduled_groups,
+                          "pending": len(sim.groups) - scheduled_groups},
+            "allocated": _fractions(sim, allocated),
+            "useful": _fractions(sim, useful),
+            "stranded": _fractions(sim, stranded),
+            "strandedResourceHours": {k: _round(v / (1000.0 if k == "cpu" else 1.0))
+                                      for k, v in sorted(sim.books.stranded_hours().items()) if k != "pods"},
+            "allocatedResourceHours": {k: _round(v / (1000.0 if k == "cpu" else 1.0))
+                                       for k, v in sorted(sim.books.allocated_hours.items()) if k != "pods"},
+            "waitSeconds": wait_stats(waits),
+            "groupWaitSeconds": wait_stats(group_waits),
+            "preemptions": 0,
+            "evictions": 0,
+        },
+        "stats": {"podsScheduled": sim.binds, "schedulingSeconds": _round(seconds),
+                  "podsPerSecond": _round(sim.binds / seconds) if seconds > 0 else 0.0},
+        "notImplementedPlugins": sim.profile.missing_plugins,
+        "pods": [_pod_entry(sim, r) for r in sorted(pods, key=lambda r: r.pod.key)],
+        "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
+    }
+
+
+def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
+    pod = record.pod
+    message = record.message
+    if record.phase == "Pending":
+        message = sim.scheduler.messages.get(pod.key, message) or "waiting to be scheduled"
+    elif record.phase in ("Running", "Succeeded"):
+        message = None
+    return {
+        "name": pod.key, "node": record.node, "phase": record.phase, "podGroup": pod.group_key,
+        "priority": pod.priority, "message": message,
+        "createdAt": _round(pod.arrival),
+        "boundAt": None if record.bound_at is None else _round(record.bound_at),
+        "finishedAt": None if record.finished_at is None else _round(record.finished_at),
+    }
+
+
+def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
+    record = sim.groups[key]
+    group = record.group
+    phases = [sim.pods[k].phase for k in sim.members[key]]
+    running = phases.count("Running")
+    pending = phases.count("Pending")
+    message = sim.group_message(key)
+    if message is None and record.started_at is None and group.is_gang:
+        message = (f"pod group {key}: {running} of the {group.min_count} pods (minCount) running, "
+                   f"{pending} pending")
+    return {
+        "name": key, "policy": group.policy.kind if group.policy else None, "minCount": group.min_count,
+        "running": running, "pending": pending, "succeeded": phases.count("Succeeded"),
+        "scheduled": record.started_at is not None,
+        "startedAt": None if record.started_at is None else _round(record.started_at),
+        "message": message,
+        "conditions": list(record.conditions.values()),
+    }

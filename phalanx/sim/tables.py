@@ -1,0 +1,102 @@
+"""Reports as terminal tables (rich): one profile in detail, or several side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from phalanx.api.quantity import format_duration
+
+Report = dict[str, Any]
+PENDING_ROWS = 20
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def _resources(reports: Sequence[Report]) -> list[str]:
+    names: set[str] = set()
+    for report in reports:
+        names.update(report["summary"]["allocated"])
+    preferred = [n for n in ("cpu", "memory") if n in names]
+    return preferred + sorted(names - set(preferred))
+
+
+def _hours(value: float, resource: str) -> str:
+    if resource == "memory" or resource.startswith("hugepages-") or resource == "ephemeral-storage":
+        return f"{value / 2**30:.3g} GiB·h"
+    return f"{value:.3g}"
+
+
+Row = tuple[str, Callable[[Report], str]]
+
+
+def summary_rows(reports: Sequence[Report]) -> list[Row]:
+    rows: list[Row] = [
+        ("pods running", lambda r: str(r["summary"]["pods"]["running"])),
+        ("pods pending", lambda r: str(r["summary"]["pods"]["pending"])),
+        ("  of them gang members", lambda r: str(r["summary"]["gangPodsPending"])),
+        ("pods succeeded", lambda r: str(r["summary"]["pods"]["succeeded"])),
+        ("pod groups scheduled", lambda r: f"{r['summary']['podGroups']['scheduled']}/"
+                                            f"{r['summary']['podGroups']['total']}"),
+    ]
+    for name in _resources(reports):
+        rows.append((f"{name} allocated", lambda r, n=name: _pct(r["summary"]["allocated"].get(n, 0.0))))
+        rows.append((f"{name} useful", lambda r, n=name: _pct(r["summary"]["useful"].get(n, 0.0))))
+        rows.append((f"{name} stranded", lambda r, n=name: _pct(r["summary"]["stranded"].get(n, 0.0))))
+        rows.append((f"{name} stranded hours",
+                     lambda r, n=name: _hours(r["summary"]["strandedResourceHours"].get(n, 0.0), n)))
+    rows += [
+        ("pod wait p50 / p90 / max", lambda r: " / ".join(
+            format_duration(r["summary"]["waitSeconds"][k]) for k in ("p50", "p90", "max"))),
+        ("group wait max", lambda r: format_duration(r["summary"]["groupWaitSeconds"]["max"])),
+        ("preemptions / evictions", lambda r: f"{r['summary']['preemptions']} / {r['summary']['evictions']}"),
+        ("end time", lambda r: format_duration(r["endTime"])),
+    ]
+    return rows
+
+
+def render_compare(reports: Sequence[Report], console: Console) -> None:
+    table = Table(title="Phalanx: profiles side by side")
+    table.add_column("metric")
+    for report in reports:
+        gates = ",".join(f"{k}={'on' if v else 'off'}" for k, v in report["featureGates"].items())
+        table.add_column(f"{report['profile']}\n[dim]{gates}[/dim]", justify="right")
+    for label, cell in summary_rows(reports):
+        table.add_row(label, *(cell(r) for r in reports))
+    console.print(table)
+
+
+def render_simulation(report: Report, console: Console, *, wide: bool = False) -> None:
+    table = Table(title=f"Phalanx simulation: profile {report['profile']}")
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    for label, cell in summary_rows([report]):
+        table.add_row(label, cell(report))
+    console.print(table)
+    if report["podGroups"]:
+        groups = Table(title="pod groups")
+        for column in ("name", "minCount", "running", "pending", "message"):
+            groups.add_column(column, overflow="fold")
+        for g in report["podGroups"]:
+            groups.add_row(g["name"], str(g["minCount"]), str(g["running"]), str(g["pending"]), g["message"] or "")
+        console.print(groups)
+    shown = report["pods"] if wide else [p for p in report["pods"] if p["phase"] == "Pending"]
+    if not shown:
+        return
+    pods = Table(title="pods" if wide else "pending pods")
+    columns = ("name", "phase", "node", "pod group", "message") if wide else ("name", "pod group", "message")
+    for column in columns:
+        pods.add_column(column, overflow="fold")
+    limit = len(shown) if wide else PENDING_ROWS
+    for p in shown[:limit]:
+        cells = [p["name"], p["phase"], p["node"] or "", p["podGroup"] or "", p["message"] or ""] if wide \
+            else [p["name"], p["podGroup"] or "", p["message"] or ""]
+        pods.add_row(*cells)
+    console.print(pods)
+    if len(shown) > limit:
+        console.print(f"… and {len(shown) - limit} more pending pods (-o wide or -o json lists them all)")
