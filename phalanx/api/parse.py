@@ -119,7 +119,8 @@ class Meta:
 def object_name(doc: Manifest) -> str:
     """`Pod default/web-1`, for error messages; tolerant of broken metadata."""
     kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "object"
-    meta = doc.get("metadata") if isinstance(doc.get("metadata"), Mapping) else {}
+    raw_meta = doc.get("metadata")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
     name = meta.get("name") if isinstance(meta.get("name"), str) else None
     if not name:
         return f"{kind} (unnamed)"
@@ -201,7 +202,8 @@ def _requirement(raw: Any, field: str) -> Requirement:
     op = _text(item.get("operator"), f"{field}.operator", required=True)
     if op not in _OPERATORS:
         raise _fail(f"{field}.operator", f"unsupported value {op!r}: one of {', '.join(_OPERATORS)}")
-    values = tuple(_text(v, f"{field}.values[{i}]") for i, v in enumerate(_list(item.get("values"), f"{field}.values")))
+    raw_values = _list(item.get("values"), f"{field}.values")
+    values = tuple(_text(v, f"{field}.values[{i}]") for i, v in enumerate(raw_values))
     if op in ("In", "NotIn") and not values:
         raise _fail(f"{field}.values", f"must be non-empty for operator {op}")
     if op in ("Exists", "DoesNotExist") and values:
@@ -244,9 +246,9 @@ def _toleration(raw: Any, field: str) -> Toleration:
     effect = _text(item.get("effect"), f"{field}.effect")
     if effect and effect not in _TAINT_EFFECTS:
         raise _fail(f"{field}.effect", f"unsupported value {effect!r}: one of {', '.join(_TAINT_EFFECTS)}")
-    seconds = item.get("tolerationSeconds")
-    return Toleration(key=key, operator=cast(Any, op), value=value, effect=effect,
-                      toleration_seconds=None if seconds is None else float(_int(seconds, f"{field}.tolerationSeconds")))
+    raw_seconds = item.get("tolerationSeconds")
+    seconds = None if raw_seconds is None else float(_int(raw_seconds, f"{field}.tolerationSeconds"))
+    return Toleration(key=key, operator=cast(Any, op), value=value, effect=effect, toleration_seconds=seconds)
 
 
 def _placement(spec: Mapping[str, Any], field: str) -> Placement:

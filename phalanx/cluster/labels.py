@@ -54,8 +54,8 @@ class LabelIndex:
         if not wanted:
             return np.zeros(len(ids), dtype=bool)
         if len(wanted) == 1:
-            return ids == wanted[0]
-        return np.isin(ids, wanted)
+            return np.asarray(ids == wanted[0])
+        return np.asarray(np.isin(ids, wanted))
 
     def numeric(self, key: str) -> npt.NDArray[np.float64]:
         """Label values parsed as integers (NaN where missing or not an integer), for Gt and Lt."""
@@ -63,10 +63,7 @@ class LabelIndex:
             out = np.full(len(self._labels), np.nan)
             for i, labels in enumerate(self._labels):
                 value = labels.get(key)
-                if value is not None:
-                    try:
-                        out[i] = int(value)
-                    except ValueError:
-                        pass
+                if value is not None and value.lstrip("+-").isdigit():
+                    out[i] = int(value)
             self._numeric[key] = out
         return self._numeric[key]

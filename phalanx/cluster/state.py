@@ -172,4 +172,4 @@ class ClusterState:
 
     def overcommitted(self) -> BoolArray:
         """Nodes whose requests exceed allocatable in any resource (must never happen)."""
-        return np.any(self.requested > self.allocatable, axis=1)
+        return np.asarray(np.any(self.requested > self.allocatable, axis=1))

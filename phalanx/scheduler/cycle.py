@@ -14,7 +14,15 @@ import numpy as np
 
 from phalanx.api.objects import Placement, Pod
 from phalanx.cluster.state import ClusterState
-from phalanx.scheduler.framework import BoolArray, Code, CycleState, FilterPlugin, IntArray, ScorePlugin, fit_error
+from phalanx.scheduler.framework import (
+    BoolArray,
+    Code,
+    CycleState,
+    FilterPlugin,
+    IntArray,
+    ScorePlugin,
+    fit_error,
+)
 from phalanx.scheduler.plugins.registry import REGISTRY
 from phalanx.scheduler.profiles import Profile
 

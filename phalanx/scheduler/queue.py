@@ -36,7 +36,7 @@ class Entry:
     def backoff_expiry(self) -> float:
         if self.attempts == 0:
             return self.last_failure
-        return self.last_failure + min(INITIAL_BACKOFF * 2 ** (self.attempts - 1), MAX_BACKOFF)
+        return self.last_failure + min(INITIAL_BACKOFF * 2.0 ** (self.attempts - 1), MAX_BACKOFF)
 
 
 class SchedulingQueue:

@@ -35,6 +35,14 @@ def _hours(value: float, resource: str) -> str:
 Row = tuple[str, Callable[[Report], str]]
 
 
+def _fraction_cell(field: str, resource: str) -> Callable[[Report], str]:
+    return lambda r: _pct(r["summary"][field].get(resource, 0.0))
+
+
+def _hours_cell(resource: str) -> Callable[[Report], str]:
+    return lambda r: _hours(r["summary"]["strandedResourceHours"].get(resource, 0.0), resource)
+
+
 def summary_rows(reports: Sequence[Report]) -> list[Row]:
     rows: list[Row] = [
         ("pods running", lambda r: str(r["summary"]["pods"]["running"])),
@@ -45,11 +53,9 @@ def summary_rows(reports: Sequence[Report]) -> list[Row]:
                                             f"{r['summary']['podGroups']['total']}"),
     ]
     for name in _resources(reports):
-        rows.append((f"{name} allocated", lambda r, n=name: _pct(r["summary"]["allocated"].get(n, 0.0))))
-        rows.append((f"{name} useful", lambda r, n=name: _pct(r["summary"]["useful"].get(n, 0.0))))
-        rows.append((f"{name} stranded", lambda r, n=name: _pct(r["summary"]["stranded"].get(n, 0.0))))
-        rows.append((f"{name} stranded hours",
-                     lambda r, n=name: _hours(r["summary"]["strandedResourceHours"].get(n, 0.0), n)))
+        for field in ("allocated", "useful", "stranded"):
+            rows.append((f"{name} {field}", _fraction_cell(field, name)))
+        rows.append((f"{name} stranded hours", _hours_cell(name)))
     rows += [
         ("pod wait p50 / p90 / max", lambda r: " / ".join(
             format_duration(r["summary"]["waitSeconds"][k]) for k in ("p50", "p90", "max"))),
