@@ -20,6 +20,7 @@ from phalanx.scheduler.framework import (
     CycleState,
     FilterPlugin,
     IntArray,
+    ReservePlugin,
     ScorePlugin,
     fit_error,
 )
@@ -60,6 +61,8 @@ class PodCycle:
         self.scorers: list[tuple[ScorePlugin, int]] = [
             (REGISTRY[n](profile.plugin_args.get(n, {})), w) for n, w in profile.scores.items() if w > 0
         ]
+        self.reservers: list[ReservePlugin] = [REGISTRY[n](profile.plugin_args.get(n, {})) for n in profile.reserve]
+        self.tie_break = profile.tie_break
         self.rng = np.random.default_rng(seed)
         self.next_start = 0
         self._static: dict[Placement, BoolArray] = {}
@@ -120,9 +123,24 @@ class PodCycle:
     def select(self, state: CycleState, nodes: IntArray) -> int:
         total = self.scores(state, nodes)
         best = np.flatnonzero(total == total.max())
-        if best.size == 1:
+        if best.size == 1 or self.tie_break == "first":
             return int(nodes[best[0]])
         return int(nodes[best[self.rng.integers(best.size)]])
+
+    def reserve(self, pod: Pod, node: int) -> None:
+        """Account the pod on its node and run the Reserve plugins (kube-scheduler's assume + Reserve)."""
+        self.cluster.assume(pod, node)
+        if self.reservers:
+            state = self.cycle_state(pod)
+            for plugin in self.reservers:
+                plugin.reserve(state, self.cluster, node)
+
+    def unreserve(self, pod_key: str, pod: Pod) -> int:
+        """Undo `reserve`: Unreserve plugins in reverse order, then forget the pod's requests."""
+        node = self.cluster.bound[pod_key][0]
+        for plugin in reversed(self.reservers):
+            plugin.unreserve(pod, self.cluster, node)
+        return self.cluster.forget(pod_key)
 
     def diagnose(self, state: CycleState) -> tuple[str, BoolArray]:
         """Why no node fits, in kube-scheduler's words; and the nodes no preemption can help."""

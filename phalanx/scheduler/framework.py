@@ -63,6 +63,17 @@ class ScorePlugin(Protocol):
         ...
 
 
+class ReservePlugin(Protocol):
+    """Reserve claims what the node count alone does not say (a device, a share of one) for a placed pod;
+    Unreserve gives it back when a PodGroup cycle rolls back or the pod leaves."""
+
+    name: str
+
+    def reserve(self, state: CycleState, cluster: ClusterState, node: int) -> None: ...
+
+    def unreserve(self, pod: Pod, cluster: ClusterState, node: int) -> None: ...
+
+
 def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
     """kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the maximum, optionally reversed."""
     top = int(scores.max()) if scores.size else 0

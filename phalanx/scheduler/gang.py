@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from phalanx.api.objects import Placement, Pod, PodGroup
-from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
 
 
@@ -28,8 +27,7 @@ def _shape(pod: Pod) -> tuple[tuple[tuple[str, int], ...], Placement]:
     return tuple(sorted(pod.requests.items())), pod.placement
 
 
-def schedule_group(cycle: PodCycle, cluster: ClusterState, group: PodGroup, pending: Sequence[Pod],
-                   running: int) -> GroupOutcome:
+def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
     """Try to place `pending` members of `group` (in the given order) with `running` members bound."""
     outcome = GroupOutcome()
     failed_shapes: dict[tuple[tuple[tuple[str, int], ...], Placement], str] = {}
@@ -44,12 +42,12 @@ def schedule_group(cycle: PodCycle, cluster: ClusterState, group: PodGroup, pend
             failed_shapes[shape] = message
             outcome.failures[pod.key] = message
             continue
-        cluster.assume(pod, result.node)
+        cycle.reserve(pod, result.node)
         outcome.placed.append((pod, result.node))
     have = running + len(outcome.placed)
     if group.is_gang and have < group.min_count:
         for pod, _ in outcome.placed:
-            cluster.forget(pod.key)
+            cycle.unreserve(pod.key, pod)
         why = next(iter(outcome.failures.values()), "")
         outcome.message = (f"pod group {group.key}: {have} of the {group.min_count} pods (minCount) could be "
                            f"placed; {why}")

@@ -34,6 +34,9 @@ class Profile:
     scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_SCORE_WEIGHTS))
     plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int = 0  # 0 = adaptive, as kube-scheduler
+    # Among equal best scores: "random" (seeded; kube-scheduler picks uniformly) or "first" (lowest node index).
+    tie_break: str = "random"
+    reserve: list[str] = field(default_factory=list)  # Reserve plugins, in order
 
     @property
     def gang(self) -> bool:
@@ -46,7 +49,8 @@ class Profile:
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "featureGates": dict(self.feature_gates), "filters": list(self.filters),
-                "scores": dict(self.scores), "percentageOfNodesToScore": self.percentage_of_nodes_to_score,
+                "scores": dict(self.scores), "reserve": list(self.reserve),
+                "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
                 "notImplemented": self.missing_plugins}
 
 

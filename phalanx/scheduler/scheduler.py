@@ -75,7 +75,7 @@ class Scheduler:
         if group_key is not None:
             self.members[group_key].add(pod.key)
         if node is not None:
-            self.cluster.assume(pod, self.cluster.index[node])
+            self.cycle.reserve(pod, self.cluster.index[node])
             return
         if group_key is None:
             self.queue.add(POD + pod.key, pod.priority, pod.arrival)
@@ -92,7 +92,7 @@ class Scheduler:
         if group_key is not None:
             self.members[group_key].discard(key)
         if key in self.cluster.bound:
-            self.cluster.forget(key)
+            self.cycle.unreserve(key, pod)
             self.queue.move_all(now)
         else:
             self.queue.done(POD + key)
@@ -171,7 +171,7 @@ class Scheduler:
             self.queue.failed(entry, now)
             self._out.append(Unschedulable(pod, message))
             return
-        self.cluster.assume(pod, result.node)
+        self.cycle.reserve(pod, result.node)
         self.messages.pop(pod_key, None)
         self.queue.done(entry)
         self._out.append(Bind(pod, self.cluster.names[result.node]))
@@ -184,7 +184,7 @@ class Scheduler:
             if group is not None:
                 self._pre_enqueue(group_key, now)
             return
-        outcome = schedule_group(self.cycle, self.cluster, group, pending, self._running_members(group_key))
+        outcome = schedule_group(self.cycle, group, pending, self._running_members(group_key))
         for pod, node in outcome.placed:
             self.messages.pop(pod.key, None)
             self._out.append(Bind(pod, self.cluster.names[node]))
@@ -206,6 +206,10 @@ class Scheduler:
             return
         message = outcome.message or "pod group could not be placed"
         self.messages[GROUP + group_key] = message
+        for pod in pending:  # members that fitted were rolled back: they wait for the same reason
+            if pod.key not in outcome.failures:
+                self.messages[pod.key] = message
+                self._out.append(Unschedulable(pod, message))
         self.queue.failed(entry, now)
         if group_key not in self.initially_scheduled:
             self._out.append(GroupCondition(group, "PodGroupInitiallyScheduled", False, "Unschedulable", message))

@@ -1,0 +1,38 @@
+"""The README's main job: the bare-metal example under both profiles."""
+
+from pathlib import Path
+
+from phalanx import build_report, builtin, load_paths
+from phalanx.sim.simulation import Simulation
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "bare-metal"
+
+
+def _run(profile: str) -> dict:
+    return build_report(Simulation(load_paths([str(EXAMPLE)]), builtin(profile), until=8 * 3600).run())
+
+
+def test_default_binds_half_the_gang_and_strands_its_cpu() -> None:
+    report = _run("default")
+    summary = report["summary"]
+    assert summary["pods"]["pending"] == 4
+    assert summary["gangPodsPending"] == 2
+    assert summary["allocated"]["cpu"] == 54 / 64
+    assert summary["stranded"]["cpu"] == 8 / 64
+    assert summary["strandedResourceHours"]["cpu"] == 64.0
+
+
+def test_gang_binds_the_tenants_and_no_gang_member() -> None:
+    report = _run("gang")
+    summary = report["summary"]
+    running = {p["name"] for p in report["pods"] if p["phase"] == "Running"}
+    assert {"tenants/tenant-worker-1", "tenants/tenant-worker-2"} <= running
+    assert not any(name.startswith("batch/") for name in running)
+    assert summary["allocated"]["cpu"] == 54 / 64
+    assert summary["stranded"]["cpu"] == 0.0
+    group = report["podGroups"][0]
+    assert group["conditions"][0]["type"] == "PodGroupInitiallyScheduled"
+    assert group["conditions"][0]["status"] == "False"
+    assert "2 of the 4 pods (minCount) could be placed" in group["message"]
+    pending = [p for p in report["pods"] if p["phase"] == "Pending"]
+    assert all(p["message"] == group["message"] for p in pending)
