@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.objects import Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
+from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import PARSERS, object_name
 from phalanx.errors import InputError
 
@@ -28,6 +28,7 @@ class Inputs:
     workloads: list[Workload] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
 
@@ -134,7 +135,8 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
                          field="metadata.name")
     seen[ident] = source.file
     bucket = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
-              Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs}[type(obj)]
+              Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
+              PodDisruptionBudget: inputs.pdbs}[type(obj)]
     bucket.append(obj)  # type: ignore[attr-defined]
 
 
@@ -165,6 +167,12 @@ def resolve(inputs: Inputs) -> None:
         pod_priority(pod, "Pod", "spec.priorityClassName")
         if pod.node_name is not None and pod.node_name not in node_names:
             raise InputError(f"no Node named {pod.node_name!r}", field="spec.nodeName", **_where(pod, "Pod"))
+    # status.startTime of running pods, made relative to the snapshot: the latest start is time 0.
+    started = [p.start_time for p in inputs.pods if p.start_time is not None]
+    latest = max(started, default=0.0)
+    for pod in inputs.pods:
+        if pod.start_time is not None:
+            pod.start_time -= latest
     for job in inputs.jobs:
         pod_priority(job.template, "Job", "spec.template.spec.priorityClassName")
         job.template.source = job.source
@@ -185,6 +193,7 @@ def resolve(inputs: Inputs) -> None:
             group.policy = template.policy
         if template is not None:
             group.priority_class_name = group.priority_class_name or template.priority_class_name
+            group.preemption_policy = group.preemption_policy or template.preemption_policy
             if group.priority is None:
                 group.priority = template.priority
         if group.priority is None and group.priority_class_name is not None:

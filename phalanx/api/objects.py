@@ -8,6 +8,7 @@ from typing import Literal
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 DURATION_ANNOTATION = "phalanx.dev/duration"
+CHECKPOINT_ANNOTATION = "phalanx.dev/checkpoint-interval"
 DEFAULT_NAMESPACE = "default"
 # kube-scheduler scores pods that request no cpu/memory as if they asked for these (non-zero requests).
 DEFAULT_MILLI_CPU_REQUEST = 100
@@ -118,6 +119,9 @@ class Pod:
     owner: str | None = None
     start_time: float | None = None
     source: Source | None = None
+    controller: str | None = None  # kind of the controlling ownerReference (Job, ReplicaSet, …), if any
+    termination_grace: float = 30.0
+    checkpoint_interval: float | None = None
 
     @property
     def key(self) -> str:
@@ -163,6 +167,7 @@ class PodGroupTemplate:
     priority_class_name: str | None = None
     priority: int | None = None
     disruption_mode: Literal["single", "all"] = "single"
+    preemption_policy: str | None = None
 
 
 @dataclass(slots=True)
@@ -190,6 +195,7 @@ class PodGroup:
     disruption_mode: Literal["single", "all"] = "single"
     arrival: float = 0.0
     source: Source | None = None
+    preemption_policy: str | None = None  # Never | PreemptLowerPriority (gate PodGroupPreemptionPolicy)
 
     @property
     def key(self) -> str:
@@ -218,6 +224,46 @@ class Job:
     completions: int
     policy: GroupPolicy | None
     arrival: float = 0.0
+    source: Source | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A label selector: matchLabels and matchExpressions (In, NotIn, Exists, DoesNotExist), ANDed."""
+
+    match_labels: tuple[tuple[str, str], ...] = ()
+    expressions: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        for key, value in self.match_labels:
+            if labels.get(key) != value:
+                return False
+        for req in self.expressions:
+            present = req.key in labels
+            if req.operator == "In" and not (present and labels[req.key] in req.values):
+                return False
+            if req.operator == "NotIn" and present and labels[req.key] in req.values:
+                return False
+            if req.operator == "Exists" and not present:
+                return False
+            if req.operator == "DoesNotExist" and present:
+                return False
+        return True
+
+
+@dataclass(slots=True)
+class PodDisruptionBudget:
+    """policy/v1 PodDisruptionBudget: minAvailable or maxUnavailable (an integer or a percentage)."""
+
+    namespace: str
+    name: str
+    selector: LabelSelector
+    min_available: int | str | None = None
+    max_unavailable: int | str | None = None
     source: Source | None = None
 
     @property

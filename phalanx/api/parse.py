@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
+    CHECKPOINT_ANNOTATION,
     DEFAULT_NAMESPACE,
     DURATION_ANNOTATION,
     GroupPolicy,
     Job,
+    LabelSelector,
     Node,
     Placement,
     Pod,
+    PodDisruptionBudget,
     PodGroup,
     PodGroupTemplate,
     PreferredTerm,
@@ -114,6 +118,11 @@ class Meta:
         self.labels = _labels(meta.get("labels"), "metadata.labels")
         self.annotations = _labels(meta.get("annotations"), "metadata.annotations")
         self.arrival = _seconds(self.annotations, ARRIVAL_ANNOTATION, "metadata.annotations") or 0.0
+        self.controller: str | None = None
+        for i, ref in enumerate(_list(meta.get("ownerReferences"), "metadata.ownerReferences")):
+            item = _mapping(ref, f"metadata.ownerReferences[{i}]")
+            if item.get("controller"):
+                self.controller = _text(item.get("kind"), f"metadata.ownerReferences[{i}].kind") or None
 
 
 def object_name(doc: Manifest) -> str:
@@ -289,6 +298,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
     if preemption_policy not in ("PreemptLowerPriority", "Never"):
         raise _fail(f"{field}.preemptionPolicy", f"unsupported value {preemption_policy!r}")
     node_name = _text(spec.get("nodeName"), f"{field}.nodeName") or None
+    grace = spec.get("terminationGracePeriodSeconds")
     return Pod(
         namespace=meta.namespace, name=meta.name, requests=pod_requests(spec, field),
         placement=_placement(spec, field), labels=meta.labels,
@@ -298,7 +308,10 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         scheduler_name=_text(spec.get("schedulerName"), f"{field}.schedulerName") or "default-scheduler",
         node_name=node_name, pod_group=pod_group, arrival=meta.arrival,
         duration=_seconds(meta.annotations, DURATION_ANNOTATION, "metadata.annotations"),
-        source=source,
+        source=source, controller=meta.controller,
+        termination_grace=30.0 if grace is None else float(_int(grace, f"{field}.terminationGracePeriodSeconds",
+                                                                  minimum=0)),
+        checkpoint_interval=_seconds(meta.annotations, CHECKPOINT_ANNOTATION, "metadata.annotations"),
     )
 
 
@@ -309,7 +322,23 @@ def parse_pod(doc: Manifest, source: Source) -> Pod | None:
     if status.get("phase") in ("Succeeded", "Failed"):
         return None
     pod = pod_from_spec(meta, _mapping(doc.get("spec"), "spec", required=True), "spec", source)
+    if status.get("startTime") is not None and pod.node_name is not None:
+        pod.start_time = _timestamp(status.get("startTime"), "status.startTime")
     return pod
+
+
+def _timestamp(raw: Any, field: str) -> float:
+    """RFC 3339 (`2026-11-30T22:00:00Z`) as Unix seconds; `resolve` makes them relative to the snapshot."""
+    if isinstance(raw, datetime.datetime):
+        moment = raw
+    else:
+        try:
+            moment = datetime.datetime.fromisoformat(_text(raw, field).replace("Z", "+00:00"))
+        except ValueError:
+            raise _fail(field, f"invalid RFC 3339 time {raw!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=datetime.UTC)
+    return moment.timestamp()
 
 
 # --- scheduling.k8s.io --------------------------------------------------------------------------------------
@@ -359,6 +388,13 @@ def _group_priority(spec: Mapping[str, Any], field: str) -> tuple[str | None, in
     return name, None if value is None else _int(value, f"{field}.priority", maximum=MAX_PRIORITY)
 
 
+def _group_preemption_policy(spec: Mapping[str, Any], field: str) -> str | None:
+    policy = _text(spec.get("preemptionPolicy"), f"{field}.preemptionPolicy") or None
+    if policy not in (None, "Never", "PreemptLowerPriority"):
+        raise _fail(f"{field}.preemptionPolicy", f"unsupported value {policy!r}: one of Never, PreemptLowerPriority")
+    return policy
+
+
 def parse_workload(doc: Manifest, source: Source) -> Workload:
     meta = Meta(doc, namespaced=True)
     spec = _mapping(doc.get("spec"), "spec", required=True)
@@ -376,6 +412,7 @@ def parse_workload(doc: Manifest, source: Source) -> Workload:
         templates[name] = PodGroupTemplate(
             name=name, policy=parse_policy(item.get("schedulingPolicy"), f"{field}.schedulingPolicy"),
             priority_class_name=pc_name, priority=priority,
+            preemption_policy=_group_preemption_policy(item, field),
             disruption_mode=cast(Any, _disruption_mode(item.get("disruptionMode"), f"{field}.disruptionMode")),
         )
     return Workload(namespace=meta.namespace, name=meta.name, templates=templates, arrival=meta.arrival,
@@ -396,7 +433,7 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         template_name=_text(ref.get("templateName"), "spec.workloadRef.templateName") or None,
         priority_class_name=pc_name, priority=priority,
         disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
-        arrival=meta.arrival, source=source,
+        arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
     )
     if ref and not (group.workload_name and group.template_name):
         raise _fail("spec.workloadRef", "needs both workloadName and templateName")
@@ -436,6 +473,41 @@ def parse_job(doc: Manifest, source: Source) -> Job:
                completions=completions, policy=policy, arrival=meta.arrival, source=source)
 
 
+# --- policy/v1 ----------------------------------------------------------------------------------------------
+
+def _int_or_percent(raw: Any, field: str) -> int | str:
+    if isinstance(raw, str) and raw.endswith("%") and raw[:-1].isdigit():
+        return raw
+    if isinstance(raw, str) and raw.isdigit():
+        return int(raw)
+    return _int(raw, field, minimum=0)
+
+
+def parse_selector(raw: Any, field: str) -> LabelSelector:
+    selector = _mapping(raw, field)
+    exprs = _list(selector.get("matchExpressions"), f"{field}.matchExpressions")
+    requirements = tuple(_requirement(r, f"{field}.matchExpressions[{i}]") for i, r in enumerate(exprs))
+    for i, req in enumerate(requirements):
+        if req.operator in ("Gt", "Lt"):
+            raise _fail(f"{field}.matchExpressions[{i}].operator", f"unsupported value {req.operator!r}")
+    labels = _labels(selector.get("matchLabels"), f"{field}.matchLabels")
+    return LabelSelector(match_labels=tuple(sorted(labels.items())), expressions=requirements)
+
+
+def parse_pdb(doc: Manifest, source: Source) -> PodDisruptionBudget:
+    meta = Meta(doc, namespaced=True)
+    spec = _mapping(doc.get("spec"), "spec", required=True)
+    has_min, has_max = spec.get("minAvailable") is not None, spec.get("maxUnavailable") is not None
+    if has_min and has_max:
+        raise _fail("spec", "minAvailable and maxUnavailable are mutually exclusive")
+    return PodDisruptionBudget(
+        namespace=meta.namespace, name=meta.name, selector=parse_selector(spec.get("selector"), "spec.selector"),
+        min_available=_int_or_percent(spec["minAvailable"], "spec.minAvailable") if has_min else None,
+        max_unavailable=_int_or_percent(spec["maxUnavailable"], "spec.maxUnavailable") if has_max else None,
+        source=source,
+    )
+
+
 Parser = Callable[[Manifest, Source], object]
 # kind -> (apiVersions read, parser)
 PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
@@ -445,4 +517,5 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     "Workload": (("scheduling.k8s.io/v1beta1",), parse_workload),
     "PodGroup": (("scheduling.k8s.io/v1beta1",), parse_pod_group),
     "Job": (("batch/v1",), parse_job),
+    "PodDisruptionBudget": (("policy/v1",), parse_pdb),
 }
