@@ -18,7 +18,7 @@ def job_pod_group(job: Job) -> PodGroup | None:
 def job_pod(job: Job, index: int, now: float) -> Pod:
     """The pod for completion index `index` (`<job>-<index>`), created at `now`."""
     pod = dataclasses.replace(
-        job.template, name=f"{job.name}-{index}", namespace=job.namespace, arrival=now, owner=job.key,
+        job.template, name=f"{job.name}-{index}", namespace=job.namespace, arrival=now, owner=job.key, controller="Job",
         labels={**job.template.labels, "job-name": job.name, "batch.kubernetes.io/job-completion-index": str(index)},
         pod_group=job.name if job.policy is not None else job.template.pod_group,
     )
