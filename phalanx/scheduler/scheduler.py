@@ -12,12 +12,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from phalanx.api.objects import Node, Pod, PodGroup
+from phalanx.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import schedule_group
+from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.scheduler.running import RunningPods
 
 POD = "pod:"
 GROUP = "group:"
@@ -36,6 +38,33 @@ class Unschedulable:
 
 
 @dataclass(frozen=True, slots=True)
+class Evict:
+    """Evict a victim (graceful deletion) so that `preemptor` (a pod or a PodGroup key) fits."""
+
+    pod: Pod
+    preemptor: str
+    node: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Nominate:
+    """Set the preemptor's status.nominatedNodeName: where it expects to land once its victims are gone."""
+
+    pod: Pod
+    node: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    """One preemption decision (a PostFilter or PodGroupPostFilter that chose victims)."""
+
+    preemptor: str
+    group: bool
+    victims: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class GroupCondition:
     """A PodGroup status condition: `PodGroupInitiallyScheduled` True/`Scheduled` or False/`Unschedulable`."""
 
@@ -46,7 +75,7 @@ class GroupCondition:
     message: str
 
 
-Decision = Bind | Unschedulable | GroupCondition
+Decision = Bind | Unschedulable | GroupCondition | Evict | Nominate | Preemption
 
 
 class Scheduler:
@@ -60,6 +89,11 @@ class Scheduler:
         self.members: dict[str, set[str]] = defaultdict(set)
         self.messages: dict[str, str] = {}
         self.initially_scheduled: set[str] = set()
+        self.running = RunningPods(self.cluster)
+        self.pdbs: dict[str, PodDisruptionBudget] = {}
+        self.nominated: dict[str, str] = {}
+        self.preemptor = Preemptor(self.cycle, self.running, self.pods, self.groups, self.members, profile.gang,
+                                   lambda: list(self.pdbs.values()), seed)
         self._out: list[Decision] = []
 
     # --- events from the driver ------------------------------------------------------------------------
@@ -75,10 +109,11 @@ class Scheduler:
         if group_key is not None:
             self.members[group_key].add(pod.key)
         if node is not None:
-            self.cycle.reserve(pod, self.cluster.index[node])
+            self._bound(pod, self.cluster.index[node], pod.start_time if pod.start_time is not None else now,
+                        reserve=True)
             return
         if group_key is None:
-            self.queue.add(POD + pod.key, pod.priority, pod.arrival)
+            self.queue.add(POD + pod.key, self.priority_of(pod), pod.arrival)
         else:
             self._pre_enqueue(group_key, now)
 
@@ -91,7 +126,10 @@ class Scheduler:
         group_key = pod.group_key if self.profile.gang else None
         if group_key is not None:
             self.members[group_key].discard(key)
+        self.nominated.pop(key, None)
+        self.running.clear_nomination(key)
         if key in self.cluster.bound:
+            self.running.remove(key)
             self.cycle.unreserve(key, pod)
             self.queue.move_all(now)
         else:
@@ -103,6 +141,24 @@ class Scheduler:
         if self.profile.gang:
             self._pre_enqueue(group.key, now)
             self.queue.move(GROUP + group.key, now)
+
+    def add_pdb(self, pdb: PodDisruptionBudget) -> None:
+        self.pdbs[pdb.key] = pdb
+
+    def priority_of(self, pod: Pod) -> int:
+        """With GenericWorkload on, a PodGroup's priority overrides its pods' (KEP-5710)."""
+        if self.profile.gang and pod.group_key is not None:
+            group = self.groups.get(pod.group_key)
+            if group is not None and group.priority is not None:
+                return group.priority
+        return pod.priority
+
+    def _bound(self, pod: Pod, node: int, now: float, *, reserve: bool) -> None:
+        if reserve:
+            self.cycle.reserve(pod, node)
+        self.nominated.pop(pod.key, None)
+        self.running.clear_nomination(pod.key)
+        self.running.add(pod.key, node, self.priority_of(pod), now)
 
     # --- PreEnqueue -----------------------------------------------------------------------------------
 
@@ -170,8 +226,13 @@ class Scheduler:
             self.messages[pod_key] = message
             self.queue.failed(entry, now)
             self._out.append(Unschedulable(pod, message))
+            priority = self.priority_of(pod)
+            if self.preemptor.eligible(pod, priority, self.nominated.get(pod_key)):
+                outcome = self.preemptor.for_pod(pod, priority, result.unresolvable)
+                if outcome is not None:
+                    self._preempt(pod_key, False, outcome, f"pod {pod_key}")
             return
-        self.cycle.reserve(pod, result.node)
+        self._bound(pod, result.node, now, reserve=True)
         self.messages.pop(pod_key, None)
         self.queue.done(entry)
         self._out.append(Bind(pod, self.cluster.names[result.node]))
@@ -186,6 +247,7 @@ class Scheduler:
             return
         outcome = schedule_group(self.cycle, group, pending, self._running_members(group_key))
         for pod, node in outcome.placed:
+            self._bound(pod, node, now, reserve=False)
             self.messages.pop(pod.key, None)
             self._out.append(Bind(pod, self.cluster.names[node]))
         for pod_key, why in outcome.failures.items():
@@ -213,3 +275,22 @@ class Scheduler:
         self.queue.failed(entry, now)
         if group_key not in self.initially_scheduled:
             self._out.append(GroupCondition(group, "PodGroupInitiallyScheduled", False, "Unschedulable", message))
+        gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
+        if self.preemptor.group_eligible(group, gate):
+            priority = self._group_priority(group_key, pending)
+            preempted = self.preemptor.for_group(group, priority, pending, self._running_members(group_key))
+            if preempted is not None:
+                self._preempt(group_key, True, preempted, f"pod group {group_key}")
+
+    def _preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str) -> None:
+        """Carry out a preemption decision: evict the victims, nominate the preemptor's nodes."""
+        if outcome.victims:
+            self._out.append(Preemption(preemptor, group, tuple(outcome.victims)))
+        for key in outcome.victims:
+            node = self.cluster.names[self.running.node_of[key]]
+            self.running.mark_terminating(key, preemptor)
+            self._out.append(Evict(self.pods[key], preemptor, node, f"Preempted by {who} on node {node}"))
+        for key, node in outcome.nominations.items():
+            self.nominated[key] = node
+            self.running.nominate(key, self.cluster.index[node], self.cluster.demand(self.pods[key]).requests)
+            self._out.append(Nominate(self.pods[key], node))

@@ -34,6 +34,11 @@ def _fractions(sim: Simulation, values: dict[str, float]) -> dict[str, float]:
     return out
 
 
+def _hours(values: dict[str, float]) -> dict[str, float]:
+    """Resource-hours in Kubernetes units: cpu in core-hours, everything else in base units × hours."""
+    return {k: _round(v / (1000.0 if k == "cpu" else 1.0)) for k, v in sorted(values.items()) if k != "pods"}
+
+
 def build_report(sim: Simulation) -> dict[str, Any]:
     pods = list(sim.pods.values())
     phases = {phase: sum(1 for r in pods if r.phase == phase) for phase in ("Running", "Pending", "Succeeded",
@@ -43,12 +48,8 @@ def build_report(sim: Simulation) -> dict[str, Any]:
     allocated = dict(sim.books.allocated)
     useful = dict(sim.books.useful)
     stranded = {name: allocated.get(name, 0.0) - useful.get(name, 0.0) for name in allocated}
-    waits = [r.bound_at - r.pod.arrival for r in pods if r.bound_at is not None and r.pod.node_name is None]
-    group_waits = []
-    for key, g in sim.groups.items():
-        members = [sim.pods[k].pod.arrival for k in sim.members[key]]
-        if g.started_at is not None and members:
-            group_waits.append(g.started_at - max(g.group.arrival, min(members)))
+    waits = [r.bound_at - r.created for r in pods if r.bound_at is not None and r.pod.node_name is None]
+    group_waits = [wait for g in sim.groups.values() for wait in g.waits]
     scheduled_groups = sum(1 for g in sim.groups.values() if g.started_at is not None)
     seconds = sim.scheduling_seconds
     return {
@@ -65,14 +66,13 @@ def build_report(sim: Simulation) -> dict[str, Any]:
             "allocated": _fractions(sim, allocated),
             "useful": _fractions(sim, useful),
             "stranded": _fractions(sim, stranded),
-            "strandedResourceHours": {k: _round(v / (1000.0 if k == "cpu" else 1.0))
-                                      for k, v in sorted(sim.books.stranded_hours().items()) if k != "pods"},
-            "allocatedResourceHours": {k: _round(v / (1000.0 if k == "cpu" else 1.0))
-                                       for k, v in sorted(sim.books.allocated_hours.items()) if k != "pods"},
+            "strandedResourceHours": _hours(sim.books.stranded_hours()),
+            "allocatedResourceHours": _hours(sim.books.allocated_hours),
             "waitSeconds": wait_stats(waits),
             "groupWaitSeconds": wait_stats(group_waits),
-            "preemptions": 0,
-            "evictions": 0,
+            "preemptions": sim.preemptions,
+            "evictions": sim.evictions,
+            "lostResourceHours": _hours(sim.lost_hours),
         },
         "stats": {"podsScheduled": sim.binds, "schedulingSeconds": _round(seconds),
                   "podsPerSecond": _round(sim.binds / seconds) if seconds > 0 else 0.0},
@@ -92,9 +92,12 @@ def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
     return {
         "name": pod.key, "node": record.node, "phase": record.phase, "podGroup": pod.group_key,
         "priority": pod.priority, "message": message,
-        "createdAt": _round(pod.arrival),
+        "createdAt": _round(record.created),
         "boundAt": None if record.bound_at is None else _round(record.bound_at),
         "finishedAt": None if record.finished_at is None else _round(record.finished_at),
+        "nominatedNodeName": record.nominated,
+        "preemptedCount": record.preempted_count,
+        "preemptedBy": list(record.preempted_by),
     }
 
 
@@ -113,6 +116,10 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
         "running": running, "pending": pending, "succeeded": phases.count("Succeeded"),
         "scheduled": record.started_at is not None,
         "startedAt": None if record.started_at is None else _round(record.started_at),
+        "disruptionMode": group.disruption_mode,
+        "priority": group.priority,
+        "preemptedCount": record.preempted_count,
+        "waitSeconds": _round(sum(record.waits)),
         "message": message,
         "conditions": list(record.conditions.values()),
     }

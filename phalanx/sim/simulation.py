@@ -8,6 +8,8 @@ scheduling decision comes from the Scheduler; the driver only carries it out and
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -17,7 +19,16 @@ from phalanx.api.jobs import job_pod, job_pod_group
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
 from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.scheduler import GROUP, Bind, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import (
+    GROUP,
+    Bind,
+    Evict,
+    GroupCondition,
+    Nominate,
+    Preemption,
+    Scheduler,
+    Unschedulable,
+)
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
 
@@ -25,6 +36,7 @@ from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
 @dataclass(slots=True)
 class PodRecord:
     pod: Pod
+    created: float = 0.0
     phase: str = "Pending"
     node: str | None = None
     bound_at: float | None = None
@@ -33,12 +45,20 @@ class PodRecord:
     progress: float = 0.0
     since: float | None = None  # making progress since this time
     token: int = 0
+    terminating: bool = False
+    nominated: str | None = None
+    preempted_count: int = 0
+    preempted_by: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
 class GroupRecord:
     group: PodGroup
     started_at: float | None = None  # first time minCount members ran together
+    running_since: float | None = None  # making progress (minCount members running) since
+    waiting_since: float | None = None  # waiting for minCount members to run since
+    waits: list[float] = field(default_factory=list)
+    preempted_count: int = 0
     conditions: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -55,7 +75,15 @@ class _Completion:
     token: int
 
 
-Event = Node | Pod | PodGroup | Job | _Completion
+@dataclass(slots=True)
+class _Deletion:
+    """An evicted pod is gone once its termination grace period has passed."""
+
+    pod_key: str
+    token: int
+
+
+Event = Node | Pod | PodGroup | Job | _Completion | _Deletion
 
 
 class Simulation:
@@ -64,6 +92,8 @@ class Simulation:
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
         self.scheduler = Scheduler(profile, initial, seed=seed)
+        for pdb in inputs.pdbs:
+            self.scheduler.add_pdb(pdb)
         self.events: EventQueue[Event] = EventQueue()
         for obj in inputs.objects():
             if isinstance(obj, Node) and obj.arrival <= 0:
@@ -81,6 +111,9 @@ class Simulation:
         self.now = 0.0
         self.end_time = 0.0
         self.binds = 0
+        self.preemptions = 0
+        self.evictions = 0
+        self.lost_hours: dict[str, float] = defaultdict(float)
         self.scheduling_seconds = 0.0
 
     def _count_node(self, node: Node) -> None:
@@ -112,6 +145,12 @@ class Simulation:
                     self.pods[decision.pod.key].message = decision.message
                 elif isinstance(decision, GroupCondition):
                     self._condition(decision)
+                elif isinstance(decision, Evict):
+                    self._evict(decision)
+                elif isinstance(decision, Nominate):
+                    self.pods[decision.pod.key].nominated = decision.node
+                elif isinstance(decision, Preemption):
+                    self._preemption(decision)
         self.end_time = self.until if self.until is not None else self.now
         self.books.advance(self.end_time)
         return self
@@ -119,11 +158,13 @@ class Simulation:
     def _apply(self, event: Event) -> None:
         if isinstance(event, _Completion):
             self._complete(event)
+        elif isinstance(event, _Deletion):
+            self._delete(event)
         elif isinstance(event, Node):
             self.scheduler.add_nodes([event], self.now)
             self._count_node(event)
         elif isinstance(event, PodGroup):
-            self.groups[event.key] = GroupRecord(event)
+            self.groups[event.key] = GroupRecord(event, waiting_since=self.now if self.members[event.key] else None)
             self.scheduler.add_pod_group(event, self.now)
         elif isinstance(event, Job):
             self._start_job(event)
@@ -133,10 +174,13 @@ class Simulation:
     # --- pods -----------------------------------------------------------------------------------------
 
     def _arrive(self, pod: Pod) -> None:
-        record = PodRecord(pod)
+        record = PodRecord(pod, created=pod.arrival)
         self.pods[pod.key] = record
         if pod.group_key is not None:
             self.members[pod.group_key].add(pod.key)
+            group = self.groups.get(pod.group_key)
+            if group is not None and group.waiting_since is None:
+                group.waiting_since = self.now
         if pod.node_name is None:
             self.scheduler.add_pod(pod, self.now)
             record.message = self.scheduler.messages.get(pod.key)
@@ -157,8 +201,10 @@ class Simulation:
         record = self.pods[pod.key]
         record.phase = "Running"
         record.node = node
-        record.bound_at = self.now if at is None else at
+        if record.bound_at is None:
+            record.bound_at = self.now if at is None else at
         record.message = None
+        record.nominated = None
         self.books.hold(pod.requests)
         self._refresh(pod)
 
@@ -168,7 +214,9 @@ class Simulation:
         record = self.groups.get(group_key)
         if record is None or not record.group.is_gang:
             return True
-        done = sum(1 for k in self.members[group_key] if self.pods[k].phase in ("Running", "Succeeded"))
+        done = sum(1 for k in self.members[group_key]
+                   if self.pods[k].phase == "Succeeded" or (self.pods[k].phase == "Running"
+                                                            and not self.pods[k].terminating))
         return done >= record.group.min_count
 
     def _refresh(self, pod: Pod) -> None:
@@ -176,13 +224,21 @@ class Simulation:
         group_key = pod.group_key
         keys = self.members[group_key] if group_key is not None else {pod.key}
         ok = self._can_progress(group_key)
-        if group_key is not None and ok and group_key in self.groups:
+        if group_key is not None and group_key in self.groups:
             group = self.groups[group_key]
-            if group.started_at is None and any(self.pods[k].phase == "Running" for k in keys):
-                group.started_at = self.now
+            live = any(self.pods[k].phase == "Running" and not self.pods[k].terminating for k in keys)
+            if ok and live and group.running_since is None:
+                group.running_since = self.now
+                group.waits.append(self.now - (group.waiting_since if group.waiting_since is not None
+                                               else group.group.arrival))
+                if group.started_at is None:
+                    group.started_at = self.now
+            elif not ok and group.running_since is not None:
+                group.running_since = None
+                group.waiting_since = self.now
         for key in sorted(keys):
             record = self.pods[key]
-            if record.phase != "Running":
+            if record.phase != "Running" or record.terminating:
                 continue
             if ok and record.since is None:
                 record.since = self.now
@@ -214,6 +270,64 @@ class Simulation:
             job = self.jobs[record.pod.owner]
             job.succeeded += 1
             self._fill_job(job)
+
+    # --- preemption -----------------------------------------------------------------------------------
+
+    def _preemption(self, decision: Preemption) -> None:
+        self.preemptions += 1
+        hit = {self.pods[k].pod.group_key for k in decision.victims if k in self.pods}
+        for group_key in hit:
+            if group_key in self.groups:
+                record = self.groups[group_key]
+                record.preempted_count += 1
+                record.conditions["DisruptionTarget"] = {
+                    "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                    "message": f"preempted by {decision.preemptor}", "lastTransitionTime": self.now}
+
+    def _evict(self, decision: Evict) -> None:
+        """The victim stops working now (work since its last checkpoint is lost) and is gone after its grace."""
+        record = self.pods[decision.pod.key]
+        if record.phase != "Running" or record.terminating:
+            return
+        self.evictions += 1
+        record.terminating = True
+        record.preempted_count += 1
+        record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node})
+        record.message = decision.message
+        if record.since is not None:
+            record.progress += self.now - record.since
+            record.since = None
+            self.books.work(record.pod.requests, -1)
+        interval = record.pod.checkpoint_interval
+        kept = math.floor(record.progress / interval) * interval if interval else 0.0
+        lost = record.progress - kept
+        for name, value in record.pod.requests.items():
+            self.lost_hours[name] += value * lost / 3600.0
+        record.progress = kept
+        record.token += 1
+        self.events.push(self.now + record.pod.termination_grace, COMPLETION, _Deletion(decision.pod.key,
+                                                                                        record.token))
+        self._refresh(record.pod)
+
+    def _delete(self, event: _Deletion) -> None:
+        """An evicted pod is gone: its controller (Job, Workload, ReplicaSet…) makes it again; a bare pod fails."""
+        record = self.pods.get(event.pod_key)
+        if record is None or record.token != event.token or not record.terminating:
+            return
+        pod = record.pod
+        self.books.hold(pod.requests, -1)
+        self.scheduler.delete_pod(pod.key, self.now)
+        record.terminating = False
+        record.node = None
+        if pod.owner is None and pod.controller is None and pod.pod_group is None:
+            record.phase = "Failed"
+            record.finished_at = self.now
+            self._refresh(pod)
+            return
+        record.phase = "Pending"
+        record.pod = dataclasses.replace(pod, arrival=self.now, node_name=None, start_time=None)
+        self.scheduler.add_pod(record.pod, self.now)
+        self._refresh(record.pod)
 
     # --- the Job controller ---------------------------------------------------------------------------
 
