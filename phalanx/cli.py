@@ -99,7 +99,8 @@ def _emit(document: Any, output: str) -> None:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    console = Console()
+    # Piped output has no terminal width to go by: give tables room rather than folding them at 80.
+    console = Console() if sys.stdout.isatty() else Console(width=140)
     if args.command == "validate":
         inputs = _load(args.paths)
         print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
