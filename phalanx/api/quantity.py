@@ -17,6 +17,10 @@ _SUFFIX: dict[str, Decimal] = {
 }
 
 
+# Kubernetes counts quantities in int64; anything larger cannot be a request or an allocatable amount.
+MAX_INT64 = 2**63 - 1
+
+
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity, or a negative one."""
 
@@ -41,12 +45,18 @@ def parse_quantity(raw: object) -> Decimal:
         except InvalidOperation as exc:  # pragma: no cover - the regex admits only decimals
             raise QuantityError(f"invalid quantity {raw!r}") from exc
         suffix = suffix or ""
-        scale = Decimal(10) ** int(suffix[1:]) if suffix[:1] in ("e", "E") else _SUFFIX[suffix]
-        value = number * scale * (-1 if sign == "-" else 1)
+        try:
+            # `E` alone and `Ei` are suffixes (exa, exbi); `e3`/`E3` is a decimal exponent.
+            scale = _SUFFIX[suffix] if suffix in _SUFFIX else Decimal(10) ** int(suffix[1:])
+            value = number * scale * (-1 if sign == "-" else 1)
+        except ArithmeticError:  # an exponent beyond what Decimal holds
+            raise QuantityError(f"quantity {raw!r} is too large") from None
     else:
         raise QuantityError(f"invalid quantity {raw!r}")
     if value < 0:
         raise QuantityError(f"negative quantity {raw!r}")
+    if value > MAX_INT64:
+        raise QuantityError(f"quantity {raw!r} is too large")
     return value
 
 
@@ -62,7 +72,10 @@ def to_units(raw: object) -> int:
 
 def resource_value(name: str, raw: object) -> int:
     """The integer a resource is counted in: millicores for cpu, base units for everything else."""
-    return to_milli(raw) if name == "cpu" else to_units(raw)
+    value = to_milli(raw) if name == "cpu" else to_units(raw)
+    if value > MAX_INT64:  # millicores of a huge cpu amount; the node arrays are int64 too
+        raise QuantityError(f"quantity {raw!r} is too large")
+    return value
 
 
 def format_resource(name: str, value: float) -> str:

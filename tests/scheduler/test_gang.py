@@ -1,0 +1,234 @@
+"""The Scheduler with and without GenericWorkload: PreEnqueue gating, the all-or-nothing PodGroup cycle,
+minCount changes, running members, extra members, and queue order."""
+
+from phalanx.api.objects import Node, Pod
+from phalanx.scheduler.profiles import builtin
+from phalanx.scheduler.queue import Where
+from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler, Unschedulable
+from tests.builders import MakeNode, MakePod, MakePodGroup
+
+
+def nodes(*free_cpus: int) -> list[Node]:
+    return [MakeNode(f"node-{i}").alloc(cpu=str(c), memory="64Gi").obj() for i, c in enumerate(free_cpus)]
+
+
+def member(i: int, group: str = "g", cpu: str = "4", **kw: int) -> Pod:
+    pod = MakePod(f"w-{i}").req(cpu=cpu).group(group)
+    if "priority" in kw:
+        pod.priority(kw["priority"])
+    return pod.obj()
+
+
+def binds(decisions: list[Decision]) -> dict[str, str]:
+    return {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
+
+
+def unschedulable(decisions: list[Decision]) -> dict[str, str]:
+    return {d.pod.name: d.message for d in decisions if isinstance(d, Unschedulable)}
+
+
+def conditions(decisions: list[Decision]) -> list[tuple[str, bool, str]]:
+    return [(d.type, d.status, d.reason) for d in decisions if isinstance(d, GroupCondition)]
+
+
+def gang_scheduler(*free_cpus: int) -> Scheduler:
+    return Scheduler(builtin("gang"), nodes(*free_cpus))
+
+
+# --- GenericWorkload off ---
+
+def test_without_generic_workload_members_are_scheduled_one_at_a_time() -> None:
+    scheduler = Scheduler(builtin("default"), nodes(8, 4))
+    scheduler.add_pod_group(MakePodGroup("g").gang(4).obj(), 0.0)
+    for i in range(4):
+        scheduler.add_pod(member(i), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert len(binds(decisions)) == 3               # half a gang (and more) binds: nothing holds it back
+    assert set(unschedulable(decisions)) == {"w-3"}
+    assert unschedulable(decisions)["w-3"] == "0/2 nodes are available: 2 Insufficient cpu."
+
+
+# --- PreEnqueue ---
+
+def test_members_wait_for_their_pod_group() -> None:
+    scheduler = gang_scheduler(16)
+    for i in range(2):
+        scheduler.add_pod(member(i), 0.0)
+    assert scheduler.schedule(0.0) == []
+    assert scheduler.messages["default/w-0"] == "waiting for PodGroup default/g to be created"
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 5.0)
+    assert set(binds(scheduler.schedule(5.0))) == {"w-0", "w-1"}
+
+
+def test_members_wait_for_min_count_pods_to_exist() -> None:
+    scheduler = gang_scheduler(16)
+    scheduler.add_pod_group(MakePodGroup("g").gang(3).obj(), 0.0)
+    scheduler.add_pod(member(0), 0.0)
+    scheduler.add_pod(member(1), 0.0)
+    assert scheduler.schedule(0.0) == []
+    assert scheduler.messages["default/w-1"] == "waiting for pod group default/g: 2 of the 3 pods (minCount) exist"
+    scheduler.add_pod(member(2), 1.0)
+    decisions = scheduler.schedule(1.0)
+    assert set(binds(decisions)) == {"w-0", "w-1", "w-2"}
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
+    assert "default/w-0" not in scheduler.messages
+
+
+# --- all or nothing ---
+
+def test_a_gang_that_does_not_fit_binds_nothing() -> None:
+    scheduler = gang_scheduler(7, 7, 2, 2)  # the seed's fragments
+    scheduler.add_pod_group(MakePodGroup("g").gang(4).obj(), 0.0)
+    for i in range(4):
+        scheduler.add_pod(member(i), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert binds(decisions) == {}
+    assert scheduler.cluster.bound == {}
+    expected = ("pod group default/g: 2 of the 4 pods (minCount) could be placed; "
+                "0/4 nodes are available: 4 Insufficient cpu.")
+    assert unschedulable(decisions) == {f"w-{i}": expected for i in range(4)}
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", False, "Unschedulable")]
+    assert scheduler.queue.entries["group:default/g"].where is Where.UNSCHEDULABLE
+    assert not scheduler.cluster.overcommitted().any()
+
+
+def test_the_group_retries_as_one_unit_when_room_frees() -> None:
+    scheduler = gang_scheduler(16, 8)
+    blocker = MakePod("blocker").req(cpu="12").obj()
+    scheduler.add_pod(blocker, 0.0, node="node-0")
+    scheduler.add_pod_group(MakePodGroup("g").gang(4).obj(), 0.0)
+    for i in range(4):
+        scheduler.add_pod(member(i), 0.0)
+    assert binds(scheduler.schedule(0.0)) == {}
+    assert scheduler.schedule(30.0) == []            # nothing changed: no retry
+    scheduler.delete_pod("default/blocker", 60.0)
+    decisions = scheduler.schedule(60.0)
+    assert set(binds(decisions)) == {"w-0", "w-1", "w-2", "w-3"}
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
+    assert "group:default/g" not in scheduler.queue
+
+
+def test_lowering_min_count_takes_effect_at_the_next_cycle() -> None:
+    scheduler = gang_scheduler(8)
+    scheduler.add_pod_group(MakePodGroup("g").gang(4).obj(), 0.0)
+    for i in range(4):
+        scheduler.add_pod(member(i), 0.0)
+    assert binds(scheduler.schedule(0.0)) == {}
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 10.0)   # kubectl edit: minCount 4 → 2
+    decisions = scheduler.schedule(10.0)
+    assert set(binds(decisions)) == {"w-0", "w-1"}
+    assert set(unschedulable(decisions)) == {"w-2", "w-3"}
+    assert unschedulable(decisions)["w-2"] == "0/1 nodes are available: 1 Insufficient cpu."
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
+    assert scheduler.messages["group:default/g"].startswith("pod group default/g: 2 more pod(s) could not be placed")
+
+
+def test_raising_min_count_above_the_members_gates_the_group_again() -> None:
+    scheduler = gang_scheduler(4)
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+    for i in range(2):
+        scheduler.add_pod(member(i), 0.0)
+    assert binds(scheduler.schedule(0.0)) == {}          # only one fits
+    scheduler.add_pod_group(MakePodGroup("g").gang(3).obj(), 5.0)
+    assert scheduler.schedule(5.0) == []
+    assert scheduler.messages["default/w-0"] == "waiting for pod group default/g: 2 of the 3 pods (minCount) exist"
+    assert "group:default/g" not in scheduler.queue
+
+
+def test_running_members_count_toward_min_count() -> None:
+    scheduler = gang_scheduler(16, 16)
+    scheduler.add_pod_group(MakePodGroup("g").gang(3).obj(), 0.0)
+    scheduler.add_pod(member(0), 0.0, node="node-0")
+    scheduler.add_pod(member(1), 0.0, node="node-0")
+    scheduler.add_pod(member(2), 0.0)
+    assert set(binds(scheduler.schedule(0.0))) == {"w-2"}   # 2 running + 1 placed = minCount
+
+
+def test_extra_members_beyond_min_count_join_when_they_fit() -> None:
+    scheduler = gang_scheduler(12)
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+    for i in range(4):
+        scheduler.add_pod(member(i), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert set(binds(decisions)) == {"w-0", "w-1", "w-2"}
+    assert set(unschedulable(decisions)) == {"w-3"}
+    bound_before = set(scheduler.cluster.bound)
+    # w-0 finishes: the group's leftover member lands alone, and nobody else moves.
+    scheduler.delete_pod("default/w-0", 100.0)
+    decisions = scheduler.schedule(100.0)
+    assert binds(decisions) == {"w-3": "node-0"}
+    assert bound_before - {"default/w-0"} <= set(scheduler.cluster.bound)
+    assert conditions(decisions) == []  # PodGroupInitiallyScheduled is set once
+
+
+def test_a_failed_retry_never_unbinds_running_members() -> None:
+    scheduler = gang_scheduler(8)
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+    for i in range(3):
+        scheduler.add_pod(member(i), 0.0)
+    assert set(binds(scheduler.schedule(0.0))) == {"w-0", "w-1"}
+    scheduler.add_pod_group(MakePodGroup("g").gang(5).obj(), 1.0)   # now more than exist: gated
+    scheduler.add_pod(member(3), 1.0)
+    scheduler.add_pod(member(4), 1.0)
+    decisions = scheduler.schedule(1.0)
+    assert binds(decisions) == {}            # 2 running + 0 placed < 5
+    assert {"default/w-0", "default/w-1"} <= set(scheduler.cluster.bound)
+
+
+def test_basic_policy_places_whatever_fits() -> None:
+    scheduler = gang_scheduler(8)
+    scheduler.add_pod_group(MakePodGroup("g").basic().obj(), 0.0)
+    for i in range(3):
+        scheduler.add_pod(member(i), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert set(binds(decisions)) == {"w-0", "w-1"}
+    assert set(unschedulable(decisions)) == {"w-2"}
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
+
+
+def test_members_are_placed_in_priority_then_age_order() -> None:
+    scheduler = gang_scheduler(4)
+    scheduler.add_pod_group(MakePodGroup("g").basic().obj(), 0.0)
+    scheduler.add_pod(member(0), 0.0)
+    scheduler.add_pod(member(1, priority=100), 0.0)
+    assert set(binds(scheduler.schedule(0.0))) == {"w-1"}
+
+
+# --- queue order across entries ---
+
+def test_higher_priority_pods_are_scheduled_first() -> None:
+    scheduler = Scheduler(builtin("default"), nodes(4))
+    scheduler.add_pod(MakePod("low").req(cpu="4").obj(), 0.0)
+    scheduler.add_pod(MakePod("high").req(cpu="4").priority(1000).obj(), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert binds(decisions) == {"high": "node-0"}
+    assert set(unschedulable(decisions)) == {"low"}
+
+
+def test_older_pods_go_first_at_equal_priority() -> None:
+    scheduler = Scheduler(builtin("default"), nodes(4))
+    late = MakePod("late").req(cpu="4").arrival(10).obj()
+    early = MakePod("early").req(cpu="4").arrival(5).obj()
+    scheduler.add_pod(late, 10.0)
+    scheduler.add_pod(early, 10.0)
+    assert binds(scheduler.schedule(10.0)) == {"early": "node-0"}
+
+
+def test_a_group_queues_with_its_priority() -> None:
+    scheduler = gang_scheduler(8)
+    scheduler.add_pod(MakePod("single").req(cpu="4").priority(10).obj(), 0.0)
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).priority(100).obj(), 0.0)
+    for i in range(2):
+        scheduler.add_pod(member(i), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert set(binds(decisions)) == {"w-0", "w-1"}
+    assert set(unschedulable(decisions)) == {"single"}
+
+
+def test_a_deleted_pending_pod_leaves_the_queue() -> None:
+    scheduler = Scheduler(builtin("default"), nodes(1))
+    scheduler.add_pod(MakePod("big").req(cpu="4").obj(), 0.0)
+    scheduler.schedule(0.0)
+    scheduler.delete_pod("default/big", 1.0)
+    assert "pod:default/big" not in scheduler.queue
+    assert "default/big" not in scheduler.messages

@@ -1,0 +1,79 @@
+"""Profiles: the built-in ones and profile files shaped like a KubeSchedulerConfiguration."""
+
+from pathlib import Path
+
+import pytest
+
+from phalanx.errors import InputError
+from phalanx.scheduler.profiles import builtin, load_profile, parse_feature_gates
+
+
+def test_built_in_profiles() -> None:
+    default, gang = builtin("default"), builtin("gang")
+    assert not default.gang and gang.gang
+    kube_order = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+    assert [f for f in default.filters if f in kube_order] == kube_order
+    # kube-scheduler's default score weights
+    assert default.scores == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
+                              "NodeResourcesBalancedAllocation": 1}
+    assert default.percentage_of_nodes_to_score == 0  # adaptive
+    assert "PodTopologySpread" in default.missing_plugins and "InterPodAffinity" in default.missing_plugins
+
+
+def test_feature_gates() -> None:
+    assert parse_feature_gates("") == {}
+    assert parse_feature_gates("GenericWorkload=true, PodGroupPreemptionPolicy=False") == {
+        "GenericWorkload": True, "PodGroupPreemptionPolicy": False}
+    for bad in ("GenericWorkload", "GenericWorkload=on", "NoSuchGate=true"):
+        with pytest.raises(InputError) as err:
+            parse_feature_gates(bad)
+        assert err.value.field == "--feature-gates"
+
+
+def test_a_profile_file(tmp_path: Path) -> None:
+    path = tmp_path / "bin-packing.yaml"
+    path.write_text("""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 30
+featureGates: {GenericWorkload: true}
+profiles:
+- schedulerName: bin-packing
+  plugins:
+    score:
+      disabled: [{name: NodeResourcesBalancedAllocation}]
+      enabled: [{name: NodeResourcesFit, weight: 5}]
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 2}, {name: memory, weight: 1}]
+""")
+    profile = load_profile(str(path))
+    assert profile.name == "bin-packing"
+    assert profile.gang
+    assert profile.percentage_of_nodes_to_score == 30
+    assert profile.scores == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5}
+    assert profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    ("percentageOfNodesToScore: 150\n", "percentageOfNodesToScore"),
+    ("profiles: [{plugins: {filter: {enabled: [{name: Magic}]}}}]\n", "profiles[0].plugins.filter.enabled"),
+    ("profiles: [{pluginConfig: [{name: Nope, args: {}}]}]\n", "profiles[0].pluginConfig[0].name"),
+    ("profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: Fastest}}}]}]\n",
+     "pluginConfig[NodeResourcesFit].args.scoringStrategy.type"),
+])
+def test_bad_profile_files_name_the_field(tmp_path: Path, text: str, field: str) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    with pytest.raises(InputError) as err:
+        load_profile(str(path))
+    assert err.value.field == field
+    assert err.value.file == str(path)
+
+
+def test_an_unknown_profile_name() -> None:
+    with pytest.raises(InputError, match="unknown profile 'fast'"):
+        load_profile("fast")

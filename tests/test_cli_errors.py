@@ -1,0 +1,229 @@
+"""Bad input ends with one line naming the file, the object and the field, exit status 2, no traceback."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from phalanx.cli import main
+from tests.builders import MakeNode, MakePod, MakePodGroup, write_manifests
+
+NODE = MakeNode("node-a").alloc(cpu="16", memory="64Gi")
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def fails_with(capsys: pytest.CaptureFixture[str], argv: list[str], *parts: str) -> str:
+    """Exit 2 and exactly one stderr line `phalanx: error: …` holding every part, in order."""
+    status, out, err = run(capsys, *argv)
+    assert status == 2, (out, err)
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    line = lines[0]
+    assert line.startswith("phalanx: error: ")
+    at = 0
+    for part in parts:
+        found = line.find(part, at)
+        assert found >= 0, f"{part!r} not found (in order) in {line!r}"
+        at = found + len(part)
+    return line
+
+
+def file_with(tmp_path: Path, text: str, name: str = "input.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+# --- broken files ---
+
+def test_broken_yaml(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = file_with(tmp_path, "apiVersion: v1\nkind: Pod\nmetadata: {name: web\nspec: {}\n")
+    fails_with(capsys, ["validate", path], path, "line ", "invalid YAML")
+
+
+def test_broken_yaml_in_a_later_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = file_with(tmp_path, "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\nkind: [Pod\n")
+    fails_with(capsys, ["simulate", path], path, "invalid YAML")
+
+
+@pytest.mark.parametrize("text", ["- just\n- a list\n", "hello\n", "42\n"])
+def test_a_document_that_is_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    path = file_with(tmp_path, "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n---\n" + text)
+    fails_with(capsys, ["validate", path], path, "document 2 is not an object")
+
+
+def test_a_list_item_that_is_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = file_with(tmp_path, "apiVersion: v1\nkind: List\nitems:\n- 3\n")
+    fails_with(capsys, ["validate", path], path, "document 1", "items[0]", "not an object")
+
+
+def test_a_file_that_does_not_exist(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = str(tmp_path / "nodes.yaml")
+    fails_with(capsys, ["simulate", missing], missing, "no such file or directory")
+
+
+def test_a_manifest_without_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = file_with(tmp_path, "apiVersion: v1\nmetadata: {name: a}\n")
+    fails_with(capsys, ["validate", path], path, "kind", "is required")
+
+
+# --- API versions ---
+
+@pytest.mark.parametrize(("kind", "api_version"), [
+    ("PodGroup", "scheduling.k8s.io/v1alpha2"),
+    ("Workload", "scheduling.k8s.io/v1alpha1"),
+    ("Node", "v2"),
+    ("Job", "batch/v1beta1"),
+])
+def test_a_known_kind_in_an_api_version_phalanx_does_not_read(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             kind: str, api_version: str) -> None:
+    path = file_with(tmp_path, f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: x, namespace: batch}}\n"
+                               "spec: {}\n")
+    line = fails_with(capsys, ["validate", path], path, f"{kind} ", "apiVersion", api_version)
+    assert "reads" in line  # says which version it does read
+
+
+# --- fields ---
+
+def test_negative_quantity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "pods.yaml", MakePod("worker-0", "batch").req(cpu="-4")))
+    fails_with(capsys, ["validate", path], path, "Pod batch/worker-0", "spec.containers[0].resources.requests.cpu",
+               "negative quantity")
+
+
+def test_malformed_quantity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "pods.yaml", MakePod("worker-0", "batch").req(cpu="4 cores")))
+    line = fails_with(capsys, ["validate", path], path, "Pod batch/worker-0",
+                      "spec.containers[0].resources.requests.cpu", "invalid quantity '4 cores'")
+    # The README's example line, word for word apart from the path.
+    assert line == (f"phalanx: error: {path}: Pod batch/worker-0: spec.containers[0].resources.requests.cpu: "
+                    "invalid quantity '4 cores'")
+
+
+def test_malformed_node_allocatable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "nodes.yaml", MakeNode("n").alloc(memory="64GB")))
+    fails_with(capsys, ["validate", path], path, "Node n", "status.allocatable.memory", "invalid quantity")
+
+
+def test_a_quantity_too_large_to_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "nodes.yaml", MakeNode("n").alloc(cpu="1e30")))
+    fails_with(capsys, ["simulate", path], path, "Node n", "status.allocatable.cpu", "too large")
+
+
+def test_min_count_below_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "groups.yaml", MakePodGroup("workers", "batch").gang(0)))
+    fails_with(capsys, ["validate", path], path, "PodGroup batch/workers", "spec.schedulingPolicy.gang.minCount",
+               "at least 1")
+
+
+def test_duplicate_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "pods.yaml", MakePod("web", "shop").req(cpu="1"),
+                               MakePod("web", "shop").req(cpu="2")))
+    fails_with(capsys, ["validate", path], path, "Pod shop/web", "metadata.name", "duplicate Pod")
+
+
+def test_unknown_priority_class_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "pods.yaml", MakePod("web", "shop").req(cpu="1").priority_class("gold")))
+    fails_with(capsys, ["validate", path], path, "Pod shop/web", "spec.priorityClassName", "'gold'")
+
+
+def test_node_name_naming_a_missing_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "pods.yaml", NODE, MakePod("db", "shop").req(cpu="1").node("node-z")))
+    fails_with(capsys, ["simulate", path], path, "Pod shop/db", "spec.nodeName", "'node-z'")
+
+
+def test_node_name_naming_a_node_that_arrives_later(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "x.yaml", MakeNode("late").alloc(cpu="4").arrival("1h"),
+                               MakePod("db", "shop").req(cpu="1").node("late")))
+    fails_with(capsys, ["simulate", path, "-o", "json"], "Pod shop/db", "spec.nodeName",
+               "Node 'late' arrives at 3600s, after this pod (0s)")
+
+
+# --- flags ---
+
+@pytest.mark.parametrize("until", ["2x", "soon", "-1h", ""])
+def test_bad_until(tmp_path: Path, capsys: pytest.CaptureFixture[str], until: str) -> None:
+    path = str(write_manifests(tmp_path / "n.yaml", NODE))
+    fails_with(capsys, ["simulate", path, f"--until={until}"], "--until", "invalid duration")
+    fails_with(capsys, ["compare", path, f"--until={until}"], "--until", "invalid duration")
+
+
+def test_unknown_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "n.yaml", NODE))
+    fails_with(capsys, ["simulate", path, "--profile", "fastest"], "--profile", "unknown profile 'fastest'")
+    fails_with(capsys, ["compare", path, "--profiles", "default,fastest"], "unknown profile 'fastest'")
+
+
+@pytest.mark.parametrize(("gates", "why"), [
+    ("GenericWorkload", "invalid feature gate"),
+    ("GenericWorkload=yes", "invalid feature gate"),
+    ("GangScheduling=true", "unrecognized feature gate 'GangScheduling'"),
+])
+def test_bad_feature_gates(tmp_path: Path, capsys: pytest.CaptureFixture[str], gates: str, why: str) -> None:
+    path = str(write_manifests(tmp_path / "n.yaml", NODE))
+    fails_with(capsys, ["simulate", path, f"--feature-gates={gates}"], "--feature-gates", why)
+
+
+def test_a_broken_profile_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "n.yaml", NODE))
+    profile = file_with(tmp_path, "profiles: [{plugins: {score: {enabled: [{name: Telepathy}]}}}]\n", "p.yaml")
+    fails_with(capsys, ["simulate", path, "--config", profile], profile, "Telepathy")
+
+
+# --- not errors ---
+
+def test_unrelated_kinds_are_skipped_with_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "snapshot.yaml", NODE,
+                               {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}},
+                               {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}},
+                               {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b"}},
+                               MakePod("web").req(cpu="1")))
+    for argv in (["validate", path], ["simulate", path, "-o", "json"], ["compare", path, "-o", "json"]):
+        status, out, err = run(capsys, *argv)
+        assert status == 0
+        assert err.splitlines() == [
+            "phalanx: skipped 3 object(s) of kinds that do not affect scheduling (ConfigMap: 2, Service: 1)"]
+        assert out
+
+
+def test_validate_counts_what_it_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "x.yaml", NODE, MakePod("a").req(cpu="1"), MakePodGroup("g").gang(1)))
+    status, out, err = run(capsys, "validate", path)
+    assert status == 0 and err == ""
+    assert out.startswith("valid: 1 node(s), 1 pod(s), 1 pod group(s)")
+
+
+def _simulate(capsys: pytest.CaptureFixture[str], path: str, *flags: str) -> dict[str, Any]:
+    status, out, err = run(capsys, "simulate", path, "-o", "json", *flags)
+    assert status == 0, err
+    report: dict[str, Any] = json.loads(out)
+    return report
+
+
+def test_a_pod_naming_a_pod_group_that_never_arrives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "x.yaml", NODE, MakePod("w", "batch").req(cpu="1").group("ghost")))
+    # GenericWorkload on: the pod waits in PreEnqueue for its PodGroup, with that reason.
+    gang = _simulate(capsys, path, "--profile", "gang")
+    [pod] = gang["pods"]
+    assert pod["phase"] == "Pending"
+    assert pod["message"] == "waiting for PodGroup batch/ghost to be created"
+    assert gang["summary"]["pods"]["pending"] == 1
+    # GenericWorkload off (the v1.37 default): the scheduler ignores the group link and places the pod alone.
+    default = _simulate(capsys, path, "--profile", "default")
+    [pod] = default["pods"]
+    assert pod["phase"] == "Running" and pod["node"] == "node-a"
+
+
+def test_feature_gates_pick_the_profile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(write_manifests(tmp_path / "x.yaml", NODE, MakePod("w", "batch").req(cpu="1").group("ghost")))
+    assert _simulate(capsys, path)["profile"] == "default"
+    gated = _simulate(capsys, path, "--feature-gates=GenericWorkload=true")
+    assert gated["profile"] == "gang" and gated["featureGates"]["GenericWorkload"] is True
+    assert gated["pods"][0]["phase"] == "Pending"
