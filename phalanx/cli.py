@@ -1,4 +1,4 @@
-"""The `phalanx` command: simulate, compare, validate."""
+"""The `phalanx` command: simulate, compare, validate, generate."""
 
 from __future__ import annotations
 
@@ -16,9 +16,14 @@ from phalanx.api.load import Inputs, load_paths
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError, PhalanxError
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
+from phalanx.sim.progress import RunProgress
 from phalanx.sim.report import SCHEMA_VERSION, build_report
+from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation
+from phalanx.sim.synthetic import generate, load_workload
 from phalanx.sim.tables import render_compare, render_simulation
+from phalanx.sim.trace_file import Trace, load_traces
+from phalanx.traces.compare import PROTOCOLS, TRACES, compare_trace, parse_seeds, render_trace_compare
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,16 +34,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"phalanx {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    def inputs(p: argparse.ArgumentParser) -> None:
-        p.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
+    def inputs(p: argparse.ArgumentParser, paths: str = "+") -> None:
+        p.add_argument("paths", nargs=paths, metavar="FILE_OR_DIR",
                        help="Kubernetes manifests: YAML files (multi-document or kind: List) or directories")
         p.add_argument("--until", metavar="DURATION",
                        help="stop the simulated clock at this time (e.g. 2h, 90m, 3600); default: when nothing "
                             "more can change")
         p.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equal-score nodes")
+        p.add_argument("--trace-file", action="append", default=[], metavar="FILE",
+                       help="a JSON Lines trace of timed create/delete events replayed on top of the manifests "
+                            "(docs/traces.md); repeatable")
+        p.add_argument("--report", metavar="DIR",
+                       help="also write report.json (with time series), series.csv, PNG plots and a "
+                            "self-contained index.html into DIR (docs/report.md)")
+        p.add_argument("--sample", metavar="DURATION",
+                       help="with --report: sample the time series at most once per DURATION of simulated time "
+                            "(default: after every event)")
 
     sim = sub.add_parser("simulate", help="run the simulation under one profile and print the outcome")
-    inputs(sim)
+    inputs(sim, paths="*")
     sim.add_argument("--profile", help="default | gang | a profile file; without it, --feature-gates decide")
     sim.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration-like profile file")
     sim.add_argument("--feature-gates", default="", metavar="GATES",
@@ -46,24 +60,85 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("-o", "--output", choices=("table", "wide", "json", "yaml"), default="table")
 
     cmp = sub.add_parser("compare", help="run the same input under several profiles, side by side")
-    inputs(cmp)
+    inputs(cmp, paths="*")
     cmp.add_argument("--profiles", default="default,gang",
                      help="comma-separated built-in profile names or profile files (default: default,gang)")
     cmp.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+    trace = cmp.add_argument_group("public traces", "replay a trace's CSV files instead of manifests")
+    trace.add_argument("--trace", choices=TRACES, help="the trace format: openb (Alibaba cluster-trace-gpu-v2023)")
+    trace.add_argument("--nodes", metavar="NODES.csv", help="the trace's node list")
+    trace.add_argument("--pods", metavar="PODS.csv", help="the trace's pod list")
+    trace.add_argument("--protocol", choices=PROTOCOLS, default="fragmentation",
+                       help="fragmentation: the FGD paper's seeded one-shot replay up to --load × GPU capacity; "
+                            "timed: the trace's creation and deletion times (default: fragmentation)")
+    trace.add_argument("--load", type=float, default=1.3,
+                       help="arrived GPU requests as a multiple of GPU capacity (default: 1.3)")
+    trace.add_argument("--seeds", default="42", help="seeds: a range and/or a comma list, e.g. 42-51 (default: 42)")
 
     val = sub.add_parser("validate", help="load and validate manifests only")
     val.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    val.add_argument("--trace-file", action="append", default=[], metavar="FILE", help="also check a trace file")
+
+    gen = sub.add_parser("generate", help="print the manifests a scheduler_perf-style workload file describes")
+    gen.add_argument("workload", metavar="WORKLOAD.yaml", help="createNodes / createPods / createPodGroups "
+                                                               "operations (docs/traces.md)")
+    gen.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     return parser
 
 
-def _load(paths: Sequence[str]) -> Inputs:
+def _load(paths: Sequence[str], trace_files: Sequence[str] = ()) -> tuple[Inputs, Trace | None]:
+    if not paths and not trace_files:
+        raise InputError("give manifests (FILE_OR_DIR...) or --trace-file FILE", field="FILE_OR_DIR")
     inputs = load_paths(paths)
-    if inputs.skipped:
-        kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(inputs.skipped.items()))
-        total = sum(inputs.skipped.values())
+    trace = load_traces(trace_files, inputs) if trace_files else None
+    skipped = inputs.skipped + trace.skipped if trace is not None else inputs.skipped
+    if skipped:
+        kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(skipped.items()))
+        total = sum(skipped.values())
         print(f"phalanx: skipped {total} object(s) of kinds that do not affect scheduling ({kinds})",
               file=sys.stderr)
-    return inputs
+    return inputs, trace
+
+
+def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
+                 profiles: Sequence[Profile]) -> list[dict[str, Any]]:
+    """Run the inputs under each profile; with --report, record the time series too."""
+    until = _until(args)
+    sample = None
+    if args.sample is not None:
+        try:
+            sample = parse_duration(args.sample)
+        except ValueError as exc:
+            raise InputError(str(exc), field="--sample") from None
+        if sample <= 0:
+            raise InputError("must be a positive duration", field="--sample")
+    horizon = max([0.0, *(getattr(o, "arrival", 0.0) for o in inputs.objects()),
+                   *((trace.deletions[-1][0],) if trace is not None and trace.deletions else ())])
+    reports = []
+    with RunProgress() as progress:
+        for profile in profiles:
+            # Simulations never change the loaded objects, so every profile replays the same ones.
+            sim = Simulation(inputs, profile, seed=args.seed, until=until)
+            if trace is not None:
+                trace.apply(sim)
+            recorder = SeriesRecorder(sample).attach(sim) if args.report else None
+            progress.track(sim, profile.name, horizon)
+            sim.run()
+            progress.done()
+            reports.append(build_report(sim, series=recorder))
+    return reports
+
+
+def _write_report(directory: str, document: dict[str, Any]) -> None:
+    from phalanx.sim.output import write_report  # matplotlib loads only when a report is asked for
+
+    written = write_report(directory, document)
+    print(f"phalanx: wrote {len(written)} files to {directory} (open {directory.rstrip('/')}/index.html)",
+          file=sys.stderr)
+
+
+def _without_series(report: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in report.items() if key != "series"}
 
 
 def _simulate_profile(args: argparse.Namespace) -> Profile:
@@ -101,35 +176,67 @@ def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     # Piped output has no terminal width to go by: give tables room rather than folding them at 80.
     console = Console() if sys.stdout.isatty() else Console(width=140)
+    if args.command == "generate":
+        manifests = generate(load_workload(args.workload))
+        if args.output == "json":
+            _emit({"apiVersion": "v1", "kind": "List", "items": manifests}, "json")
+        else:
+            sys.stdout.write(yaml.safe_dump_all(manifests, sort_keys=False))
+        return 0
     if args.command == "validate":
-        inputs = _load(args.paths)
+        inputs, _ = _load(args.paths, args.trace_file)
         print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
               f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
               f"{len(inputs.priority_classes)} priority class(es)")
         return 0
     if args.command == "simulate":
         profile = _simulate_profile(args)
-        until = _until(args)
-        inputs = _load(args.paths)
-        report = build_report(Simulation(inputs, profile, seed=args.seed, until=until).run())
+        _until(args)  # a bad --until fails before the inputs load
+        inputs, trace = _load(args.paths, args.trace_file)
+        report = _simulations(args, inputs, trace, [profile])[0]
+        if args.report:
+            _write_report(args.report, report)
         if args.output in ("json", "yaml"):
-            _emit(report, args.output)
+            _emit(_without_series(report), args.output)
         else:
             render_simulation(report, console, wide=args.output == "wide")
         return 0
+    if args.trace or args.nodes or args.pods:
+        return _compare_trace(args, console)
+    if not args.paths and not args.trace_file:
+        raise InputError("give manifests (FILE_OR_DIR...) or a trace (--trace openb --nodes NODES.csv --pods "
+                         "PODS.csv)", field="compare")
     profiles = [load_profile(spec.strip()) for spec in args.profiles.split(",") if spec.strip()]
     if not profiles:
         raise InputError("name at least one profile", field="--profiles")
-    until = _until(args)
-    inputs = _load(args.paths)
-    reports = []
-    for profile in profiles:
-        # Simulations never change the loaded objects, so every profile replays the same ones.
-        reports.append(build_report(Simulation(inputs, profile, seed=args.seed, until=until).run()))
+    _until(args)  # a bad --until fails before the inputs load
+    inputs, trace = _load(args.paths, args.trace_file)
+    reports = _simulations(args, inputs, trace, profiles)
+    if args.report:
+        _write_report(args.report, {"schemaVersion": SCHEMA_VERSION, "results": reports})
     if args.output in ("json", "yaml"):
-        _emit({"schemaVersion": SCHEMA_VERSION, "results": reports}, args.output)
+        _emit({"schemaVersion": SCHEMA_VERSION, "results": [_without_series(r) for r in reports]}, args.output)
     else:
         render_compare(reports, console)
+    return 0
+
+
+def _compare_trace(args: argparse.Namespace, console: Console) -> int:
+    """`compare --trace openb --nodes … --pods …`: the trace under each profile and seed."""
+    if args.paths or args.trace_file:
+        raise InputError("give either manifests (FILE_OR_DIR, --trace-file) or --trace, not both", field="compare")
+    for flag, value in (("--trace", args.trace), ("--nodes", args.nodes), ("--pods", args.pods)):
+        if not value:
+            raise InputError("is required with --trace, --nodes and --pods", field=flag)
+    specs = [spec.strip() for spec in args.profiles.split(",") if spec.strip()]
+    results = compare_trace(args.trace, args.nodes, args.pods, args.protocol, args.load, parse_seeds(args.seeds),
+                            specs)
+    if args.report:
+        _write_report(args.report, {"schemaVersion": SCHEMA_VERSION, "results": results})
+    if args.output in ("json", "yaml"):
+        _emit({"schemaVersion": SCHEMA_VERSION, "results": results}, args.output)
+    else:
+        render_trace_compare(results, console)
     return 0
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,12 +12,190 @@ from typing import Any
 
 import yaml
 
+from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import PARSERS, object_name
 from phalanx.errors import InputError
 
 _YAML_SUFFIXES = (".yaml", ".yml", ".json")
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+# --- a fast reader for block-style YAML ---------------------------------------------------------------------
+#
+# Most manifests (`kubectl get -o yaml`, hand-written files) use a small part of YAML: block mappings and
+# sequences, one-line plain and quoted scalars, comments, `---` between documents. `_fast_documents` reads
+# exactly that part line by line and hands every scalar to PyYAML's own resolver and constructors, so it
+# returns what `yaml.load_all(text, Loader=SafeLoader)` returns. On anything else (flow collections with
+# content, block scalars, anchors, tags, multi-line scalars, tabs, CR line breaks, directives, anything
+# PyYAML would reject) it gives up and the file is read by PyYAML itself, errors and all.
+
+class _GiveUp(Exception):
+    """The text leaves the part of YAML the fast reader reads."""
+
+
+# Characters the fast reader accepts (YAML's printable set less tab, CR, NEL, BOM and the line separators).
+_FOREIGN = re.compile("[^\n\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")
+_SINGLE_QUOTED = re.compile(r"'((?:[^']|'')*)' *(?:#.*)?")
+_DOUBLE_QUOTED = re.compile(r'"([^"\\]*)" *(?:#.*)?')
+_DOUBLE_QUOTED_ESCAPES = re.compile(r'("(?:[^"\\]|\\[^\n])*") *(?:#.*)?')
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_SCALAR_TAGS = frozenset("tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_EMPTY_MAP = object()
+_EMPTY_SEQ = object()
+_NO_KEY = object()
+
+
+def _plain(text: str) -> Any:
+    """A one-line plain scalar, resolved and constructed as PyYAML's SafeLoader does."""
+    tag: str = _RESOLVER.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    if tag not in _SCALAR_TAGS:
+        raise _GiveUp
+    try:
+        return _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, text))
+    except Exception:
+        raise _GiveUp from None
+
+
+def _value(raw: str) -> Any:
+    """The scalar (or empty flow collection marker) written as `raw`, a value with no leading spaces."""
+    first = raw[0]
+    if first == "'":
+        match = _SINGLE_QUOTED.fullmatch(raw)
+        if match is None:
+            raise _GiveUp
+        return match.group(1).replace("''", "'")
+    if first == '"':
+        match = _DOUBLE_QUOTED.fullmatch(raw)
+        if match is not None:
+            return match.group(1)
+        match = _DOUBLE_QUOTED_ESCAPES.fullmatch(raw)
+        if match is None:
+            raise _GiveUp
+        try:
+            value = yaml.load(match.group(1), Loader=_Loader)
+        except yaml.YAMLError:
+            raise _GiveUp from None
+        if not isinstance(value, str):
+            raise _GiveUp
+        return value
+    if first in "[{":
+        end = raw.find(" #")
+        flow = (raw if end < 0 else raw[:end]).rstrip(" ")
+        if flow == "{}":
+            return _EMPTY_MAP
+        if flow == "[]":
+            return _EMPTY_SEQ
+        raise _GiveUp
+    if first in ",]}#&*!|>%@`" or (first in "-?:" and (len(raw) == 1 or raw[1] == " ")):
+        raise _GiveUp
+    end = raw.find(" #")
+    text = (raw if end < 0 else raw[:end]).rstrip(" ")
+    if ": " in text or text.endswith(":"):
+        raise _GiveUp
+    return _plain(text)
+
+
+def _fast_documents(text: str) -> list[Any]:
+    """The documents of `text`, as yaml.load_all gives them; raises _GiveUp outside the subset read."""
+    if _FOREIGN.search(text) is not None:
+        raise _GiveUp
+    docs: list[Any] = []
+    keys: dict[str, Any] = {}
+    values: dict[str, Any] = {}
+    plain_key = _PLAIN_KEY.fullmatch
+    root: Any = None
+    explicit = False  # the current document began with `---`
+    stack: list[tuple[int, Any, bool]] = []  # (column, container, is a sequence)
+    pending: dict[Any, Any] | None = None  # a mapping whose last key waits for a nested value
+    pending_key: Any = _NO_KEY
+    pending_col = 0
+    for line in text.split("\n"):
+        s = line.lstrip(" ")
+        if not s or s[0] == "#":
+            continue
+        col = len(line) - len(s)
+        if col == 0 and s[0] in "-.":
+            if s.startswith("---") and (len(s) == 3 or s[3] == " "):
+                rest = s[3:].lstrip(" ")
+                if rest and rest[0] != "#":
+                    raise _GiveUp
+                if pending is not None:
+                    pending[pending_key] = None
+                    pending = None
+                if root is not None or explicit:
+                    docs.append(root)
+                root, explicit, stack = None, True, []
+                continue
+            if s.startswith("..."):
+                raise _GiveUp
+        is_item = s[0] == "-" and (len(s) == 1 or s[1] == " ")
+        if root is None:
+            if col != 0:
+                raise _GiveUp
+            root = [] if is_item else {}
+            stack.append((0, root, is_item))
+        elif pending is not None:
+            if is_item and col >= pending_col:
+                child: Any = []
+            elif not is_item and col > pending_col:
+                child = {}
+            else:
+                child = None
+            pending[pending_key] = child
+            pending = None
+            if child is not None:
+                stack.append((col, child, is_item))
+        while True:
+            top_col, top, top_is_seq = stack[-1]
+            if top_col > col or (top_col == col and top_is_seq and not is_item):
+                stack.pop()  # the block ended (a sequence at its key's column ends at the next key)
+                if not stack:
+                    raise _GiveUp
+                continue
+            break
+        if top_col != col or top_is_seq != is_item:
+            raise _GiveUp
+        if is_item:
+            s_item = s[1:].lstrip(" ")
+            if not s_item or s_item[0] == "#" or (s_item[0] == "-" and (len(s_item) == 1 or s_item[1] == " ")):
+                raise _GiveUp
+            if s_item[0] in "'\"" or (": " not in s_item and not s_item.endswith(":")):
+                value = values.get(s_item, _NO_KEY)
+                if value is _NO_KEY:
+                    value = values[s_item] = _value(s_item)
+                top.append({} if value is _EMPTY_MAP else [] if value is _EMPTY_SEQ else value)
+                continue
+            col += len(s) - len(s_item)
+            top = {}
+            stack[-1][1].append(top)
+            stack.append((col, top, False))
+            s = s_item
+        name, sep, raw = s.partition(": ")
+        if not sep:
+            if not s.endswith(":"):
+                raise _GiveUp
+            name, raw = s[:-1], ""
+        key = keys.get(name, _NO_KEY)
+        if key is _NO_KEY:
+            if plain_key(name) is None:
+                raise _GiveUp
+            key = keys[name] = _plain(name)
+        raw = raw.lstrip(" ")
+        if not raw or raw[0] == "#":
+            pending, pending_key, pending_col = top, key, col
+            continue
+        value = values.get(raw, _NO_KEY)
+        if value is _NO_KEY:
+            value = values[raw] = _value(raw)
+        top[key] = {} if value is _EMPTY_MAP else [] if value is _EMPTY_SEQ else value
+    if pending is not None:
+        pending[pending_key] = None
+    if root is not None or explicit:
+        docs.append(root)
+    return docs
 
 
 @dataclass
@@ -29,6 +209,11 @@ class Inputs:
     pod_groups: list[PodGroup] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    device_taint_rules: list[DeviceTaintRule] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
 
@@ -67,7 +252,12 @@ def _documents(path: str) -> Iterator[tuple[int, Any]]:
     except UnicodeDecodeError:
         raise InputError("not a UTF-8 text file", file=path) from None
     try:
-        docs = list(yaml.load_all(text, Loader=_Loader))
+        docs = _fast_documents(text)
+    except _GiveUp:
+        docs = None
+    try:
+        if docs is None:
+            docs = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "YAML"
@@ -95,6 +285,18 @@ def _flatten(doc: Any, path: str, number: int) -> Iterable[Mapping[str, Any]]:
 
 def load_paths(paths: Sequence[str]) -> Inputs:
     """Load and validate every manifest under `paths`; raises InputError on the first problem."""
+    # Loading builds millions of small dicts and lists and frees none: the cyclic garbage collector would
+    # only walk them again and again, so it rests until the load is done.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_paths(paths)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _load_paths(paths: Sequence[str]) -> Inputs:
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
     index = 0
@@ -136,7 +338,9 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
     seen[ident] = source.file
     bucket = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
               Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
-              PodDisruptionBudget: inputs.pdbs}[type(obj)]
+              PodDisruptionBudget: inputs.pdbs, ResourceSlice: inputs.resource_slices,
+              DeviceClass: inputs.device_classes, ResourceClaim: inputs.resource_claims,
+              ResourceClaimTemplate: inputs.claim_templates, DeviceTaintRule: inputs.device_taint_rules}[type(obj)]
     bucket.append(obj)  # type: ignore[attr-defined]
 
 
@@ -149,7 +353,7 @@ def resolve(inputs: Inputs) -> None:
     classes = {pc.name: pc for pc in inputs.priority_classes}
     defaults = [pc for pc in inputs.priority_classes if pc.global_default]
     default_priority = defaults[0].value if defaults else 0
-    node_names = {n.name for n in inputs.nodes}
+    node_arrival = {n.name: n.arrival for n in inputs.nodes}
 
     def pod_priority(pod: Pod, kind: str, field: str) -> None:
         if pod.priority_class_name is not None:
@@ -165,8 +369,11 @@ def resolve(inputs: Inputs) -> None:
 
     for pod in inputs.pods:
         pod_priority(pod, "Pod", "spec.priorityClassName")
-        if pod.node_name is not None and pod.node_name not in node_names:
+        if pod.node_name is not None and pod.node_name not in node_arrival:
             raise InputError(f"no Node named {pod.node_name!r}", field="spec.nodeName", **_where(pod, "Pod"))
+        if pod.node_name is not None and node_arrival[pod.node_name] > pod.arrival:
+            raise InputError(f"Node {pod.node_name!r} arrives at {node_arrival[pod.node_name]:g}s, after this pod "
+                             f"({pod.arrival:g}s)", field="spec.nodeName", **_where(pod, "Pod"))
     # status.startTime of running pods, made relative to the snapshot: the latest start is time 0.
     started = [p.start_time for p in inputs.pods if p.start_time is not None]
     latest = max(started, default=0.0)
@@ -202,3 +409,55 @@ def resolve(inputs: Inputs) -> None:
                 raise InputError(f"no PriorityClass named {group.priority_class_name!r}",
                                  field="spec.priorityClassName", **_where(group, "PodGroup"))
             group.priority = pc.value
+    resolve_devices(inputs)
+
+
+def _device_where(obj: ResourceClaim | ResourceClaimTemplate | DeviceTaintRule, kind: str) -> dict[str, str]:
+    namespace = getattr(obj, "namespace", "")
+    return {"file": obj.source.file if obj.source else "", "obj": f"{kind} {namespace + '/' if namespace else ''}"
+            f"{obj.name}"}
+
+
+def resolve_devices(inputs: Inputs) -> None:
+    """DRA cross-object checks: device classes named by claims and rules exist; pods' claims and templates
+    exist in the pod's namespace."""
+    classes = {c.name for c in inputs.device_classes}
+
+    def check_spec(obj: ResourceClaim | ResourceClaimTemplate, kind: str, where: str) -> None:
+        for i, request in enumerate(obj.spec.requests):
+            if request.exactly is not None:
+                fields = [(request.exactly, f"{where}.devices.requests[{i}].exactly.deviceClassName")]
+            else:
+                fields = [(sub, f"{where}.devices.requests[{i}].firstAvailable[{j}].deviceClassName")
+                          for j, sub in enumerate(request.first_available)]
+            for exact, field_name in fields:
+                if exact.device_class_name not in classes:
+                    raise InputError(f"no DeviceClass named {exact.device_class_name!r}", field=field_name,
+                                     **_device_where(obj, kind))
+
+    for claim in inputs.resource_claims:
+        check_spec(claim, "ResourceClaim", "spec")
+    for template in inputs.claim_templates:
+        check_spec(template, "ResourceClaimTemplate", "spec.spec")
+    for rule in inputs.device_taint_rules:
+        name = rule.selector.device_class_name
+        if name is not None and name not in classes:
+            raise InputError(f"no DeviceClass named {name!r}", field="spec.deviceSelector.deviceClassName",
+                             **_device_where(rule, "DeviceTaintRule"))
+    claims = {c.key for c in inputs.resource_claims}
+    templates = {t.key for t in inputs.claim_templates}
+
+    def check_pod(pod: Pod, kind: str, obj: Pod | Job, where: str) -> None:
+        for i, ref in enumerate(pod.resource_claims):
+            if ref.claim_name is not None and f"{obj.namespace}/{ref.claim_name}" not in claims:
+                raise InputError(f"no ResourceClaim named {ref.claim_name!r} in namespace {obj.namespace!r}",
+                                 field=f"{where}.resourceClaims[{i}].resourceClaimName", **_where(obj, kind))
+            if ref.template_name is not None and f"{obj.namespace}/{ref.template_name}" not in templates:
+                raise InputError(f"no ResourceClaimTemplate named {ref.template_name!r} in namespace "
+                                 f"{obj.namespace!r}", field=f"{where}.resourceClaims[{i}].resourceClaimTemplateName",
+                                 **_where(obj, kind))
+
+    for pod in inputs.pods:
+        check_pod(pod, "Pod", pod, "spec")
+    for job in inputs.jobs:
+        check_pod(job.template, "Job", job, "spec.template.spec")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from phalanx.api.dra import PodResourceClaim
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
@@ -100,6 +103,17 @@ class Node:
     source: Source | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class GpuRequest:
+    """A pod's GPU ask (the openb trace's `num_gpu`, `gpu_milli`, `gpu_spec`): `count` GPUs with `milli`
+    thousandths free on each (1000 = whole GPUs, less = a share of one), on a node whose GPU model is one of
+    `models` (empty: any GPU node)."""
+
+    count: int
+    milli: int
+    models: tuple[str, ...] = ()
+
+
 @dataclass(slots=True)
 class Pod:
     namespace: str
@@ -122,6 +136,10 @@ class Pod:
     controller: str | None = None  # kind of the controlling ownerReference (Job, ReplicaSet, …), if any
     termination_grace: float = 30.0
     checkpoint_interval: float | None = None
+    gpu: GpuRequest | None = None  # shared or whole GPUs (gpu_share plugins), None: no GPU
+    resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA), in order
+    # (cpu, memory) as kube-scheduler scores them: each container's missing request defaulted to 100m/200Mi.
+    scoring_requests: tuple[int, int] | None = None
 
     @property
     def key(self) -> str:
@@ -133,6 +151,8 @@ class Pod:
 
     def nonzero(self, resource: str) -> int:
         """The request kube-scheduler scores with: cpu and memory default to 100m and 200Mi when unset."""
+        if self.scoring_requests is not None and resource in ("cpu", "memory"):
+            return self.scoring_requests[0 if resource == "cpu" else 1]
         value = self.requests.get(resource, 0)
         if value:
             return value

@@ -6,9 +6,12 @@ import datetime
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
+from phalanx.api import dra
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
     CHECKPOINT_ANNOTATION,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
     DEFAULT_NAMESPACE,
     DURATION_ANNOTATION,
     GroupPolicy,
@@ -181,28 +184,52 @@ def _container_requests(raw: Any, field: str) -> dict[str, int]:
     return {**limits, **requests}  # the API server defaults a missing request to its limit
 
 
-def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> dict[str, int]:
-    """Requests as kube-scheduler counts them: containers plus sidecars, the largest init step, overhead."""
-    containers = _list(spec.get("containers"), f"{field}.containers")
-    if not containers:
-        raise _fail(f"{field}.containers", "at least one container is required")
+# kube-scheduler scores a container that sets no cpu or memory request as if it asked for these.
+NON_MISSING_DEFAULTS = {"cpu": DEFAULT_MILLI_CPU_REQUEST, "memory": DEFAULT_MEMORY_REQUEST}
+
+
+def _aggregate(containers: list[dict[str, int]], inits: list[tuple[dict[str, int], bool]],
+               overhead: Mapping[str, int]) -> dict[str, int]:
+    """kube's PodRequests: containers plus sidecars, or the largest init step if larger, plus overhead."""
     total: dict[str, int] = {}
-    for i, c in enumerate(containers):
-        total = _add(total, _container_requests(c, f"{field}.containers[{i}]"))
+    for requests in containers:
+        total = _add(total, requests)
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
-    for i, c in enumerate(_list(spec.get("initContainers"), f"{field}.initContainers")):
-        cfield = f"{field}.initContainers[{i}]"
-        requests = _container_requests(c, cfield)
-        if _mapping(c, cfield).get("restartPolicy") == "Always":
+    for requests, sidecar in inits:
+        if sidecar:
             sidecars = _add(sidecars, requests)
             step = sidecars
         else:
             step = _add(requests, sidecars)
         init_peak = _max(init_peak, step)
-    total = _max(_add(total, sidecars), init_peak)
-    total = _add(total, _resources(spec.get("overhead"), f"{field}.overhead"))
-    return {name: value for name, value in total.items() if value}
+    return _add(_max(_add(total, sidecars), init_peak), overhead)
+
+
+def pod_requests_pair(spec: Mapping[str, Any], field: str = "spec") -> tuple[dict[str, int], dict[str, int]]:
+    """(requests as the fit filter counts them, requests as scoring counts them).
+
+    Scoring fills a container's missing cpu and memory requests with 100m and 200Mi first, container by
+    container (kube-scheduler's NonMissingContainerRequests).
+    """
+    raw_containers = _list(spec.get("containers"), f"{field}.containers")
+    if not raw_containers:
+        raise _fail(f"{field}.containers", "at least one container is required")
+    containers = [_container_requests(c, f"{field}.containers[{i}]") for i, c in enumerate(raw_containers)]
+    inits: list[tuple[dict[str, int], bool]] = []
+    for i, c in enumerate(_list(spec.get("initContainers"), f"{field}.initContainers")):
+        cfield = f"{field}.initContainers[{i}]"
+        inits.append((_container_requests(c, cfield), _mapping(c, cfield).get("restartPolicy") == "Always"))
+    overhead = _resources(spec.get("overhead"), f"{field}.overhead")
+    actual = _aggregate(containers, inits, overhead)
+    scoring = _aggregate([{**NON_MISSING_DEFAULTS, **c} for c in containers],
+                         [({**NON_MISSING_DEFAULTS, **r}, s) for r, s in inits], overhead)
+    return {name: value for name, value in actual.items() if value}, scoring
+
+
+def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> dict[str, int]:
+    """Requests as kube-scheduler counts them: containers plus sidecars, the largest init step, overhead."""
+    return pod_requests_pair(spec, field)[0]
 
 
 def _requirement(raw: Any, field: str) -> Requirement:
@@ -235,6 +262,10 @@ def _term(raw: Any, field: str) -> SelectorTerm:
     for i, r in enumerate(parsed_fields):
         if r.key != "metadata.name":
             raise _fail(f"{field}.matchFields[{i}].key", f"unsupported field {r.key!r}: only metadata.name")
+        if r.operator not in ("In", "NotIn"):  # as the API server validates node field selectors
+            raise _fail(f"{field}.matchFields[{i}].operator", f"unsupported value {r.operator!r}: one of In, NotIn")
+        if len(r.values) != 1:
+            raise _fail(f"{field}.matchFields[{i}].values", "must hold exactly one node name")
     return SelectorTerm(
         expressions=tuple(_requirement(r, f"{field}.matchExpressions[{i}]") for i, r in enumerate(exprs)),
         fields=parsed_fields,
@@ -293,14 +324,16 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
     explicit_priority = None
     if spec.get("priority") is not None:
         explicit_priority = _int(spec.get("priority"), f"{field}.priority", minimum=-2_147_483_648,
-                                 maximum=2_000_000_000)
+                                 maximum=2_147_483_647)  # int32: system-node-critical is 2000001000
     preemption_policy = _text(spec.get("preemptionPolicy"), f"{field}.preemptionPolicy") or "PreemptLowerPriority"
     if preemption_policy not in ("PreemptLowerPriority", "Never"):
         raise _fail(f"{field}.preemptionPolicy", f"unsupported value {preemption_policy!r}")
     node_name = _text(spec.get("nodeName"), f"{field}.nodeName") or None
     grace = spec.get("terminationGracePeriodSeconds")
+    requests, scoring = pod_requests_pair(spec, field)
     return Pod(
-        namespace=meta.namespace, name=meta.name, requests=pod_requests(spec, field),
+        namespace=meta.namespace, name=meta.name, requests=requests,
+        scoring_requests=(scoring.get("cpu", 0), scoring.get("memory", 0)),
         placement=_placement(spec, field), labels=meta.labels,
         priority=explicit_priority or 0, explicit_priority=explicit_priority,
         priority_class_name=_text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None,
@@ -312,6 +345,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         termination_grace=30.0 if grace is None else float(_int(grace, f"{field}.terminationGracePeriodSeconds",
                                                                   minimum=0)),
         checkpoint_interval=_seconds(meta.annotations, CHECKPOINT_ANNOTATION, "metadata.annotations"),
+        resource_claims=dra.parse_pod_claims(spec, field),
     )
 
 
@@ -345,7 +379,7 @@ def _timestamp(raw: Any, field: str) -> float:
 
 def parse_priority_class(doc: Manifest, source: Source) -> PriorityClass:
     meta = Meta(doc, namespaced=False)
-    value = _int(doc.get("value"), "value", minimum=-2_147_483_648, maximum=2_000_000_000)
+    value = _int(doc.get("value"), "value", minimum=-2_147_483_648, maximum=2_147_483_647)
     policy = _text(doc.get("preemptionPolicy"), "preemptionPolicy") or "PreemptLowerPriority"
     if policy not in ("PreemptLowerPriority", "Never"):
         raise _fail("preemptionPolicy", f"unsupported value {policy!r}")
@@ -518,4 +552,5 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     "PodGroup": (("scheduling.k8s.io/v1beta1",), parse_pod_group),
     "Job": (("batch/v1",), parse_job),
     "PodDisruptionBudget": (("policy/v1",), parse_pdb),
+    **dra.PARSERS,  # resource.k8s.io: ResourceSlice, DeviceClass, ResourceClaim(Template), DeviceTaintRule
 }

@@ -53,6 +53,15 @@ class ClusterState:
         self.bound: dict[str, tuple[int, PodDemand]] = {}
         self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
         self._grow_to = 0
+        # The same numbers laid out resources × nodes (one contiguous row per resource), which is how the
+        # filter and the scores read them: free capacity (allocatable − requested), requested, allocatable
+        # and the non-zero requests. Kept in step with the arrays above by every method that changes them.
+        self.free_by_resource: IntArray = np.zeros((len(self.resources), 0), dtype=np.int64)
+        self.requested_by_resource: IntArray = np.zeros((len(self.resources), 0), dtype=np.int64)
+        self.allocatable_by_resource: IntArray = np.zeros((len(self.resources), 0), dtype=np.int64)
+        self.nonzero_by_resource: IntArray = np.zeros((2, 0), dtype=np.int64)
+        self.generation = 0  # bumped by every change to the resource arrays (assume, forget, new nodes)
+        self._positive: dict[int, bool] = {}
         self.add_nodes(nodes)
 
     # --- nodes ----------------------------------------------------------------------------------------
@@ -76,7 +85,25 @@ class ClusterState:
         self.requested = np.hstack([self.requested, pad])
         self._demand_cache.clear()
         self.bound = {k: (n, self._widen(d)) for k, (n, d) in self.bound.items()}
+        self._lay_out()
         return col
+
+    def _lay_out(self) -> None:
+        """Rebuild the resources × nodes arrays from the nodes × resources ones."""
+        # np.array copies: a transposed view of a one-node array would already count as contiguous.
+        self.free_by_resource = np.array((self.allocatable - self.requested).T, order="C")
+        self.requested_by_resource = np.array(self.requested.T, order="C")
+        self.allocatable_by_resource = np.array(self.allocatable.T, order="C")
+        self.nonzero_by_resource = np.array(self.nonzero_requested.T, order="C")
+        self._positive.clear()
+        self.generation += 1
+
+    def allocatable_positive(self, col: int) -> bool:
+        """Whether every node has a non-zero allocatable amount of the resource in column `col`."""
+        known = self._positive.get(col)
+        if known is None:
+            known = self._positive[col] = bool(np.all(self.allocatable_by_resource[col] > 0))
+        return known
 
     def _widen(self, demand: PodDemand) -> PodDemand:
         width = len(self.resources)
@@ -107,6 +134,7 @@ class ClusterState:
         self.nonzero_requested = np.vstack([self.nonzero_requested, np.zeros((len(nodes), 2), dtype=np.int64)])
         self.unschedulable = np.concatenate([self.unschedulable, np.array([n.unschedulable for n in nodes])])
         self.taint_set = np.concatenate([self.taint_set, taint_ids])
+        self._lay_out()
         self.version += 1
 
     def _taint_set_id(self, taints: tuple[Taint, ...]) -> int:
@@ -128,7 +156,7 @@ class ClusterState:
 
     def demand(self, pod: Pod) -> PodDemand:
         """The pod's requests as vectors; pods with equal requests share one (read-only) PodDemand."""
-        key = tuple(sorted(pod.requests.items()))
+        key = (*sorted(pod.requests.items()), ("", pod.nonzero("cpu")), ("", pod.nonzero("memory")))
         cached = self._demand_cache.get(key)
         if cached is not None:
             return cached
@@ -151,15 +179,26 @@ class ClusterState:
         if pod.key in self.bound:
             raise ValueError(f"pod {pod.key} is already bound")
         demand = self.demand(pod)
-        self.requested[node] += demand.requests
+        requests = demand.requests
+        self.requested[node] += requests
         self.nonzero_requested[node] += demand.nonzero
+        self.free_by_resource[:, node] -= requests
+        self.requested_by_resource[:, node] += requests
+        self.nonzero_by_resource[:, node] += demand.nonzero
+        self.generation += 1
         self.bound[pod.key] = (node, demand)
 
     def forget(self, pod_key: str) -> int:
         """Remove a bound pod's requests from its node; returns the node index."""
         node, demand = self.bound.pop(pod_key)
-        self.requested[node, : demand.requests.shape[0]] -= demand.requests
+        requests = demand.requests
+        width = requests.shape[0]
+        self.requested[node, :width] -= requests
         self.nonzero_requested[node] -= demand.nonzero
+        self.free_by_resource[:width, node] += requests
+        self.requested_by_resource[:width, node] -= requests
+        self.nonzero_by_resource[:, node] -= demand.nonzero
+        self.generation += 1
         return node
 
     def fits(self, pod: Pod, node: int) -> bool:

@@ -66,7 +66,14 @@ class PodCycle:
         self.rng = np.random.default_rng(seed)
         self.next_start = 0
         self._static: dict[Placement, BoolArray] = {}
+        # The same masks by the Placement object's identity (holding the object, so the id stays its own):
+        # a dict lookup by id skips hashing the Placement's nested tuples on every cycle.
+        self._static_by_id: dict[int, tuple[Placement, BoolArray]] = {}
         self._static_version = -1
+        # `schedule` stops filtering, as kube-scheduler does, once it has found enough feasible nodes:
+        # dynamic filters with a `filter_range(state, cluster, lo, hi)` filter only the nodes visited, the
+        # others filter every node once per cycle (unless a subclass changes how feasibility is computed).
+        self._ranged = type(self).feasible is PodCycle.feasible and type(self).static_mask is PodCycle.static_mask
 
     def cycle_state(self, pod: Pod) -> CycleState:
         return CycleState(pod=pod, demand=self.cluster.demand(pod))
@@ -74,14 +81,19 @@ class PodCycle:
     def static_mask(self, state: CycleState) -> BoolArray:
         if self._static_version != self.cluster.version:
             self._static.clear()
+            self._static_by_id.clear()
             self._static_version = self.cluster.version
         placement = state.pod.placement
+        known = self._static_by_id.get(id(placement))
+        if known is not None and known[0] is placement:
+            return known[1]
         mask = self._static.get(placement)
         if mask is None:
             mask = np.ones(len(self.cluster), dtype=bool)
             for plugin in self.static_filters:
                 mask &= plugin.filter(state, self.cluster)
             self._static[placement] = mask
+        self._static_by_id[id(placement)] = (placement, mask)
         return mask
 
     def feasible(self, state: CycleState) -> BoolArray:
@@ -95,16 +107,21 @@ class PodCycle:
         n = len(self.cluster)
         if n == 0:
             return Result(None, "0/0 nodes are available: no nodes available to schedule pods.")
-        feasible_idx = np.flatnonzero(self.feasible(state))
-        if feasible_idx.size == 0:
-            message, unresolvable = self.diagnose(state)
-            return Result(None, message, unresolvable)
         to_find = num_feasible_nodes_to_find(self.percentage, n)
         start = self.next_start
-        if start:
-            split = int(np.searchsorted(feasible_idx, start))
-            feasible_idx = np.concatenate((feasible_idx[split:], feasible_idx[:split]))
-        if feasible_idx.size > to_find:
+        if self._ranged and to_find < n:
+            feasible_idx, found = self._find_feasible(state, start, n, to_find)
+        else:
+            feasible_idx = np.flatnonzero(self.feasible(state))
+            found = feasible_idx.size
+            if start and found:
+                split = int(np.searchsorted(feasible_idx, start))
+                if split:
+                    feasible_idx = np.concatenate((feasible_idx[split:], feasible_idx[:split]))
+        if found == 0:
+            message, unresolvable = self.diagnose(state)
+            return Result(None, message, unresolvable)
+        if found > to_find:
             feasible_idx = feasible_idx[:to_find]
             processed = (int(feasible_idx[-1]) - start) % n + 1
         else:
@@ -113,6 +130,45 @@ class PodCycle:
         if feasible_idx.size == 1:
             return Result(int(feasible_idx[0]))
         return Result(self.select(state, feasible_idx))
+
+    def _find_feasible(self, state: CycleState, start: int, n: int, to_find: int) -> tuple[IntArray, int]:
+        """Feasible nodes in the order kube-scheduler visits them (from `start` on, wrapping around), filtering
+        range by range until more than `to_find` are found or every node was visited; and how many were found
+        (more than `to_find` means the search stopped early)."""
+        static = self.static_mask(state)
+        cluster = self.cluster
+        ranged: list[FilterPlugin] = []
+        whole: list[BoolArray] = []
+        for plugin in self.dynamic_filters:
+            if callable(getattr(plugin, "filter_range", None)):
+                ranged.append(plugin)
+            else:
+                whole.append(plugin.filter(state, cluster))
+        chunk = max(2 * to_find, 1024)
+        parts: list[IntArray] = []
+        found = 0
+        lo = start
+        visited = 0
+        while visited < n:
+            hi = min(lo + chunk, n if lo >= start else start)
+            mask = static[lo:hi]
+            for plugin in ranged:
+                mask = mask & plugin.filter_range(state, cluster, lo, hi)  # type: ignore[attr-defined]
+            for full in whole:
+                mask = mask & full[lo:hi]
+            idx = np.flatnonzero(mask)
+            if idx.size:
+                parts.append(idx + lo if lo else idx)
+                found += idx.size
+                if found > to_find:
+                    break
+            visited += hi - lo
+            lo = hi if hi < n else 0
+        if len(parts) == 1:
+            return parts[0], found
+        if not parts:
+            return np.zeros(0, dtype=np.int64), 0
+        return np.concatenate(parts), found
 
     def scores(self, state: CycleState, nodes: IntArray) -> IntArray:
         total = np.zeros(len(nodes), dtype=np.int64)

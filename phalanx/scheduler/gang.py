@@ -23,14 +23,19 @@ class GroupOutcome:
     message: str | None = None
 
 
-def _shape(pod: Pod) -> tuple[tuple[tuple[str, int], ...], Placement]:
-    return tuple(sorted(pod.requests.items())), pod.placement
+Shape = tuple[tuple[tuple[str, int], ...], Placement, tuple[object, ...]]
+
+
+def _shape(pod: Pod) -> Shape:
+    """What decides where a pod fits: requests, placement, and the claims it names (template or shared)."""
+    claims = tuple((c.claim_name, c.template_name) for c in pod.resource_claims)
+    return tuple(sorted(pod.requests.items())), pod.placement, claims
 
 
 def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
     """Try to place `pending` members of `group` (in the given order) with `running` members bound."""
     outcome = GroupOutcome()
-    failed_shapes: dict[tuple[tuple[tuple[str, int], ...], Placement], str] = {}
+    failed_shapes: dict[Shape, str] = {}
     for pod in pending:
         shape = _shape(pod)
         if shape in failed_shapes:

@@ -2,19 +2,34 @@
 
 Victims are *units*: a single pod, or every running member of a PodGroup with `disruptionMode: all`
 (evicted together or not at all). A unit is more important when it has a higher priority, then when it
-is a PodGroup rather than a pod, then a larger group, then an earlier start.
+is a PodGroup rather than a pod, then a larger group (more running members), then an earlier start
+(`status.startTime` for pods running in the input, the simulated bind time otherwise); equally important
+units are ordered by when they were bound.
 
-One pod (PostFilter): candidate nodes are those where removing every lower-priority unit would make
-room (a vector test over all nodes), taken from a random offset until enough are found (10% of nodes,
-at least 100). On each, every lower-priority unit is removed, then units are reprieved, PDB-violating
-ones first and the most important first, as long as the pod still fits. The node is chosen by fewest
-PDB violations, lowest highest-victim priority, lowest priority sum, fewest victims, latest start of
-the highest-priority victims, then candidate order.
+One pod (PostFilter): the potential nodes are those whose failure some eviction could fix (not
+UnschedulableAndUnresolvable). They are visited from a random offset; a node is a candidate when removing
+every lower-priority unit makes room (a vector test over all nodes first). On each candidate every
+lower-priority unit is removed, then units are reprieved, PDB-violating ones first and the most important
+first, as long as the pod still fits. Candidates are collected until at least one violates no PDB and
+there are enough of them (10% of the potential nodes, at least 100). The node is chosen by fewest PDB
+violations, lowest highest-victim priority, lowest priority sum, fewest victims, latest start of the
+highest-priority victims, then candidate order (non-violating candidates first).
 
-A PodGroup (PodGroupPostFilter): the domain is the whole cluster. Every lower-priority unit is removed,
-the group cycle runs on what is left; if it cannot place `minCount` members nothing is preempted.
-Otherwise, with the preemptor assumed in place, units are reprieved (PDB-violating first, most important
-first) wherever all their pods still fit on their nodes; the rest are the victims.
+Room on a node counts, besides running pods, the pods of lower priority that earlier preemptions evicted
+and that are still terminating (they will be gone: they are not chosen again), less the room promised to
+preemptors of at least this priority that are nominated there (the pod's own nomination excluded). A node
+that has enough room without evicting anything more is a candidate without victims and wins.
+
+Victims are selected on hundreds of candidate nodes at once: their running pods are gathered from
+`RunningPods`' per-node slot tables into one padded array, sorted by importance, and reprieve step k is
+done for every node together. A node where a lower-priority pod belongs to a `disruptionMode: all` group
+or is selected by a PodDisruptionBudget goes through the same rules one unit at a time.
+
+A PodGroup (PodGroupPostFilter): the domain is the whole cluster. Every lower-priority unit is removed and
+the group cycle runs on what is left (with the room of other nominated preemptors of at least its priority
+held back); if it cannot place `minCount` members nothing is preempted. Otherwise, with the preemptor
+assumed in place, units are reprieved (PDB-violating first, most important first) wherever all their pods
+still fit on their nodes; the rest are the victims.
 """
 
 from __future__ import annotations
@@ -22,8 +37,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from phalanx.api.objects import Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.state import ClusterState, IntArray
@@ -32,9 +49,11 @@ from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import schedule_group
 from phalanx.scheduler.running import RunningPods
 
+FloatArray = npt.NDArray[np.float64]
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 PRIORITY_OFFSET = 2**31  # kube adds MaxInt32+1 so that priority sums stay positive
+NO_VICTIM_PRIORITY = -(2**31) - 1  # below every pod priority: a node without victims is the best choice
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +65,11 @@ class Unit:
     group: str | None
     size: int
     start: float
+    seq: int = 0  # bind order of its first pod: the last tie-break
 
-    def importance(self) -> tuple[int, int, int, float]:
+    def importance(self) -> tuple[int, int, int, float, int]:
         """Sort key: the most important unit first."""
-        return (-self.priority, 0 if self.group else 1, -self.size, self.start)
+        return (-self.priority, 0 if self.group else 1, -self.size, self.start, self.seq)
 
 
 @dataclass(slots=True)
@@ -57,6 +77,7 @@ class Outcome:
     victims: list[str] = field(default_factory=list)
     nominations: dict[str, str] = field(default_factory=dict)  # preemptor pod key -> node name
     node: str | None = None
+    priority: int | None = None  # the preemptor's priority: who else must respect its nominations
 
 
 def num_candidates(num_nodes: int) -> int:
@@ -66,6 +87,7 @@ def num_candidates(num_nodes: int) -> int:
 
 
 def _scaled(value: int | str, total: int) -> int:
+    """An int-or-percent against `total`, rounded up (the disruption controller's rounding)."""
     if isinstance(value, str):
         return math.ceil(int(value[:-1]) * total / 100)
     return value
@@ -73,33 +95,35 @@ def _scaled(value: int | str, total: int) -> int:
 
 class Budgets:
     """PodDisruptionBudgets' allowed disruptions, computed from the pods they select as the disruption
-    controller does: healthy (running) pods minus the desired healthy count, never below zero."""
+    controller does: healthy (running, not terminating) pods minus the desired healthy count, never below
+    zero. The desired count is `minAvailable`, or the selected pods less `maxUnavailable`."""
 
     def __init__(self, pdbs: Sequence[PodDisruptionBudget], pods: Mapping[str, Pod], running: RunningPods) -> None:
         self.pdbs = list(pdbs)
         self.selects: dict[str, list[int]] = {}
         self.allowed: list[int] = []
-        for pdb in self.pdbs:
-            selected = [key for key, pod in pods.items() if self._matches(pdb, pod)]
-            healthy = sum(1 for key in selected if key in running.node_of and key not in running.terminating)
-            expected = len(selected)
+        if not self.pdbs:
+            return
+        selected: list[list[str]] = [[] for _ in self.pdbs]
+        for key, pod in pods.items():
+            hits = [i for i, pdb in enumerate(self.pdbs) if matches(pdb, pod)]
+            for i in hits:
+                selected[i].append(key)
+            if hits and pod.labels:  # kube-scheduler: a pod without labels matches no PDB
+                self.selects[key] = hits
+        for pdb, keys in zip(self.pdbs, selected, strict=True):
+            healthy = sum(1 for key in keys if key in running.node_of and key not in running.terminating)
+            expected = len(keys)
             if pdb.min_available is not None:
                 desired = _scaled(pdb.min_available, expected)
             else:
                 desired = expected - _scaled(pdb.max_unavailable or 0, expected)
             self.allowed.append(max(healthy - desired, 0))
-        for key, pod in pods.items():
-            hits = [i for i, pdb in enumerate(self.pdbs) if self._matches(pdb, pod)]
-            if hits:
-                self.selects[key] = hits
-
-    @staticmethod
-    def _matches(pdb: PodDisruptionBudget, pod: Pod) -> bool:
-        empty = not pdb.selector.match_labels and not pdb.selector.expressions
-        return pod.namespace == pdb.namespace and not empty and pdb.selector.matches(pod.labels)
 
     def split(self, units: Sequence[Unit]) -> tuple[list[Unit], list[Unit]]:
         """(violating, not violating), each in the given order; kube's filterPodsWithPDBViolation."""
+        if not self.selects:
+            return [], list(units)
         allowed = list(self.allowed)
         violating: list[Unit] = []
         fine: list[Unit] = []
@@ -114,6 +138,12 @@ class Budgets:
         return violating, fine
 
 
+def matches(pdb: PodDisruptionBudget, pod: Pod) -> bool:
+    """Whether the PDB selects the pod: same namespace, a non-empty selector that matches its labels."""
+    empty = not pdb.selector.match_labels and not pdb.selector.expressions
+    return pod.namespace == pdb.namespace and not empty and pdb.selector.matches(pod.labels)
+
+
 @dataclass(slots=True)
 class _Candidate:
     node: int
@@ -122,6 +152,73 @@ class _Candidate:
 
     def pods(self) -> list[str]:
         return [key for unit in self.victims for key in unit.pods]
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Dry-run results for a batch of potential nodes, in visiting order."""
+
+    nodes: IntArray
+    candidate: BoolArray
+    violations: IntArray
+    top: IntArray       # highest victim priority (NO_VICTIM_PRIORITY without victims)
+    total: IntArray     # Σ (priority + 2^31) over victims
+    count: IntArray     # victims (pods)
+    earliest: FloatArray  # earliest start among the highest-priority victims (inf without victims)
+    victims: dict[int, list[str]]  # row -> victim pod keys, most important first (one-by-one rows)
+    # Rows selected all at once, and which of their slots (in importance order) are victims: [slot, row].
+    vector_rows: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    slot_victim: BoolArray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+
+    def victims_of(self, row: int, running: RunningPods) -> list[str]:
+        if row in self.victims:
+            return self.victims[row]
+        i = int(np.searchsorted(self.vector_rows, row))
+        node = int(self.nodes[row])
+        return [running.slot_key(node, int(s)) for s in np.flatnonzero(self.slot_victim[:, i])]
+
+
+def _covers(room: IntArray, need: IntArray) -> BoolArray:
+    """`np.all(room >= need, axis=-1)`, one column at a time (much faster for a few columns)."""
+    ok: BoolArray = room[..., 0] >= need[0]
+    for c in range(1, need.shape[0]):
+        ok &= room[..., c] >= need[c]
+    return ok
+
+
+def _accept(batch: _Batch, good: int, bad: int, wanted: int) -> tuple[IntArray, int, int]:
+    """DryRunPreemption's bookkeeping over a batch, in visiting order: non-violating and violating
+    candidates are kept up to `wanted` each, and the run stops once there is a non-violating one and
+    `wanted` in all. Returns the kept rows and the new counts."""
+    if not batch.violations.any():  # the common case: no PDB in the way
+        rows = np.flatnonzero(batch.candidate)[: max(wanted - good - bad, 1 if good == 0 else 0)]
+        return rows, good + rows.size, bad
+    clean = batch.candidate & (batch.violations == 0)
+    dirty = batch.candidate & (batch.violations > 0)
+    seen_clean = good + np.cumsum(clean)
+    seen_dirty = bad + np.cumsum(dirty)
+    keep = (clean & (seen_clean <= wanted)) | (dirty & (seen_dirty <= wanted))
+    have_clean = np.minimum(seen_clean, wanted)
+    have = have_clean + np.minimum(seen_dirty, wanted)
+    done = np.flatnonzero(batch.candidate & (have_clean > 0) & (have >= wanted))
+    if done.size:
+        keep[done[0] + 1:] = False
+        last = int(done[0])
+    else:
+        last = batch.candidate.size - 1
+    if last < 0:
+        return np.zeros(0, dtype=np.int64), good, bad
+    return np.flatnonzero(keep), int(have_clean[last]), int(np.minimum(seen_dirty, wanted)[last])
+
+
+def _key(running: RunningPods, pods: Sequence[str]) -> tuple[int, int, int, float]:
+    """(top priority, priority sum, count, earliest start of the top-priority victims) of a victim list."""
+    if not pods:
+        return NO_VICTIM_PRIORITY, 0, 0, math.inf
+    top = max(running.priority[k] for k in pods)
+    total = sum(running.priority[k] + PRIORITY_OFFSET for k in pods)
+    earliest = min(running.started[k] for k in pods if running.priority[k] == top)
+    return top, total, len(pods), earliest
 
 
 class Preemptor:
@@ -139,6 +236,39 @@ class Preemptor:
         self.gang = gang
         self.pdbs = pdbs
         self.rng = np.random.default_rng(seed + 1)
+        # Select victims on many nodes at once (False: one node at a time, the reference implementation).
+        self.vectorised = True
+        self._pdb_list: list[PodDisruptionBudget] = []
+        self._pdb_ids: tuple[int, ...] = ()
+        self._seen_groups: set[str] = set()
+        running.classify = self._special
+
+    # --- which pods need one-by-one treatment ---------------------------------------------------------
+
+    def _special(self, key: str) -> bool:
+        """A pod whose eviction is not just its own (an `all` group) or is bounded by a PDB."""
+        if self._all_group(key) is not None:
+            return True
+        pod = self.pods.get(key)
+        return pod is not None and bool(pod.labels) and any(matches(pdb, pod) for pdb in self._pdb_list)
+
+    def _refresh_special(self) -> None:
+        """Re-mark running pods after PodDisruptionBudgets or PodGroups appeared."""
+        pdbs = list(self.pdbs())
+        ids = tuple(id(pdb) for pdb in pdbs)
+        if ids != self._pdb_ids:
+            self._pdb_list, self._pdb_ids = pdbs, ids
+            self._seen_groups = set(self.groups)
+            keys = [k for k in self.running.node_of if k not in self.running.terminating]
+            special = {k for k in keys if self._special(k)}
+            self.running.set_special(special, True)
+            self.running.set_special([k for k in keys if k not in special], False)
+            return
+        if len(self._seen_groups) != len(self.groups):
+            for key in [k for k in self.groups if k not in self._seen_groups]:
+                self._seen_groups.add(key)
+                if self.gang and self.groups[key].disruption_mode == "all":
+                    self.running.set_special(self.members.get(key, ()), True)
 
     # --- victim units ---------------------------------------------------------------------------------
 
@@ -150,22 +280,23 @@ class Preemptor:
         return group.key if group is not None and group.disruption_mode == "all" else None
 
     def _unit(self, key: str, seen: set[str]) -> Unit | None:
+        running = self.running
         group = self._all_group(key)
         if group is None:
-            return Unit((key,), self.running.priority[key], None, 1, self.running.started[key])
+            return Unit((key,), running.priority[key], None, 1, running.started[key], running.seq[key])
         if group in seen:
             return None
         seen.add(group)
-        pods = tuple(sorted(k for k in self.members.get(group, ()) if k in self.running.node_of
-                            and k not in self.running.terminating))
-        return Unit(pods, max(self.running.priority[k] for k in pods), group, len(self.members.get(group, ())),
-                    min(self.running.started[k] for k in pods))
+        pods = tuple(sorted(k for k in self.members.get(group, ()) if k in running.node_of
+                            and k not in running.terminating))
+        return Unit(pods, max(running.priority[k] for k in pods), group, len(pods),
+                    min(running.started[k] for k in pods), min(running.seq[k] for k in pods))
 
     def units(self, keys: Iterable[str], below: int) -> list[Unit]:
         """Victim units among `keys` with a priority below `below`, the most important first."""
         seen: set[str] = set()
         out: list[Unit] = []
-        for key in sorted(keys):
+        for key in keys:
             if key in self.running.terminating or self.running.priority[key] >= below:
                 continue
             unit = self._unit(key, seen)
@@ -183,13 +314,17 @@ class Preemptor:
 
     # --- one pod ----------------------------------------------------------------------------------------
 
-    def eligible(self, pod: Pod, priority: int, nominated: str | None) -> bool:
+    def eligible(self, pod: Pod, priority: int, nominated: str | None,
+                 unresolvable: BoolArray | None = None) -> bool:
+        """PodEligibleToPreemptOthers: not with `preemptionPolicy: Never`, and not while lower-priority
+        victims are still terminating on the pod's nominated node (unless that node became unresolvable)."""
         if pod.preemption_policy == "Never":
             return False
         if nominated is not None and nominated in self.cluster.index:
             node = self.cluster.index[nominated]
-            if any(k in self.running.terminating and self.running.priority[k] < priority
-                   for k in self.running.on_node.get(node, ())):
+            if unresolvable is not None and node < unresolvable.shape[0] and unresolvable[node]:
+                return True
+            if self.running.terminating_below(node, priority):
                 return False  # its earlier victims are still terminating: wait for them
         return True
 
@@ -199,97 +334,191 @@ class Preemptor:
         n = len(cluster)
         if n == 0:
             return None
+        self._refresh_special()
         demand = cluster.demand(pod)
         cols = list(demand.columns)
-        need = demand.requests
-        removable = self.running.removable_below(priority) + self.running.pending_changes()
-        room = cluster.allocatable[:, cols] - cluster.requested[:, cols] + removable[:, cols]
-        possible = np.all(room >= need[cols], axis=1)
-        if unresolvable is not None:
-            possible &= ~unresolvable
-        nodes = np.flatnonzero(possible)
+        need = demand.requests[cols]
+        # Potential nodes (not UnschedulableAndUnresolvable), visited from a random offset among them.
+        if unresolvable is not None and unresolvable.any():
+            potential = np.flatnonzero(~unresolvable)
+            if potential.size == 0:
+                return None
+            offset = int(self.rng.integers(potential.size))
+            order = np.concatenate((potential[offset:], potential[:offset]))
+        else:
+            offset = int(self.rng.integers(n))
+            order = np.concatenate((np.arange(offset, n), np.arange(offset)))
+        wanted = num_candidates(int(order.size))
+        base = (cluster.allocatable[:, cols] - cluster.requested[:, cols]
+                + self.running.pending_changes(priority, (pod.key,))[:, cols])
+        room = base + self.running.removable_below(priority)[:, cols]
+        nodes = order[_covers(room, need)[order]]
         if nodes.size == 0:
             return None
-        offset = int(self.rng.integers(n))
-        split = int(np.searchsorted(nodes, offset))
-        nodes = np.concatenate((nodes[split:], nodes[:split]))
-        wanted = num_candidates(n)
-        budgets = Budgets(self.pdbs(), self.pods, self.running)
-        candidates: list[_Candidate] = []
-        non_violating = 0
-        for node in nodes.tolist():
-            candidate = self._select_on_node(node, cols, need, priority, budgets)
+        budgets: list[Budgets] = []  # built once, and only if a node needs it
+
+        def budget() -> Budgets:
+            if not budgets:
+                budgets.append(Budgets(self._pdb_list, self.pods, self.running))
+            return budgets[0]
+
+        # Dry runs, batch by batch in visiting order, until kube's stopping rule holds.
+        kept: list[tuple[_Batch, IntArray]] = []  # (batch, accepted rows in order)
+        good = bad = 0  # candidates without / with PDB violations (each capped at `wanted`)
+        start = 0
+        while start < nodes.size and not (good > 0 and good + bad >= wanted):
+            size = max(wanted - good - bad, 16)
+            batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget)
+            start += size
+            rows, good, bad = _accept(batch, good, bad, wanted)
+            kept.append((batch, rows))
+        if good + bad == 0:
+            return None
+        # Candidate order: non-violating first, then violating, each in visiting order.
+        def joined(get: Callable[[_Batch, IntArray], npt.NDArray[Any]]) -> npt.NDArray[Any]:
+            return np.concatenate([get(batch, rows) for batch, rows in kept])
+
+        violations = joined(lambda b, r: b.violations[r])
+        ranked = np.argsort(violations > 0, kind="stable")  # lexsort is stable: ties keep this order
+        keys = [joined(get)[ranked] for get in (lambda b, r: -b.earliest[r], lambda b, r: b.count[r],
+                                                lambda b, r: b.total[r], lambda b, r: b.top[r])]
+        best = int(ranked[np.lexsort((*keys, violations[ranked]))[0]])
+        which = np.concatenate([np.full(rows.size, i) for i, (_, rows) in enumerate(kept)])
+        row_of = np.concatenate([rows for _, rows in kept])
+        batch = kept[int(which[best])][0]
+        row = int(row_of[best])
+        node = int(batch.nodes[row])
+        return Outcome(victims=batch.victims_of(row, self.running), nominations={pod.key: cluster.names[node]},
+                       node=cluster.names[node], priority=priority)
+
+    def _dry_run(self, nodes: IntArray, cols: list[int], need: IntArray, priority: int, base: IntArray,
+                 budget: Callable[[], Budgets]) -> _Batch:
+        """SelectVictimsOnNode for each of `nodes`."""
+        k = nodes.size
+        out = _Batch(nodes, np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int64),
+                     np.full(k, NO_VICTIM_PRIORITY, dtype=np.int64), np.zeros(k, dtype=np.int64),
+                     np.zeros(k, dtype=np.int64), np.full(k, math.inf), {})
+        running = self.running
+        slots = running.slots()
+        one_by_one = running.special_floor[nodes] < priority if self.vectorised else np.ones(k, dtype=bool)
+        for row in np.flatnonzero(one_by_one).tolist():
+            node = int(nodes[row])
+            candidate = self._select_on_node(node, cols, need, priority, base[node], budget)
             if candidate is None:
                 continue
-            candidates.append(candidate)
-            non_violating += candidate.violations == 0
-            if non_violating > 0 and len(candidates) >= wanted:
-                break
-        if not candidates:
-            return None
-        best = pick_one_node(candidates, self.running)
-        return Outcome(victims=best.pods(), nominations={pod.key: cluster.names[best.node]},
-                       node=cluster.names[best.node])
+            pods = candidate.pods()
+            out.candidate[row] = True
+            out.violations[row] = candidate.violations
+            out.top[row], out.total[row], out.count[row], out.earliest[row] = _key(running, pods)
+            out.victims[row] = pods
+        rows = np.flatnonzero(~one_by_one)
+        if rows.size == 0:
+            return out
+        at = nodes[rows] if rows.size < k else nodes
+        depth = int(running.slot_count[at].max(initial=0))
+        # Slot-major arrays ([slot, node] and [slot, resource, node]) keep every step a contiguous vector op.
+        # Slots are kept most important first (priority, then start, then bind order): reprieve in order.
+        prio = np.ascontiguousarray(running.slot_priority[at, :depth].T)
+        lower = prio < priority
+        requests = np.ascontiguousarray(slots[at, :depth][:, :, cols].transpose(1, 2, 0))
+        requests *= lower[:, None, :]
+        want = need[:, None]
+        free = base[at].T + requests.sum(axis=0)
+        fits = np.logical_and.reduce(free >= want, axis=0)
+        victim = np.zeros((depth, at.size), dtype=bool)
+        for s in range(depth):
+            share = requests[s]
+            back = lower[s] & np.logical_and.reduce(free - share > want, axis=0)
+            free -= share * back
+            np.logical_and(lower[s], ~back, out=victim[s])
+        count = victim.sum(axis=0)
+        if depth:
+            first = victim.argmax(axis=0)  # the most important victim: highest priority, earliest start
+            some = count > 0
+            out.top[rows] = np.where(some, prio[first, np.arange(at.size)], NO_VICTIM_PRIORITY)
+            out.earliest[rows] = np.where(some, running.slot_start[at, first], math.inf)
+            out.total[rows] = np.einsum("sk,sk->k", victim, prio + PRIORITY_OFFSET)
+        out.count[rows] = count
+        out.candidate[rows] = fits
+        out.vector_rows, out.slot_victim = rows, victim
+        return out
 
-    def _select_on_node(self, node: int, cols: list[int], need: IntArray, priority: int,
-                        budgets: Budgets) -> _Candidate | None:
-        """SelectVictimsOnNode: remove every lower-priority unit, then reprieve as many as still fit."""
+    def _select_on_node(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
+                        budget: Callable[[], Budgets]) -> _Candidate | None:
+        """SelectVictimsOnNode, one unit at a time: remove every lower-priority unit, then reprieve as many
+        as still fit. `base` is the node's room (in `cols`) before removing anything."""
         units = self.units(self.running.on_node.get(node, ()), priority)
-        shares = [self._on_node(unit, node) for unit in units]
-        free = self.cluster.allocatable[node] - self.cluster.requested[node] + self.running.pending_change(node)
+        shares = [self._on_node(unit, node)[cols] for unit in units]
+        free = base.copy()
         for share in shares:
             free = free + share
-        if np.any(free[cols] < need[cols]):
+        if np.any(free < need):
             return None
-        share_of = {unit: share for unit, share in zip(units, shares, strict=True)}
-        violating, fine = budgets.split(units)
+        share_of = dict(zip(units, shares, strict=True))
+        violating, fine = budget().split(units) if self._pdb_list else ([], units)
         bad = set(violating)
         victims: list[Unit] = []
         violations = 0
         for unit in (*violating, *fine):
             share = share_of[unit]
-            if np.all(free[cols] - share[cols] >= need[cols]):
+            if np.all(free - share >= need):
                 free = free - share
                 continue
             victims.append(unit)
             violations += unit in bad
-        # No victims: the room that earlier victims are freeing here is enough (kube counts terminating
-        # victims and nominated pods the same way); the pod is nominated here without new evictions.
+        victims.sort(key=Unit.importance)
         return _Candidate(node, victims, violations)
 
     # --- a PodGroup -------------------------------------------------------------------------------------
 
     def group_eligible(self, group: PodGroup, preemption_policy_gate: bool) -> bool:
+        """Not with `preemptionPolicy: Never` (behind its gate), and not while earlier victims of this group
+        or lower-priority pods on its members' nominated nodes are still terminating."""
         if preemption_policy_gate and group.preemption_policy == "Never":
             return False
-        # Retries do not start new preemptions while this group's victims are still terminating.
-        return not any(preemptor == group.key for preemptor in self.running.terminating.values())
+        if any(preemptor == group.key for preemptor in self.running.terminating.values()):
+            return False
+        if group.priority is not None:
+            for key in self.members.get(group.key, ()):
+                node = self.running.nominated_node(key)
+                if node is not None and self.running.terminating_below(node, group.priority):
+                    return False
+        return True
 
     def for_group(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int) -> Outcome | None:
         """Workload-aware preemption: victims anywhere in the cluster, so that minCount members fit."""
         units = self.units(list(self.running.node_of), priority)
         if not units:
             return None
+        cluster = self.cluster
         removed = [(key, self.running.node_of[key]) for unit in units for key in unit.pods]
         for key, _ in removed:
             self.cycle.unreserve(key, self.pods[key])
-        outcome = schedule_group(self.cycle, group, pending, running)
-        if not outcome.success or not outcome.placed:
-            for key, node in removed:
-                self.cycle.reserve(self.pods[key], node)
-            return None
-        violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
+        # Room promised to other preemptors of at least this priority stays taken while the group is placed.
+        held = self.running.incoming_from(priority, exclude=self.members.get(group.key, ()))
+        holding = bool(held.any())
+        if holding:
+            cluster.requested[:, : held.shape[1]] += held
         victims: list[str] = []
-        for unit in (*violating, *fine):
-            if self._reprieve(unit):
-                continue
-            victims.extend(unit.pods)
-        for pod, _ in outcome.placed:
-            self.cycle.unreserve(pod.key, pod)
+        try:
+            outcome = schedule_group(self.cycle, group, pending, running)
+            if not outcome.success or not outcome.placed:
+                for key, node in removed:
+                    self.cycle.reserve(self.pods[key], node)
+                return None
+            violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
+            for unit in (*violating, *fine):
+                if not self._reprieve(unit):
+                    victims.extend(unit.pods)
+            for pod, _ in outcome.placed:
+                self.cycle.unreserve(pod.key, pod)
+        finally:
+            if holding:
+                cluster.requested[:, : held.shape[1]] -= held
         for key in victims:  # victims hold their nodes until they are gone
             self.cycle.reserve(self.pods[key], self.running.node_of[key])
-        return Outcome(victims=victims,
-                       nominations={pod.key: self.cluster.names[node] for pod, node in outcome.placed})
+        return Outcome(victims=victims, nominations={pod.key: cluster.names[node] for pod, node in outcome.placed},
+                       priority=priority)
 
     def _reprieve(self, unit: Unit) -> bool:
         """Put the unit back if all its pods fit on their nodes; all or none (with rollback)."""
@@ -303,18 +532,3 @@ class Preemptor:
             self.cycle.reserve(self.pods[key], node)
             placed.append(key)
         return True
-
-
-def pick_one_node(candidates: Sequence[_Candidate], running: RunningPods) -> _Candidate:
-    """kube-scheduler's pickOneNodeForPreemption over the candidates, in order."""
-
-    def key(c: _Candidate) -> tuple[int, int, int, int, float]:
-        pods = c.pods()
-        if not pods:
-            return (c.violations, -PRIORITY_OFFSET, 0, 0, -math.inf)
-        top = max(running.priority[k] for k in pods)
-        total = sum(running.priority[k] + PRIORITY_OFFSET for k in pods)
-        earliest_top = min(running.started[k] for k in pods if running.priority[k] == top)
-        return (c.violations, top, total, len(pods), -earliest_top)
-
-    return min(candidates, key=key)  # min() keeps the first of equal keys: candidate order breaks ties

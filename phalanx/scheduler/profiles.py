@@ -15,7 +15,15 @@ from typing import Any
 import yaml
 
 from phalanx.errors import InputError
-from phalanx.scheduler.plugins.registry import FILTERS, NOT_IMPLEMENTED, REGISTRY, SCORERS
+from phalanx.scheduler.plugins.registry import (
+    FILTERS,
+    GPU_FILTERS,
+    GPU_SCORERS,
+    NOT_IMPLEMENTED,
+    REGISTRY,
+    RESERVERS,
+    SCORERS,
+)
 
 KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
                "CompositePodGroup")
@@ -36,7 +44,7 @@ class Profile:
     percentage_of_nodes_to_score: int = 0  # 0 = adaptive, as kube-scheduler
     # Among equal best scores: "random" (seeded; kube-scheduler picks uniformly) or "first" (lowest node index).
     tie_break: str = "random"
-    reserve: list[str] = field(default_factory=list)  # Reserve plugins, in order
+    reserve: list[str] = field(default_factory=lambda: list(RESERVERS))  # Reserve plugins, in order
 
     @property
     def gang(self) -> bool:
@@ -54,13 +62,34 @@ class Profile:
                 "notImplemented": self.missing_plugins}
 
 
+# The FGD paper's GPU-sharing policies (FGD-PROTOCOL §4): fit + GpuShare filters, one score plugin,
+# every node scored, ties to the lowest node index, and the device choice each policy uses at Reserve.
+GPU_POLICIES: dict[str, tuple[str, str]] = {
+    "random": ("RandomScore", "random"),
+    "dotprod": ("DotProductScore", "best"),
+    "clustering": ("GpuClusteringScore", "best"),
+    "packing": ("GpuPackingScore", "best"),
+    "bestfit": ("BestFitScore", "best"),
+    "fgd": ("FGDScore", "fgd"),
+}
+
+
+def gpu_profile(name: str) -> Profile:
+    scorer, selection = GPU_POLICIES[name]
+    return Profile(name, filters=["NodeResourcesFit", "GpuShare"], scores={scorer: 1},
+                   plugin_args={"GpuShare": {"deviceSelection": selection}}, percentage_of_nodes_to_score=100,
+                   tie_break="first", reserve=["GpuShare"])
+
+
 def builtin(name: str) -> Profile:
     if name == "default":
         return Profile("default")
     if name == "gang":
         return Profile("gang", feature_gates={"GenericWorkload": True})
-    raise InputError(f"unknown profile {name!r} (built-in: default, gang; or a path to a profile file)",
-                     field="--profile")
+    if name in GPU_POLICIES:
+        return gpu_profile(name)
+    raise InputError(f"unknown profile {name!r} (built-in: default, gang, {', '.join(GPU_POLICIES)}; "
+                     "or a path to a profile file)", field="--profile")
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:
@@ -121,7 +150,7 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
             raise InputError("must be an integer from 0 to 100", field="percentageOfNodesToScore")
         profile.percentage_of_nodes_to_score = pct
     plugins = raw_profile.get("plugins") or {}
-    for point, known in (("filter", FILTERS), ("score", SCORERS)):
+    for point, known in (("filter", FILTERS + GPU_FILTERS), ("score", SCORERS + GPU_SCORERS)):
         section = plugins.get(point) or {}
         where = f"profiles[0].plugins.{point}"
         for plugin, _ in _names(section, "disabled", where):
@@ -147,6 +176,10 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
         if not isinstance(item, Mapping) or item.get("name") not in REGISTRY:
             raise InputError("names no known plugin", field=f"profiles[0].pluginConfig[{i}].name")
         profile.plugin_args[str(item["name"])] = dict(item.get("args") or {})
+    if "DynamicResources" not in profile.filters:  # Reserve only what its Filter admitted
+        profile.reserve = [p for p in profile.reserve if p != "DynamicResources"]
+    if "GpuShare" in profile.filters and "GpuShare" not in profile.reserve:
+        profile.reserve.append("GpuShare")  # its Reserve half holds the devices its Filter counts
     # Build once so that bad plugin arguments fail here, not mid-simulation.
     for plugin in {*profile.filters, *profile.scores}:
         REGISTRY[plugin](profile.plugin_args.get(plugin, {}))
@@ -155,7 +188,7 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
 
 def load_profile(spec: str) -> Profile:
     """A built-in profile by name, or a profile file by path."""
-    if spec in ("default", "gang"):
+    if spec in ("default", "gang", *GPU_POLICIES):
         return builtin(spec)
     if not os.path.exists(spec):
         return builtin(spec)

@@ -12,10 +12,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
+from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import schedule_group
+from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
+from phalanx.scheduler.plugins.dynamic_resources import extended_resources
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
@@ -75,7 +79,19 @@ class GroupCondition:
     message: str
 
 
-Decision = Bind | Unschedulable | GroupCondition | Evict | Nominate | Preemption
+@dataclass(frozen=True, slots=True)
+class DeviceTaintEviction:
+    """Evict a pod (graceful deletion) whose claim's device has a NoExecute taint the claim does not tolerate
+    (KEP-5055's eviction controller); the claim is deallocated once its last pod is gone."""
+
+    pod: Pod
+    node: str
+    claim: str
+    rule: str | None
+    message: str
+
+
+Decision = Bind | Unschedulable | GroupCondition | Evict | Nominate | Preemption | DeviceTaintEviction
 
 
 class Scheduler:
@@ -95,6 +111,10 @@ class Scheduler:
         self.preemptor = Preemptor(self.cycle, self.running, self.pods, self.groups, self.members, profile.gang,
                                    lambda: list(self.pdbs.values()), seed)
         self._out: list[Decision] = []
+        # DRA devices and claims, when the profile runs the DynamicResources plugin.
+        self.devices: DeviceState | None = device_state(self.cluster) \
+            if DYNAMIC_RESOURCES in profile.filters else None
+        self._extended = extended_resources(profile.plugin_args.get(DYNAMIC_RESOURCES))
 
     # --- events from the driver ------------------------------------------------------------------------
 
@@ -104,6 +124,8 @@ class Scheduler:
 
     def add_pod(self, pod: Pod, now: float, node: str | None = None) -> None:
         """A new pod: pending (queued, or gated behind its PodGroup) or already bound to `node`."""
+        if self.devices is not None:  # extended resources served by devices become a claim (KEP-5004)
+            pod = self.devices.translate(pod, self._extended)
         self.pods[pod.key] = pod
         group_key = pod.group_key if self.profile.gang else None
         if group_key is not None:
@@ -134,6 +156,8 @@ class Scheduler:
             self.queue.move_all(now)
         else:
             self.queue.done(POD + key)
+        if self.devices is not None:
+            self.devices.forget_pod(pod)
 
     def add_pod_group(self, group: PodGroup, now: float) -> None:
         """A PodGroup appears or changes (e.g. its minCount): its members pass PreEnqueue again."""
@@ -204,7 +228,7 @@ class Scheduler:
 
     def schedule(self, now: float) -> list[Decision]:
         """Run cycles for every active entry at time `now`; return what the driver must carry out."""
-        self._out = []
+        self._out = self._device_evictions(now)
         while (key := self.queue.pop(now)) is not None:
             if key.startswith(GROUP):
                 self._group_cycle(key[len(GROUP):], key, now)
@@ -213,7 +237,63 @@ class Scheduler:
         return self._out
 
     def next_retry(self) -> float | None:
-        return self.queue.next_backoff()
+        """When the scheduler next has work without a new event: a backoff ending, a device toleration running
+        out (tolerationSeconds of a NoExecute device taint)."""
+        due = [t for t in (self.queue.next_backoff(),
+                           self.devices.next_eviction(float("-inf")) if self.devices is not None else None)
+               if t is not None]
+        return min(due, default=None)
+
+    # --- devices (DRA) --------------------------------------------------------------------------------
+
+    def add_device_objects(self, now: float, *, slices: Sequence[ResourceSlice] = (),
+                           classes: Sequence[DeviceClass] = (), claims: Sequence[ResourceClaim] = (),
+                           templates: Sequence[ResourceClaimTemplate] = ()) -> None:
+        """ResourceSlices, DeviceClasses, ResourceClaims and templates appear (ignored without DynamicResources)."""
+        if self.devices is None:
+            return
+        self.devices.add_classes(classes)
+        self.devices.add_templates(templates)
+        self.devices.add_claims(claims)
+        self.devices.add_slices(slices)
+        if slices:
+            self.queue.move_all(now)
+
+    def add_device_taint_rule(self, rule: DeviceTaintRule, now: float) -> list[Decision]:
+        """A DeviceTaintRule appears: its taint joins the selected devices' taints. Returns the evictions it
+        causes now (pods whose claims do not tolerate a NoExecute taint); later ones, after tolerationSeconds,
+        come out of `schedule`."""
+        if self.devices is None:
+            return []
+        self.devices.add_taint_rule(rule)
+        return list(self._device_evictions(now))
+
+    def pod_devices(self, key: str) -> list[str]:
+        """The devices (`driver/pool/device`) a pod's claims hold, for reports."""
+        pod = self.pods.get(key)
+        if self.devices is None or pod is None or not pod.resource_claims:
+            return []
+        return self.devices.pod_devices(pod)
+
+    def _device_evictions(self, now: float) -> list[Decision]:
+        if self.devices is None:
+            return []
+        out: list[Decision] = []
+        for eviction in self.devices.evictions(now):
+            who = f"DeviceTaintRule {eviction.rule}" if eviction.rule else "a ResourceSlice device taint"
+            for key in eviction.pods:
+                pod = self.pods.get(key)
+                node = self.running.node_of.get(key)
+                if pod is None or node is None or key in self.running.terminating:
+                    continue
+                self.running.mark_terminating(key, who)
+                tolerated = "not tolerated" if eviction.tolerated_for is None else \
+                    f"tolerated for {eviction.tolerated_for:g}s only"
+                message = (f"Evicted by {who}: device {eviction.device} has taint {eviction.taint.describe()}, "
+                           f"{tolerated} by claim {eviction.claim}")
+                out.append(DeviceTaintEviction(pod, self.cluster.names[node], eviction.claim, eviction.rule,
+                                               message))
+        return out
 
     def _pod_cycle(self, pod_key: str, entry: str, now: float) -> None:
         pod = self.pods.get(pod_key)
@@ -227,7 +307,7 @@ class Scheduler:
             self.queue.failed(entry, now)
             self._out.append(Unschedulable(pod, message))
             priority = self.priority_of(pod)
-            if self.preemptor.eligible(pod, priority, self.nominated.get(pod_key)):
+            if self.preemptor.eligible(pod, priority, self.nominated.get(pod_key), result.unresolvable):
                 outcome = self.preemptor.for_pod(pod, priority, result.unresolvable)
                 if outcome is not None:
                     self._preempt(pod_key, False, outcome, f"pod {pod_key}")
@@ -292,5 +372,6 @@ class Scheduler:
             self._out.append(Evict(self.pods[key], preemptor, node, f"Preempted by {who} on node {node}"))
         for key, node in outcome.nominations.items():
             self.nominated[key] = node
-            self.running.nominate(key, self.cluster.index[node], self.cluster.demand(self.pods[key]).requests)
+            self.running.nominate(key, self.cluster.index[node], self.cluster.demand(self.pods[key]).requests,
+                                  outcome.priority)
             self._out.append(Nominate(self.pods[key], node))

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from phalanx.sim.simulation import Simulation
+
+if TYPE_CHECKING:
+    from phalanx.sim.series import SeriesRecorder
 
 SCHEMA_VERSION = 1
 
@@ -39,7 +42,9 @@ def _hours(values: dict[str, float]) -> dict[str, float]:
     return {k: _round(v / (1000.0 if k == "cpu" else 1.0)) for k, v in sorted(values.items()) if k != "pods"}
 
 
-def build_report(sim: Simulation) -> dict[str, Any]:
+def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> dict[str, Any]:
+    """The JSON contract for one finished simulation; with `series` (the recorder that watched it), plus
+    the `series` block (time series and per-pod waits), which `--report DIR` writes and `-o json` leaves out."""
     pods = list(sim.pods.values())
     phases = {phase: sum(1 for r in pods if r.phase == phase) for phase in ("Running", "Pending", "Succeeded",
                                                                                "Failed")}
@@ -52,7 +57,7 @@ def build_report(sim: Simulation) -> dict[str, Any]:
     group_waits = [wait for g in sim.groups.values() for wait in g.waits]
     scheduled_groups = sum(1 for g in sim.groups.values() if g.started_at is not None)
     seconds = sim.scheduling_seconds
-    return {
+    report: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
         "profile": sim.profile.name,
         "featureGates": dict(sim.profile.feature_gates),
@@ -80,6 +85,13 @@ def build_report(sim: Simulation) -> dict[str, Any]:
         "pods": [_pod_entry(sim, r) for r in sorted(pods, key=lambda r: r.pod.key)],
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
     }
+    devices = sim.scheduler.devices
+    if devices is not None and devices.claims:
+        report["resourceClaims"] = [{"name": key, "status": devices.claim_status(key)}
+                                    for key in sorted(devices.claims)]
+    if series is not None:
+        report["series"] = series.to_json(sim)
+    return report
 
 
 def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
@@ -98,6 +110,8 @@ def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
         "nominatedNodeName": record.nominated,
         "preemptedCount": record.preempted_count,
         "preemptedBy": list(record.preempted_by),
+        "deviceTaintEvictions": list(record.device_taint_evictions),
+        "devices": list(record.devices),
     }
 
 

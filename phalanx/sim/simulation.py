@@ -12,9 +12,11 @@ import dataclasses
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.jobs import job_pod, job_pod_group
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
@@ -22,6 +24,7 @@ from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.scheduler import (
     GROUP,
     Bind,
+    DeviceTaintEviction,
     Evict,
     GroupCondition,
     Nominate,
@@ -49,6 +52,8 @@ class PodRecord:
     nominated: str | None = None
     preempted_count: int = 0
     preempted_by: list[dict[str, Any]] = field(default_factory=list)
+    device_taint_evictions: list[dict[str, Any]] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)  # DRA devices its claims held when it was bound
 
 
 @dataclass(slots=True)
@@ -83,7 +88,14 @@ class _Deletion:
     token: int
 
 
-Event = Node | Pod | PodGroup | Job | _Completion | _Deletion
+@dataclass(slots=True)
+class PodDeletion:
+    """A user deletes a pod (a trace's `delete`): it leaves at once, freeing what it held; nothing recreates it."""
+
+    pod_key: str
+
+
+Event = Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
 
 
 class Simulation:
@@ -94,7 +106,13 @@ class Simulation:
         self.scheduler = Scheduler(profile, initial, seed=seed)
         for pdb in inputs.pdbs:
             self.scheduler.add_pdb(pdb)
+        self.scheduler.add_device_objects(0.0, slices=[s for s in inputs.resource_slices if s.arrival <= 0],
+                                          classes=inputs.device_classes, claims=inputs.resource_claims,
+                                          templates=inputs.claim_templates)
         self.events: EventQueue[Event] = EventQueue()
+        later: list[ResourceSlice | DeviceTaintRule] = [s for s in inputs.resource_slices if s.arrival > 0]
+        for extra in (*later, *inputs.device_taint_rules):
+            self.events.push(extra.arrival, ARRIVAL, extra)
         for obj in inputs.objects():
             if isinstance(obj, Node) and obj.arrival <= 0:
                 continue
@@ -115,6 +133,12 @@ class Simulation:
         self.evictions = 0
         self.lost_hours: dict[str, float] = defaultdict(float)
         self.scheduling_seconds = 0.0
+        # Called after each event batch's decisions are carried out (series sampling, progress display).
+        self.observers: list[Callable[[Simulation], None]] = []
+
+    def delete_pod_at(self, time: float, pod_key: str) -> None:
+        """Schedule a user's deletion of a pod (before `run`): at `time` it leaves and frees what it held."""
+        self.events.push(time, COMPLETION, PodDeletion(pod_key))
 
     def _count_node(self, node: Node) -> None:
         for name, value in node.allocatable.items():
@@ -151,6 +175,10 @@ class Simulation:
                     self.pods[decision.pod.key].nominated = decision.node
                 elif isinstance(decision, Preemption):
                     self._preemption(decision)
+                elif isinstance(decision, DeviceTaintEviction):
+                    self._evict(decision)
+            for observe in self.observers:
+                observe(self)
         self.end_time = self.until if self.until is not None else self.now
         self.books.advance(self.end_time)
         return self
@@ -160,16 +188,37 @@ class Simulation:
             self._complete(event)
         elif isinstance(event, _Deletion):
             self._delete(event)
+        elif isinstance(event, PodDeletion):
+            self._user_delete(event)
+        elif isinstance(event, DeviceTaintRule):
+            for decision in self.scheduler.add_device_taint_rule(event, self.now):
+                if isinstance(decision, DeviceTaintEviction):
+                    self._evict(decision)
+        elif isinstance(event, ResourceSlice):
+            self.scheduler.add_device_objects(self.now, slices=[event])
         elif isinstance(event, Node):
             self.scheduler.add_nodes([event], self.now)
             self._count_node(event)
         elif isinstance(event, PodGroup):
-            self.groups[event.key] = GroupRecord(event, waiting_since=self.now if self.members[event.key] else None)
+            group = self.groups[event.key] = GroupRecord(event, waiting_since=self.now if self.members[event.key]
+                                                         else None)
             self.scheduler.add_pod_group(event, self.now)
+            self._adopt_members(group)
         elif isinstance(event, Job):
             self._start_job(event)
         else:
             self._arrive(event)
+
+    def _adopt_members(self, group: GroupRecord) -> None:
+        """Members that arrived before their PodGroup (a snapshot lists pods before podgroups) now count for it:
+        a gang whose minCount already runs is scheduled (without a wait: it never waited here), one that falls
+        short stops its members' progress."""
+        keys = sorted(self.members[group.group.key])
+        if not keys:
+            return
+        self._refresh(self.pods[keys[0]].pod)
+        if group.started_at == self.now and all(self.pods[k].pod.node_name is not None for k in keys):
+            group.waits.clear()
 
     # --- pods -----------------------------------------------------------------------------------------
 
@@ -205,7 +254,8 @@ class Simulation:
             record.bound_at = self.now if at is None else at
         record.message = None
         record.nominated = None
-        self.books.hold(pod.requests)
+        record.devices = self.scheduler.pod_devices(pod.key)
+        self.books.hold(record.pod.requests)  # the pod as created (the scheduler's view may move requests to claims)
         self._refresh(pod)
 
     def _can_progress(self, group_key: str | None) -> bool:
@@ -284,15 +334,19 @@ class Simulation:
                     "type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
                     "message": f"preempted by {decision.preemptor}", "lastTransitionTime": self.now}
 
-    def _evict(self, decision: Evict) -> None:
+    def _evict(self, decision: Evict | DeviceTaintEviction) -> None:
         """The victim stops working now (work since its last checkpoint is lost) and is gone after its grace."""
         record = self.pods[decision.pod.key]
         if record.phase != "Running" or record.terminating:
             return
         self.evictions += 1
         record.terminating = True
-        record.preempted_count += 1
-        record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node})
+        if isinstance(decision, Evict):
+            record.preempted_count += 1
+            record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node})
+        else:
+            record.device_taint_evictions.append({"time": self.now, "node": decision.node, "claim": decision.claim,
+                                                  "deviceTaintRule": decision.rule, "message": decision.message})
         record.message = decision.message
         if record.since is not None:
             record.progress += self.now - record.since
@@ -328,6 +382,30 @@ class Simulation:
         record.pod = dataclasses.replace(pod, arrival=self.now, node_name=None, start_time=None)
         self.scheduler.add_pod(record.pod, self.now)
         self._refresh(record.pod)
+
+    def _user_delete(self, event: PodDeletion) -> None:
+        """A deleted pod leaves now: a running one ends (Succeeded), a pending one never runs (Failed)."""
+        record = self.pods.get(event.pod_key)
+        if record is None or record.phase in ("Succeeded", "Failed"):
+            return
+        pod = record.pod
+        if record.phase == "Running":
+            if record.since is not None:
+                record.progress += self.now - record.since
+                record.since = None
+                self.books.work(pod.requests, -1)
+            self.books.hold(pod.requests, -1)
+            record.phase = "Succeeded"
+        else:
+            record.phase = "Failed"
+            record.message = "deleted while pending"
+        record.finished_at = self.now
+        record.terminating = False
+        record.token += 1
+        self.scheduler.delete_pod(pod.key, self.now)
+        if pod.group_key is not None:
+            self.members[pod.group_key].discard(pod.key)
+        self._refresh(pod)
 
     # --- the Job controller ---------------------------------------------------------------------------
 

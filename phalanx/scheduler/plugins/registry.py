@@ -5,6 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.gpu_share import (
+    BestFitScore,
+    DotProductScore,
+    FGDScore,
+    GpuClusteringScore,
+    GpuPackingScore,
+    GpuShare,
+    RandomScore,
+)
 from phalanx.scheduler.plugins.node_affinity import NodeAffinity
 from phalanx.scheduler.plugins.node_name import NodeName
 from phalanx.scheduler.plugins.node_resources import NodeResourcesBalancedAllocation, NodeResourcesFit
@@ -20,11 +30,27 @@ REGISTRY: dict[str, Factory] = {
     "NodeAffinity": lambda args: NodeAffinity(),
     "NodeResourcesFit": NodeResourcesFit,
     "NodeResourcesBalancedAllocation": NodeResourcesBalancedAllocation,
+    # DRA device claims; a Filter and a Reserve plugin.
+    "DynamicResources": DynamicResources,
+    # GPU sharing (FGD paper's policies); GpuShare is a Filter and a Reserve plugin.
+    "GpuShare": GpuShare,
+    "RandomScore": RandomScore,
+    "DotProductScore": DotProductScore,
+    "GpuClusteringScore": GpuClusteringScore,
+    "GpuPackingScore": GpuPackingScore,
+    "BestFitScore": BestFitScore,
+    "FGDScore": FGDScore,
 }
-FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit")
+FILTERS = ("NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+           "DynamicResources")
+RESERVERS = ("DynamicResources",)  # Reserve plugins of the default profiles
 SCORERS = ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation")
+# Opt-in plugins: not in the default profile, but a profile may enable them.
+GPU_FILTERS = ("GpuShare",)
+GPU_SCORERS = ("RandomScore", "DotProductScore", "GpuClusteringScore", "GpuPackingScore", "BestFitScore",
+               "FGDScore")
 
 # kube-scheduler's default plugins that Phalanx does not implement yet: a profile lists them as missing.
 NOT_IMPLEMENTED = ("NodePorts", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                   "PodTopologySpread", "InterPodAffinity", "ImageLocality", "DynamicResources",
+                   "PodTopologySpread", "InterPodAffinity", "ImageLocality",
                    "DefaultPreemption")

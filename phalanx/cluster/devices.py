@@ -1,0 +1,845 @@
+"""DRA device state: every device of every ResourceSlice as NumPy arrays, claims and their allocations.
+
+Devices are rows: the node a device is on (or -1 for a device reachable from several nodes, with a node
+mask of its own), driver and pool ids, how many allocations hold it, the capacity it offers and has
+consumed (KEP-5075 shared devices: `allowMultipleAllocations`), and an id of its taint set (slice taints
+plus DeviceTaintRules; they add up). CEL selectors are evaluated once per (expression, device) into a
+boolean vector over devices; a request's *eligible* vector (class selectors, its own selectors, capacity
+it asks for) is cached per request, so a pod's filter is a handful of vector operations and one
+`np.bincount` over device→node per request.
+
+Whether a pod's claims fit on a node is decided exactly: when the pod's requests are plain `exactly`
+requests without constraints, by counting (Hall's condition over requests whose devices overlap: for
+every set of requests, the available devices any of them could use must number at least their total
+count); otherwise (`firstAvailable`, `matchAttribute`/`distinctAttribute`, more than four overlapping
+requests) counting gives a necessary condition and a per-node search settles the nodes that pass it.
+A device serves at most one request of one pod, even a shared one; different pods share a shared device
+until its capacity is used.
+
+The state lives on the ClusterState as the optional attribute `dra_devices` (as `gpus.GpuTable` does for
+the openb replay's `gpu_devices`: that table is a per-GPU milli table fed by the trace's extended
+resources; a shared device here is the general model of the same thing, described by ResourceSlices).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import cel
+import numpy as np
+import numpy.typing as npt
+
+from phalanx.api.dra import (
+    CEL_FUNCTIONS,
+    AllocatedDevice,
+    ClaimSpec,
+    Device,
+    DeviceClass,
+    DeviceRequest,
+    DeviceTaint,
+    DeviceTaintRule,
+    DeviceToleration,
+    ExactRequest,
+    NetworkData,
+    PodResourceClaim,
+    ResourceClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+    claim_from_template,
+    compile_selector,
+)
+from phalanx.api.objects import Pod, SelectorTerm
+from phalanx.cluster.state import ClusterState
+
+BoolArray = npt.NDArray[np.bool_]
+IntArray = npt.NDArray[np.int64]
+ATTRIBUTE = "dra_devices"
+EXTENDED_CLAIM = "extended-resources"
+IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+MAX_HALL_REQUESTS = 4
+SEARCH_BUDGET = 20_000  # device choices tried per node before a search gives up (counts as "cannot allocate")
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """One allocated device: for which request (or `request/subrequest`), which device, what it consumes."""
+
+    request: str
+    device: int
+    consumed: tuple[int, ...] = ()  # per capacity column, for shared devices
+    tolerations: tuple[DeviceToleration, ...] = ()
+
+
+@dataclass(slots=True)
+class ClaimState:
+    claim: ResourceClaim
+    owner: str | None = None  # the pod a template (or extended-resource) claim belongs to
+    allocation: tuple[Choice, ...] | None = None
+    reach: BoolArray | None = None  # nodes that can use the allocation (its node selector)
+    reserved_for: set[str] = field(default_factory=set)
+    evicting: str | None = None  # why its pods are being evicted (an untolerated NoExecute taint)
+
+    @property
+    def key(self) -> str:
+        return self.claim.key
+
+
+@dataclass(frozen=True, slots=True)
+class TaintEviction:
+    """Pods using `claim` must go: an allocated device has a NoExecute taint the claim does not tolerate."""
+
+    claim: str
+    pods: tuple[str, ...]
+    device: str
+    taint: DeviceTaint
+    rule: str | None
+    tolerated_for: float | None = None  # tolerationSeconds that ran out, if the claim tolerated it a while
+
+
+def _term_matches(term: SelectorTerm, name: str, labels: dict[str, str]) -> bool:
+    if not term.expressions and not term.fields:
+        return False
+    for req in (*term.expressions, *term.fields):
+        value = name if req in term.fields else labels.get(req.key)
+        if req.operator == "In" and value not in req.values:
+            return False
+        if req.operator == "NotIn" and value in req.values:
+            return False
+        if req.operator == "Exists" and value is None:
+            return False
+        if req.operator == "DoesNotExist" and value is not None:
+            return False
+        if req.operator in ("Gt", "Lt"):
+            if value is None or not value.lstrip("+-").isdigit():
+                return False
+            if (int(value) > int(req.values[0])) != (req.operator == "Gt"):
+                return False
+    return True
+
+
+def _cel_device(driver: str, device: Device) -> dict[str, object]:
+    attributes: dict[str, dict[str, object]] = {}
+    for name, value in device.attributes.items():
+        domain, _, short = name.rpartition("/")
+        attributes.setdefault(domain, {})[short] = value
+    capacity: dict[str, dict[str, object]] = {}
+    for name, cap in device.capacity.items():
+        domain, _, short = name.rpartition("/")
+        capacity.setdefault(domain, {})[short] = cap.value
+    return {"driver": driver, "attributes": attributes, "capacity": capacity,
+            "allowMultipleAllocations": device.allow_multiple}
+
+
+def first_untolerated(taints: Iterable[DeviceTaint], tolerations: Sequence[DeviceToleration]) -> DeviceTaint | None:
+    """The first NoSchedule/NoExecute taint no toleration matches (effect None never blocks)."""
+    for taint in taints:
+        if taint.effect == "None":
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
+class DeviceState:
+    """All devices as arrays, with the claims that allocate them."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self.devices: list[Device] = []
+        self.slice_of: list[ResourceSlice] = []
+        self.node_name: list[str | None] = []
+        self.selectors: list[tuple[SelectorTerm, ...] | None] = []  # node selector of a non-local device
+        self.node: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.allocations: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.shared: BoolArray = np.zeros(0, dtype=bool)  # allowMultipleAllocations
+        self.cap_names: list[str] = []
+        self.cap_total: IntArray = np.zeros((0, 0), dtype=np.int64)
+        self.cap_used: IntArray = np.zeros((0, 0), dtype=np.int64)
+        self.taint_sets: list[tuple[DeviceTaint, ...]] = [()]
+        self._taint_ids: dict[tuple[DeviceTaint, ...], int] = {(): 0}
+        self.taint_set: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
+        self.rule_of: dict[DeviceTaint, str] = {}
+        self.index: dict[tuple[str, str, str], int] = {}
+        self.classes: dict[str, DeviceClass] = {}
+        self.templates: dict[str, ResourceClaimTemplate] = {}
+        self.claims: dict[str, ClaimState] = {}
+        self.extended: dict[str, str] = {}  # extended resource name -> device class (KEP-5004)
+        self.version = 0  # bumps whenever availability changes
+        self._known_nodes = 0
+        self._remote: IntArray = np.zeros(0, dtype=np.int64)  # devices with node -1
+        self._reach: dict[int, BoolArray] = {}  # non-local device -> nodes that reach it
+        self._by_node: list[IntArray] = []
+        self._selector_cache: dict[str, BoolArray] = {}
+        self._selector_done: dict[str, BoolArray] = {}
+        self._cel_inputs: list[dict[str, object]] = []
+        self._cel_keys: list[str] = []  # devices with equal CEL inputs share one evaluation
+        self._cel_results: dict[tuple[str, str], bool] = {}
+        self._order: IntArray = np.zeros(0, dtype=np.int64)
+        self._uniform = 0
+        self._last_available: tuple[ExactRequest, bool, int, BoolArray] | None = None
+        self._bounds: IntArray = np.zeros(1, dtype=np.int64)
+        self._eligible: dict[ExactRequest, tuple[BoolArray, IntArray]] = {}
+        self._tolerated: dict[tuple[tuple[DeviceToleration, ...], int], BoolArray] = {}
+
+    def __len__(self) -> int:
+        return len(self.devices)
+
+    # --- objects ---------------------------------------------------------------------------------------
+
+    def add_classes(self, classes: Iterable[DeviceClass]) -> None:
+        for device_class in classes:
+            self.classes[device_class.name] = device_class
+            self.extended[IMPLICIT_CLASS_PREFIX + device_class.name] = device_class.name
+            if device_class.extended_resource_name:
+                self.extended[device_class.extended_resource_name] = device_class.name
+        self._eligible.clear()
+
+    def add_templates(self, templates: Iterable[ResourceClaimTemplate]) -> None:
+        for template in templates:
+            self.templates[template.key] = template
+
+    def add_claims(self, claims: Iterable[ResourceClaim]) -> None:
+        for claim in claims:
+            self.claims.setdefault(claim.key, ClaimState(claim))
+
+    def add_slices(self, slices: Sequence[ResourceSlice]) -> None:
+        rows: list[tuple[ResourceSlice, Device]] = [(s, d) for s in slices for d in s.devices]
+        if not rows:
+            return
+        start = len(self.devices)
+        for s, d in rows:
+            self.index[(s.driver, s.pool, d.name)] = len(self.devices)
+            self.devices.append(d)
+            self.slice_of.append(s)
+            node_name = d.node_name if s.per_device_node_selection else s.node_name
+            selector = d.node_selector if s.per_device_node_selection else s.node_selector
+            all_nodes = d.all_nodes if s.per_device_node_selection else s.all_nodes
+            self.node_name.append(node_name)
+            self.selectors.append(selector if selector is not None else (() if all_nodes else None))
+            self._cel_inputs.append(_cel_device(s.driver, d))
+            self._cel_keys.append(repr(self._cel_inputs[-1]))
+            for name in d.capacity:
+                if name not in self.cap_names:
+                    self.cap_names.append(name)
+        count = len(rows)
+        width = len(self.cap_names)
+        total = np.zeros((len(self.devices), width), dtype=np.int64)
+        used = np.zeros_like(total)
+        total[:start, : self.cap_total.shape[1]] = self.cap_total
+        used[:start, : self.cap_used.shape[1]] = self.cap_used
+        for i, (_, d) in enumerate(rows):
+            for name, cap in d.capacity.items():
+                total[start + i, self.cap_names.index(name)] = cap.value
+        self.cap_total, self.cap_used = total, used
+        self.node = np.concatenate([self.node, np.full(count, -1, dtype=np.int32)])
+        self.allocations = np.concatenate([self.allocations, np.zeros(count, dtype=np.int32)])
+        self.shared = np.concatenate([self.shared, np.array([d.allow_multiple for _, d in rows], dtype=bool)])
+        self.taint_set = np.concatenate([self.taint_set, np.array([self._taint_id(d.taints) for _, d in rows],
+                                                                  dtype=np.int32)])
+        self._known_nodes = -1  # resolve node names and selectors again
+        self._selector_cache.clear()
+        self._selector_done.clear()
+        self._eligible.clear()
+        self.version += 1
+
+    def _taint_id(self, taints: tuple[DeviceTaint, ...]) -> int:
+        if taints not in self._taint_ids:
+            self._taint_ids[taints] = len(self.taint_sets)
+            self.taint_sets.append(taints)
+        return self._taint_ids[taints]
+
+    def _sync_nodes(self) -> None:
+        """Map devices to node indices (nodes may arrive after their slices)."""
+        n = len(self.cluster)
+        if self._known_nodes == n:
+            return
+        self._known_nodes = n
+        index = self.cluster.index
+        reach: dict[int, BoolArray] = {}
+        for d, name in enumerate(self.node_name):
+            if name is not None:
+                self.node[d] = index.get(name, -1)
+                continue
+            terms = self.selectors[d]
+            if terms is None:
+                continue
+            if not terms:  # allNodes
+                reach[d] = np.ones(n, dtype=bool)
+            else:
+                reach[d] = np.array([any(_term_matches(t, self.cluster.names[i], self.cluster.labels.labels(i))
+                                         for t in terms) for i in range(n)], dtype=bool)
+        self._reach = reach
+        self._remote = np.array(sorted(reach), dtype=np.int64)
+        order = np.argsort(self.node, kind="stable")
+        bounds = np.searchsorted(self.node[order], np.arange(n + 1))
+        self._order, self._bounds = order, bounds
+        # A fleet whose slices list every node's devices together, k per node: counts are a reshape away.
+        per = len(self) // n if n else 0
+        self._uniform = per if (per and per * n == len(self) and not reach
+                                and np.array_equal(self.node, np.repeat(np.arange(n, dtype=np.int32), per))) else 0
+        self._by_node = [order[bounds[i]:bounds[i + 1]].astype(np.int64) for i in range(n)]
+        for i in range(n):  # the node's own devices, then devices it reaches over the network
+            extra = [d for d in self._remote.tolist() if reach[d][i]]
+            if extra:
+                self._by_node[i] = np.concatenate([self._by_node[i], np.array(extra, dtype=np.int64)])
+
+    def on_node(self, node: int) -> IntArray:
+        self._sync_nodes()
+        return self._by_node[node]
+
+    # --- taints -----------------------------------------------------------------------------------------
+
+    def rule_mask(self, rule: DeviceTaintRule) -> BoolArray:
+        sel = rule.selector
+        mask = np.ones(len(self), dtype=bool)
+        for d, device in enumerate(self.devices):
+            s = self.slice_of[d]
+            if (sel.driver and s.driver != sel.driver) or (sel.pool and s.pool != sel.pool) or \
+                    (sel.device and device.name != sel.device):
+                mask[d] = False
+        if sel.device_class_name is not None:
+            mask &= self.class_mask(sel.device_class_name)
+        for expression in sel.selectors:
+            mask &= self.selector_mask(expression, mask)
+        return mask
+
+    def add_taint_rule(self, rule: DeviceTaintRule) -> int:
+        """Add the rule's taint to every device it selects; returns how many devices it tainted."""
+        mask = self.rule_mask(rule)
+        self.rule_of[rule.taint] = rule.name
+        for d in np.flatnonzero(mask).tolist():
+            self.taint_set[d] = self._taint_id((*self.taint_sets[int(self.taint_set[d])], rule.taint))
+        self._tolerated.clear()
+        self.version += 1
+        return int(mask.sum())
+
+    def taints(self, device: int) -> tuple[DeviceTaint, ...]:
+        return self.taint_sets[int(self.taint_set[device])]
+
+    def tolerated(self, tolerations: tuple[DeviceToleration, ...]) -> BoolArray:
+        """Devices without an untolerated NoSchedule/NoExecute taint."""
+        key = (tolerations, len(self))
+        cached = self._tolerated.get(key)
+        if cached is None:
+            per_set = np.array([first_untolerated(t, tolerations) is None for t in self.taint_sets], dtype=bool)
+            cached = per_set[self.taint_set]
+            self._tolerated[key] = cached
+        return cached
+
+    # --- selectors and eligibility ----------------------------------------------------------------------
+
+    def selector_mask(self, expression: str, among: BoolArray | None = None) -> BoolArray:
+        """Devices the CEL expression selects, evaluated once per device and cached. An evaluation error
+        (a missing attribute, a type mismatch) counts as "not selected"; devices outside `among` are not
+        evaluated (a class's selectors guard its requests' selectors, as kube evaluates them in order)."""
+        cached = self._selector_cache.setdefault(expression, np.zeros(len(self), dtype=bool))
+        evaluated = self._selector_done.setdefault(expression, np.zeros(len(self), dtype=bool))
+        wanted = np.ones(len(self), dtype=bool) if among is None else among
+        todo = np.flatnonzero(wanted & ~evaluated)
+        if todo.size:
+            program = compile_selector(expression)
+            context = cel.Context(functions=CEL_FUNCTIONS)
+            for d in todo.tolist():
+                key = (expression, self._cel_keys[d])
+                result = self._cel_results.get(key)
+                if result is None:
+                    context.add_variable("device", self._cel_inputs[d])
+                    try:
+                        result = program.execute(context) is True
+                    except (KeyError, TypeError, ValueError, RuntimeError):
+                        result = False
+                    self._cel_results[key] = result
+                cached[d] = result
+            evaluated[todo] = True
+        return cached
+
+    def class_mask(self, name: str) -> BoolArray:
+        device_class = self.classes.get(name)
+        if device_class is None:
+            return np.zeros(len(self), dtype=bool)
+        mask = np.ones(len(self), dtype=bool)
+        for expression in device_class.selectors:
+            mask = mask & self.selector_mask(expression, mask)
+        return mask
+
+    def eligible(self, request: ExactRequest) -> tuple[BoolArray, IntArray]:
+        """Devices that could serve the request if free, and what each would consume (per capacity column;
+        a device that is not shared is consumed whole)."""
+        cached = self._eligible.get(request)
+        if cached is not None and cached[0].shape[0] == len(self):
+            return cached
+        mask = self.class_mask(request.device_class_name)
+        for expression in request.selectors:
+            mask = mask & self.selector_mask(expression, mask)
+        need = np.zeros((len(self), len(self.cap_names)), dtype=np.int64)
+        if request.capacity:  # capacity.requests: an unqualified name is in the device's driver's domain
+            drivers = np.array([s.driver for s in self.slice_of], dtype=object)
+            for name, wanted in request.capacity:
+                enough = np.zeros(len(self), dtype=bool)
+                for driver in set(drivers.tolist()):
+                    qualified = name if "/" in name else f"{driver}/{name}"
+                    if qualified in self.cap_names:
+                        col = self.cap_names.index(qualified)
+                        enough |= (drivers == driver) & (self.cap_total[:, col] >= wanted)
+                mask = mask & enough
+        for d in np.flatnonzero(mask & self.shared).tolist():
+            driver = self.slice_of[d].driver
+            asked = {(n if "/" in n else f"{driver}/{n}"): v for n, v in request.capacity}
+            for name, cap in self.devices[d].capacity.items():
+                col = self.cap_names.index(name)
+                requested = asked.get(name)
+                if cap.policy is None:
+                    amount: int | None = cap.value if requested is None else requested
+                else:
+                    amount = cap.policy.consumed(requested)
+                if amount is None or amount > cap.value:
+                    mask[d] = False
+                    break
+                need[d, col] = amount
+        cached = (mask, need)
+        self._eligible[request] = cached
+        return cached
+
+    def available(self, request: ExactRequest, *, ignore_taints: bool = False) -> BoolArray:
+        """Devices free for the request now: eligible, tolerated, not held (or with capacity left)."""
+        last = self._last_available
+        if last is not None and last[0] is request and last[1] == ignore_taints and last[2] == self.version:
+            return last[3]
+        mask, need = self.eligible(request)
+        free: BoolArray = self.allocations == 0
+        if self.shared.any():
+            room: BoolArray = np.all(self.cap_used + need <= self.cap_total, axis=1)
+            free = np.where(self.shared, room, free)
+        out: BoolArray = mask & free
+        if not ignore_taints:
+            out = out & self.tolerated(request.tolerations)
+        self._last_available = (request, ignore_taints, self.version, out)
+        return out
+
+    # --- claims of a pod --------------------------------------------------------------------------------
+
+    def translate(self, pod: Pod, mapping: dict[str, str] | None = None) -> Pod:
+        """The pod with extended-resource requests served by devices (KEP-5004) moved into a claim of its own
+        (`<pod>-extended-resources`); the pod itself unchanged when none of its requests is mapped."""
+        table = {**self.extended, **(mapping or {})}
+        mapped = {name: value for name, value in pod.requests.items() if name in table}
+        if not mapped:
+            return pod
+        requests = tuple(DeviceRequest(f"request-{i}", exactly=ExactRequest(f"request-{i}", table[name],
+                                                                            count=value))
+                         for i, (name, value) in enumerate(sorted(mapped.items())) if value > 0)
+        name = f"{pod.name}-{EXTENDED_CLAIM}"
+        key = f"{pod.namespace}/{name}"
+        if key not in self.claims:
+            self.claims[key] = ClaimState(ResourceClaim(pod.namespace, name, ClaimSpec(requests)), owner=pod.key)
+        return dataclasses.replace(pod, requests={k: v for k, v in pod.requests.items() if k not in mapped},
+                                   resource_claims=(*pod.resource_claims, PodResourceClaim(EXTENDED_CLAIM, name)))
+
+    def pod_claims(self, pod: Pod) -> list[ClaimState]:
+        """The pod's claims, making those from templates on first use (as the resourceclaim controller does)."""
+        out: list[ClaimState] = []
+        for ref in pod.resource_claims:
+            key = f"{pod.namespace}/{ref.claim_for(pod.name)}"
+            state = self.claims.get(key)
+            if state is None:
+                if ref.template_name is None:
+                    raise KeyError(f"pod {pod.key}: no ResourceClaim {key}")
+                template = self.templates[f"{pod.namespace}/{ref.template_name}"]
+                state = ClaimState(claim_from_template(template, pod.namespace, pod.name, ref), owner=pod.key)
+                self.claims[key] = state
+            out.append(state)
+        return out
+
+    def forget_pod(self, pod: Pod) -> None:
+        """A deleted pod's own claims (from templates, or for extended resources) are deleted with it."""
+        for ref in (*pod.resource_claims, PodResourceClaim(EXTENDED_CLAIM, f"{pod.name}-{EXTENDED_CLAIM}")):
+            key = f"{pod.namespace}/{ref.claim_for(pod.name)}"
+            state = self.claims.get(key)
+            if state is not None and state.owner == pod.key and not state.reserved_for:
+                del self.claims[key]
+
+    # --- feasibility over nodes -------------------------------------------------------------------------
+
+    def _count(self, devices: BoolArray) -> IntArray:
+        """Per node, how many of the marked devices it can use."""
+        self._sync_nodes()
+        if self._uniform:
+            uniform: IntArray = np.count_nonzero(devices.reshape(-1, self._uniform), axis=1).astype(np.int64)
+            return uniform
+        running = np.zeros(len(self) + 1, dtype=np.int64)
+        np.cumsum(devices[self._order], out=running[1:])
+        counts: IntArray = running[self._bounds[1:]] - running[self._bounds[:-1]]
+        if self._remote.size:
+            for d in self._remote[devices[self._remote]].tolist():
+                counts += self._reach[d]
+        return counts
+
+    @staticmethod
+    def _needs_search(claims: Sequence[ClaimState]) -> bool:
+        return any(c.claim.spec.constraints or any(r.exactly is None for r in c.claim.spec.requests)
+                   for c in claims)
+
+    def _allocated_ok(self, state: ClaimState) -> BoolArray:
+        n = len(self.cluster)
+        if state.evicting is not None or state.reach is None:
+            return np.zeros(n, dtype=bool)
+        if state.reach.shape[0] != n:
+            state.reach = np.concatenate([state.reach, np.zeros(n - state.reach.shape[0], dtype=bool)])
+        return state.reach
+
+    def feasible(self, pod: Pod, *, ignore_taints: bool = False) -> BoolArray:
+        """Nodes where every claim of the pod is usable (allocated and reachable) or can be allocated."""
+        self._sync_nodes()
+        n = len(self.cluster)
+        mask = np.ones(n, dtype=bool)
+        pending: list[ClaimState] = []
+        for state in self.pod_claims(pod):
+            if state.allocation is not None:
+                mask &= self._allocated_ok(state)
+            else:
+                pending.append(state)
+        if not pending or not mask.any():
+            return mask
+        requests = [r for state in pending for r in state.claim.spec.requests]
+        search = self._needs_search(pending)
+        groups: list[list[tuple[BoolArray, IntArray, BoolArray]]] = []  # per request: alternatives
+        for request in requests:
+            options: list[tuple[BoolArray, IntArray, BoolArray]] = []
+            for alt in request.alternatives:
+                avail = self.available(alt, ignore_taints=ignore_taints)
+                if alt.allocation_mode == "All":
+                    eligible = self.eligible(alt)[0] & (self.tolerated(alt.tolerations) if not ignore_taints
+                                                        else True)
+                    need = self._count(eligible)
+                    counts = self._count(avail)
+                    ok = (need >= 1) & (counts == need)
+                else:
+                    need = np.full(n, alt.count, dtype=np.int64)
+                    ok = self._count(avail) >= alt.count
+                options.append((avail, need, ok))
+            groups.append(options)
+        for options in groups:
+            any_ok = np.zeros(n, dtype=bool)
+            for _, _, ok in options:
+                any_ok |= ok
+            mask &= any_ok
+        if not mask.any():
+            return mask
+        if not search and len(groups) > 1:
+            mask &= self._hall([options[0] for options in groups], mask)
+        elif search:
+            for node in np.flatnonzero(mask).tolist():
+                if self.search(pod, node, pending, ignore_taints=ignore_taints) is None:
+                    mask[node] = False
+        return mask
+
+    def _hall(self, items: list[tuple[BoolArray, IntArray, BoolArray]], mask: BoolArray) -> BoolArray:
+        """Hall's condition for requests that compete for devices: every subset's devices cover its count."""
+        k = len(items)
+        out = mask.copy()
+        # Requests whose available devices are disjoint never compete: only overlapping ones need subsets.
+        overlap = [[bool((items[i][0] & items[j][0]).any()) for j in range(k)] for i in range(k)]
+        if not any(overlap[i][j] for i in range(k) for j in range(k) if i != j):
+            return out
+        if k > MAX_HALL_REQUESTS:
+            return np.zeros_like(mask)  # the caller's search settles it
+        for size in range(2, k + 1):
+            for subset in itertools.combinations(range(k), size):
+                union = np.zeros(len(self), dtype=bool)
+                need = np.zeros(len(out), dtype=np.int64)
+                for i in subset:
+                    union |= items[i][0]
+                    need += items[i][1]
+                out &= self._count(union) >= need
+        return out
+
+    # --- per-node search --------------------------------------------------------------------------------
+
+    def search(self, pod: Pod, node: int, pending: Sequence[ClaimState] | None = None, *,
+               ignore_taints: bool = False) -> dict[str, tuple[Choice, ...]] | None:
+        """Devices on (or reachable from) `node` for every unallocated claim of the pod, or None."""
+        if pending is None:
+            pending = [s for s in self.pod_claims(pod) if s.allocation is None]
+        local = self.on_node(node)
+        slots: list[tuple[ClaimState, DeviceRequest]] = [(s, r) for s in pending for r in s.claim.spec.requests]
+        if len(slots) == 1 and not slots[0][0].claim.spec.constraints:  # the common case: first fitting devices
+            alt = slots[0][1].exactly
+            if alt is not None and alt.allocation_mode == "ExactCount":
+                picked = local[self.available(alt, ignore_taints=ignore_taints)[local]][: alt.count]
+                if picked.size < alt.count:
+                    return None
+                need = self.eligible(alt)[1]
+                return {slots[0][0].key: tuple(
+                    Choice(alt.name, d, tuple(int(x) for x in need[d]) if self.shared[d] else (), alt.tolerations)
+                    for d in picked.tolist())}
+        used: set[int] = set()
+        chosen: dict[int, list[Choice]] = {i: [] for i in range(len(slots))}
+        budget = [SEARCH_BUDGET]
+
+        def candidates(alt: ExactRequest) -> list[int]:
+            avail = self.available(alt, ignore_taints=ignore_taints)
+            return [d for d in local.tolist() if avail[d] and d not in used]
+
+        def attribute(d: int, name: str) -> object:
+            return self.devices[d].attributes.get(name, _MISSING)
+
+        def consistent(slot: int, d: int, request_name: str) -> bool:
+            state = slots[slot][0]
+            for constraint in state.claim.spec.constraints:
+                if constraint.requests and request_name.split("/")[0] not in constraint.requests and \
+                        request_name not in constraint.requests:
+                    continue
+                attr = constraint.match_attribute or constraint.distinct_attribute or ""
+                value = attribute(d, attr)
+                if value is _MISSING:
+                    return False
+                others = [attribute(c.device, attr) for i in range(len(slots)) if slots[i][0] is state
+                          for c in chosen[i]
+                          if not constraint.requests or c.request.split("/")[0] in constraint.requests
+                          or c.request in constraint.requests]
+                if constraint.match_attribute and any(v != value for v in others):
+                    return False
+                if constraint.distinct_attribute and any(v == value for v in others):
+                    return False
+            return True
+
+        def pick(slot: int, alt: ExactRequest, pool: list[int], count: int, first: int) -> bool:
+            """Choose `count` more devices for the slot from `pool[first:]` (in order), then the next slots."""
+            if count == 0:
+                return place(slot + 1)
+            need = self.eligible(alt)[1]
+            for pos in range(first, len(pool)):
+                budget[0] -= 1
+                if budget[0] <= 0:
+                    return False
+                d = pool[pos]
+                if d in used or not consistent(slot, d, alt.name):
+                    continue
+                used.add(d)
+                consumed = tuple(int(x) for x in need[d]) if self.shared[d] else ()
+                chosen[slot].append(Choice(alt.name, d, consumed, alt.tolerations))
+                if pick(slot, alt, pool, count - 1, pos + 1):
+                    return True
+                chosen[slot].pop()
+                used.discard(d)
+            return False
+
+        def place(slot: int) -> bool:
+            if slot == len(slots):
+                return True
+            _, request = slots[slot]
+            for alt in request.alternatives:
+                cands = candidates(alt)
+                count = alt.count
+                if alt.allocation_mode == "All":
+                    eligible = self.eligible(alt)[0]
+                    if not ignore_taints:
+                        eligible = eligible & self.tolerated(alt.tolerations)
+                    every = [d for d in local.tolist() if eligible[d]]
+                    if not every or any(d not in cands for d in every):
+                        continue
+                    cands, count = every, len(every)
+                if pick(slot, alt, cands, count, 0):
+                    return True
+                if budget[0] <= 0:
+                    return False
+            return False
+
+        if not place(0):
+            return None
+        out: dict[str, list[Choice]] = {}
+        for i, (state, _) in enumerate(slots):
+            out.setdefault(state.key, []).extend(chosen[i])
+        return {k: tuple(v) for k, v in out.items()}
+
+    # --- allocation -------------------------------------------------------------------------------------
+
+    def _pinned(self, state: ClaimState) -> tuple[Choice, ...] | None:
+        """A snapshot claim's recorded allocation (status.allocation), if every device still exists."""
+        choices: list[Choice] = []
+        requests = {r.name: r for r in state.claim.spec.requests}
+        for result in state.claim.allocated:
+            d = self.index.get((result.driver, result.pool, result.device))
+            if d is None:
+                return None
+            base = requests.get(result.request.split("/")[0])
+            alt = next((a for a in base.alternatives if a.name == result.request), None) if base else None
+            need = self.eligible(alt)[1][d] if alt is not None else np.zeros(len(self.cap_names), dtype=np.int64)
+            choices.append(Choice(result.request, d, tuple(int(x) for x in need) if self.shared[d] else (),
+                                  alt.tolerations if alt is not None else ()))
+        return tuple(choices)
+
+    def reserve(self, pod: Pod, node: int) -> bool:
+        """Allocate the pod's unallocated claims on `node` and reserve every claim for the pod. False (and
+        nothing allocated) when the claims cannot be allocated there."""
+        states = self.pod_claims(pod)
+        pending = [s for s in states if s.allocation is None]
+        found: dict[str, tuple[Choice, ...]] = {}
+        todo = []
+        for state in pending:
+            pinned = self._pinned(state) if state.claim.allocated else None
+            if pinned is not None:
+                found[state.key] = pinned
+            else:
+                todo.append(state)
+        if todo:
+            result = self.search(pod, node, todo)
+            if result is None:
+                return False
+            found.update(result)
+        for state in pending:
+            self._allocate(state, found.get(state.key, ()), node)
+        for state in states:
+            state.reserved_for.add(pod.key)
+        return True
+
+    def _allocate(self, state: ClaimState, choices: tuple[Choice, ...], node: int) -> None:
+        self._sync_nodes()
+        n = len(self.cluster)
+        reach = np.ones(n, dtype=bool)
+        for choice in choices:
+            d = choice.device
+            self.allocations[d] += 1
+            if choice.consumed:
+                self.cap_used[d] += np.asarray(choice.consumed, dtype=np.int64)
+            if self.node[d] >= 0:
+                only = np.zeros(n, dtype=bool)
+                only[self.node[d]] = True
+                reach &= only
+            elif d in self._reach:
+                reach &= self._reach[d]
+        state.allocation = choices
+        state.reach = reach
+        self.version += 1
+
+    def unreserve(self, pod: Pod) -> None:
+        """The pod no longer uses its claims; a claim nobody uses any more is deallocated."""
+        for ref in pod.resource_claims:
+            state = self.claims.get(f"{pod.namespace}/{ref.claim_for(pod.name)}")
+            if state is None:
+                continue
+            state.reserved_for.discard(pod.key)
+            if not state.reserved_for and state.allocation is not None:
+                self.deallocate(state)
+
+    def deallocate(self, state: ClaimState) -> None:
+        for choice in state.allocation or ():
+            self.allocations[choice.device] -= 1
+            if choice.consumed:
+                self.cap_used[choice.device] -= np.asarray(choice.consumed, dtype=np.int64)
+        state.allocation = None
+        state.reach = None
+        state.evicting = None
+        state.claim = dataclasses.replace(state.claim, allocated=())
+        self.version += 1
+
+    # --- NoExecute --------------------------------------------------------------------------------------
+
+    def _due(self, state: ClaimState) -> tuple[float, int, DeviceTaint, float | None] | None:
+        """When the claim's pods must go (the earliest untolerated NoExecute taint on its devices)."""
+        best: tuple[float, int, DeviceTaint, float | None] | None = None
+        for choice in state.allocation or ():
+            for taint in self.taints(choice.device):
+                if taint.effect != "NoExecute":
+                    continue
+                matching = [t for t in choice.tolerations if t.tolerates(taint)]
+                if matching and any(t.toleration_seconds is None for t in matching):
+                    continue
+                seconds = max((t.toleration_seconds or 0.0 for t in matching), default=0.0)
+                when = (taint.time_added or 0.0) + max(seconds, 0.0)
+                if best is None or when < best[0]:
+                    best = (when, choice.device, taint, seconds if matching else None)
+        return best
+
+    def evictions(self, now: float) -> list[TaintEviction]:
+        """Claims whose pods must be evicted by `now` (marked so that they are reported once)."""
+        out: list[TaintEviction] = []
+        for key in sorted(self.claims):
+            state = self.claims[key]
+            if state.allocation is None or state.evicting is not None or not state.reserved_for:
+                continue
+            due = self._due(state)
+            if due is None or due[0] > now:
+                continue
+            _, device, taint, seconds = due
+            slice_ = self.slice_of[device]
+            name = f"{slice_.driver}/{slice_.pool}/{self.devices[device].name}"
+            state.evicting = f"device {name} has taint {taint.describe()}"
+            self.version += 1
+            out.append(TaintEviction(key, tuple(sorted(state.reserved_for)), name, taint, self.rule_of.get(taint),
+                                     seconds))
+        return out
+
+    def next_eviction(self, now: float) -> float | None:
+        """The next time a tolerated-for-a-while NoExecute taint runs out for some claim."""
+        times = [due[0] for state in self.claims.values()
+                 if state.allocation is not None and state.evicting is None and state.reserved_for
+                 and (due := self._due(state)) is not None and due[0] > now]
+        return min(times, default=None)
+
+    # --- status -----------------------------------------------------------------------------------------
+
+    def describe_device(self, d: int) -> tuple[str, str, str]:
+        s = self.slice_of[d]
+        return s.driver, s.pool, self.devices[d].name
+
+    def claim_status(self, key: str) -> dict[str, object]:
+        """The claim's status as the API shows it: allocation results, reservedFor, devices' networkData."""
+        state = self.claims[key]
+        if state.allocation is None:
+            return {"reservedFor": sorted(state.reserved_for)}
+        results = []
+        devices: list[dict[str, object]] = []
+        for choice in state.allocation:
+            driver, pool, device = self.describe_device(choice.device)
+            result: dict[str, object] = {"request": choice.request, "driver": driver, "pool": pool,
+                                         "device": device}
+            if choice.consumed:
+                result["consumedCapacity"] = {name: amount for name, amount in zip(self.cap_names, choice.consumed,
+                                                                                  strict=True) if amount}
+            results.append(result)
+            network: NetworkData | None = self.devices[choice.device].network_data
+            if network is not None:
+                devices.append({"driver": driver, "pool": pool, "device": device, "networkData": network.manifest()})
+        status: dict[str, object] = {"allocation": {"devices": {"results": results}},
+                                     "reservedFor": sorted(state.reserved_for)}
+        if devices:
+            status["devices"] = devices
+        return status
+
+    def pod_devices(self, pod: Pod) -> list[str]:
+        """`driver/pool/device` of every device the pod's claims hold."""
+        out: list[str] = []
+        for ref in pod.resource_claims:
+            state = self.claims.get(f"{pod.namespace}/{ref.claim_for(pod.name)}")
+            for choice in (state.allocation or ()) if state is not None else ():
+                out.append("/".join(self.describe_device(choice.device)))
+        return out
+
+    def allocated_results(self, key: str) -> tuple[AllocatedDevice, ...]:
+        state = self.claims[key]
+        return tuple(AllocatedDevice(c.request, *self.describe_device(c.device)) for c in state.allocation or ())
+
+    def overallocated(self) -> bool:
+        """Any device held twice (not shared) or with more capacity consumed than offered (must never be)."""
+        return bool(((self.allocations > 1) & ~self.shared).any() or (self.cap_used > self.cap_total).any()
+                    or (self.allocations < 0).any())
+
+
+class _Missing:
+    pass
+
+
+_MISSING = _Missing()
+
+
+def device_state(cluster: ClusterState) -> DeviceState:
+    """The cluster's device state, created empty on first use."""
+    state: DeviceState | None = getattr(cluster, ATTRIBUTE, None)
+    if state is None:
+        state = DeviceState(cluster)
+        setattr(cluster, ATTRIBUTE, state)
+    return state

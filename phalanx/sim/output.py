@@ -1,0 +1,460 @@
+"""`--report DIR`: report.json, series.csv, PNG plots and one self-contained index.html.
+
+Everything is rendered in memory first and then each file is written atomically (a temporary file in DIR,
+renamed over the target), so an error leaves no half-written file behind. Plots use matplotlib's Agg
+canvas (no display, no pyplot state); matplotlib is imported only when a report is written. The files and
+their contents are documented in `docs/report.md` ("The report directory").
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import math
+import os
+import re
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from phalanx.errors import InputError
+from phalanx.sim.tables import summary_rows
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+Report = Mapping[str, Any]
+FRACTIONS = ("allocated", "useful", "stranded")
+COUNTS = ("podsRunning", "podsPending", "groupsPending", "preemptions")
+# Summary keys the standard rows already show; any other number in a summary gets a row of its own.
+_SHOWN = {"pods", "gangPodsPending", "podGroups", "allocated", "useful", "stranded", "strandedResourceHours",
+          "allocatedResourceHours", "waitSeconds", "groupWaitSeconds", "preemptions", "evictions",
+          "lostResourceHours"}
+DPI = 100
+
+
+def results_of(document: Report) -> list[Report]:
+    """The per-profile results of a report document (`compare`'s `results`, or one `simulate` report)."""
+    results = document.get("results")
+    if isinstance(results, list):
+        return list(results)
+    return [document]
+
+
+def labels_of(results: Sequence[Report]) -> list[str]:
+    """One unique label per result: its profile name, numbered when a name repeats."""
+    labels: list[str] = []
+    for report in results:
+        base = str(report.get("profile", "profile"))
+        label, n = base, 1
+        while label in labels:
+            n += 1
+            label = f"{base} #{n}"
+        labels.append(label)
+    return labels
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-.") or "profile"
+
+
+# --- series.csv ------------------------------------------------------------------------------------------
+
+def series_csv(results: Sequence[Report]) -> str:
+    """The series of every result in long format: profile,time,metric,resource,value (resource empty for counts)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["profile", "time", "metric", "resource", "value"])
+    for label, report in zip(labels_of(results), results, strict=True):
+        series = report.get("series")
+        if not isinstance(series, Mapping):
+            continue
+        times = series.get("time", [])
+        for i, t in enumerate(times):
+            for metric in FRACTIONS:
+                for resource, values in series.get(metric, {}).items():
+                    writer.writerow([label, t, metric, resource, values[i]])
+            for metric in COUNTS:
+                values = series.get(metric)
+                if values is not None:
+                    writer.writerow([label, t, metric, "", values[i]])
+    return out.getvalue()
+
+
+# --- plots -----------------------------------------------------------------------------------------------
+
+def _figure(width: float, height: float) -> Figure:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _time_unit(results: Sequence[Report]) -> tuple[str, float]:
+    end = max((float(r.get("endTime", 0.0) or 0.0) for r in results), default=0.0)
+    if end <= 2 * 3600:
+        return "minutes", 60.0
+    if end <= 3 * 86400:
+        return "hours", 3600.0
+    return "days", 86400.0
+
+
+def _steps(times: Sequence[float], values: Sequence[float], scale: float) -> tuple[list[float], list[float]]:
+    """Points for a step plot (each value holds until the next sample); a lone sample becomes a dot."""
+    return [t / scale for t in times], [float(v) for v in values]
+
+
+def allocation_plot(label: str, report: Report, unit: tuple[str, float]) -> bytes:
+    """Allocated (solid) and useful (dashed) fraction per resource over time; the gap between them is stranded."""
+    series = report["series"]
+    fig = _figure(6.4, 3.6)
+    ax = fig.add_subplot()
+    times = series["time"]
+    for i, (resource, allocated) in enumerate(sorted(series.get("allocated", {}).items(),
+                                                     key=lambda kv: (kv[0] not in ("cpu", "memory"), kv[0]))):
+        color = f"C{i % 10}"
+        x, y = _steps(times, [100 * v for v in allocated], unit[1])
+        _, useful = _steps(times, [100 * v for v in series["useful"][resource]], unit[1])
+        ax.step(x, y, where="post", color=color, label=f"{resource} allocated", marker="." if len(x) < 3 else None)
+        ax.step(x, useful, where="post", color=color, linestyle="--", label=f"{resource} useful")
+        ax.fill_between(x, useful, y, step="post", color=color, alpha=0.15, linewidth=0)
+    ax.set_ylim(0, 105)
+    ax.set_xlabel(f"simulated time ({unit[0]})")
+    ax.set_ylabel("% of allocatable")
+    ax.set_title(f"{label}: allocation over time (shaded: stranded)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small", loc="lower right")
+    return _png(fig)
+
+
+def pending_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[str, float]) -> bytes:
+    """Pods pending (gang members counted) and PodGroups pending over time, one line per profile."""
+    from matplotlib.ticker import MaxNLocator
+
+    fig = _figure(9.0, 3.4)
+    axes = fig.subplots(1, 2)
+    for ax, metric, title in ((axes[0], "podsPending", "pods pending (gang members counted)"),
+                              (axes[1], "groupsPending", "pod groups pending")):
+        for i, (label, report) in enumerate(zip(labels, results, strict=True)):
+            series = report.get("series")
+            if not isinstance(series, Mapping):
+                continue
+            x, y = _steps(series["time"], series[metric], unit[1])
+            ax.step(x, y, where="post", label=label, marker="." if len(x) < 3 else None, **_style(i))
+        ax.set_title(title)
+        ax.set_xlabel(f"simulated time ({unit[0]})")
+        ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1]))
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    return _png(fig)
+
+
+def _style(i: int) -> dict[str, Any]:
+    """Color and line style of the i-th profile (styles differ so equal curves stay visible)."""
+    return {"color": f"C{i % 10}", "linestyle": ("-", "--", ":", "-.")[i % 4], "linewidth": 2.2 - 0.3 * (i % 4)}
+
+
+def _ecdf(ax: Axes, waits: Sequence[float], label: str, style: dict[str, Any]) -> None:
+    n = len(waits)
+    xs = [w / 60.0 for w in sorted(waits)]
+    ys = [100.0 * (i + 1) / n for i in range(n)]
+    ax.step([0.0, *xs], [0.0, *ys], where="post", label=f"{label} (n={n})", **style)
+
+
+def waits_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes:
+    """Cumulative distribution of waiting times, per pod and per PodGroup, one line per profile."""
+    fig = _figure(9.0, 3.4)
+    axes = fig.subplots(1, 2)
+    for ax, key, title in ((axes[0], "pods", "pod wait (creation to bind)"),
+                           (axes[1], "groups", "pod group wait (to minCount running)")):
+        drawn = False
+        for i, (label, report) in enumerate(zip(labels, results, strict=True)):
+            series = report.get("series")
+            waits = series.get("waitSeconds", {}).get(key, []) if isinstance(series, Mapping) else []
+            if waits:
+                _ecdf(ax, waits, label, _style(i))
+                drawn = True
+        ax.set_title(title)
+        ax.set_xlabel("wait (minutes)")
+        ax.set_ylabel("% waited at most")
+        ax.set_ylim(0, 105)
+        ax.grid(alpha=0.3)
+        if drawn:
+            ax.legend(fontsize="small", loc="lower right")
+        else:
+            ax.text(0.5, 0.5, "nothing was scheduled here", ha="center", va="center", transform=ax.transAxes)
+    return _png(fig)
+
+
+_PERCENT_LOAD = ("arrivedPercent", "k")
+_FRACTION_LOAD = ("arrivedLoad", "load")
+_PERCENT_ALLOCATION = ("allocatedPercent",)
+_FRACTION_ALLOCATION = ("gpuAllocation", "allocation")
+
+
+def _first(row: Mapping[str, Any], keys: Sequence[str]) -> tuple[str, float] | None:
+    for key in keys:
+        value = row.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return key, float(value)
+    return None
+
+
+def allocation_curve(report: Report) -> tuple[list[float], list[float], bool] | None:
+    """(arrived GPU load in % of capacity, unallocated GPUs — or % of GPUs when the total is unknown —, whether
+    the values are GPUs) from a result's `allocationCurve` (the fragmentation protocol), or None.
+
+    Accepted shapes: an object of parallel lists (`arrivedPercent` or `arrivedLoad`; `unallocatedGpus`,
+    `allocatedPercent` or `gpuAllocation`), a list of such objects, or a plain list of allocation percentages
+    indexed by arrived load k = 0, 1, …. Points whose value is null are left out.
+    """
+    curve = report.get("allocationCurve")
+    if isinstance(curve, Mapping):
+        keys = [k for k, v in curve.items() if isinstance(v, list)]
+        length = min((len(curve[k]) for k in keys), default=0)
+        rows: list[Mapping[str, Any]] = [{k: curve[k][i] for k in keys} for i in range(length)]
+    elif isinstance(curve, list) and all(isinstance(v, int | float) or v is None for v in curve):
+        rows = [{"k": k, "allocatedPercent": v} for k, v in enumerate(curve)]
+    elif isinstance(curve, list) and all(isinstance(v, Mapping) for v in curve):
+        rows = list(curve)
+    else:
+        return None
+    summary = report.get("summary")
+    total = summary.get("gpus") if isinstance(summary, Mapping) else None
+    use_gpus = any(isinstance(r.get("unallocatedGpus"), int | float) for r in rows)
+    loads: list[float] = []
+    values: list[float] = []
+    for row in rows:
+        load = _first(row, _PERCENT_LOAD + _FRACTION_LOAD)
+        if load is None:
+            continue
+        percent_load = load[1] if load[0] in _PERCENT_LOAD else 100.0 * load[1]
+        if use_gpus:
+            unallocated = _first(row, ("unallocatedGpus",))
+            if unallocated is None:
+                continue
+            value = unallocated[1]
+        else:
+            allocation = _first(row, _PERCENT_ALLOCATION + _FRACTION_ALLOCATION)
+            if allocation is None:
+                continue
+            fraction = allocation[1] / 100.0 if allocation[0] in _PERCENT_ALLOCATION else allocation[1]
+            value = (total * (1.0 - fraction) if isinstance(total, int | float) and total > 0
+                     else 100.0 * (1.0 - fraction))
+        loads.append(percent_load)
+        values.append(value)
+    if not loads:
+        return None
+    in_gpus = use_gpus or (isinstance(total, int | float) and total > 0)
+    return loads, values, bool(in_gpus)
+
+
+def fragmentation_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | None:
+    """Unallocated GPUs against arrived GPU load, one line per policy (the FGD paper's Fig. 9a)."""
+    curves = [(label, allocation_curve(report)) for label, report in zip(labels, results, strict=True)]
+    drawn = [(label, c) for label, c in curves if c is not None]
+    if not drawn:
+        return None
+    fig = _figure(7.0, 4.0)
+    ax = fig.add_subplot()
+    in_gpus = all(c[2] for _, c in drawn)
+    for i, (label, (loads, values, gpus)) in enumerate(drawn):
+        if in_gpus or not gpus:
+            ax.plot(loads, values, label=label, **_style(i))
+    ax.axvline(100, color="grey", linewidth=0.8, linestyle=":")
+    ax.set_xlabel("arrived GPU requests (% of GPU capacity)")
+    ax.set_ylabel("unallocated GPUs" if in_gpus else "unallocated GPUs (% of capacity)")
+    ax.set_title("GPUs left unallocated as load arrives")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
+# --- index.html ------------------------------------------------------------------------------------------
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5rem;color:#1b1f24;background:#fff}
+h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:.2rem 0}
+.note{color:#57606a;font-size:.9rem;margin:.2rem 0 1rem}
+.profiles{display:grid;gap:1rem;overflow-x:auto;align-items:start}
+.profile{border:1px solid #d0d7de;border-radius:6px;padding:.8rem;min-width:0}
+.gates{color:#57606a;font-size:.8rem;margin:.1rem 0 .5rem;word-break:break-all}
+table{border-collapse:collapse;width:100%;font-size:.85rem}
+td{padding:.15rem .4rem;border-bottom:1px solid #eaeef2;vertical-align:top}
+td.v{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+img{max-width:100%;height:auto;display:block;margin:.6rem auto 0}
+.all figure{margin:1rem 0}figcaption{font-size:.85rem;color:#57606a}
+"""
+
+# Records the rendered layout on <body> (data-columns: distinct column positions of the profile sections,
+# data-rows: distinct row positions), so a headless browser can check the profiles really sit side by side.
+_LAYOUT_SCRIPT = """(function(){var xs={},ys={};document.querySelectorAll('section.profile').forEach(function(e){
+var r=e.getBoundingClientRect();xs[Math.round(r.left)]=1;ys[Math.round(r.top)]=1;});
+document.body.setAttribute('data-columns',String(Object.keys(xs).length));
+document.body.setAttribute('data-rows',String(Object.keys(ys).length));})();"""
+
+
+def _cell(render: Any, report: Report) -> str:
+    try:
+        return str(render(report))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return "—"
+
+
+def _numbers(summary: Any) -> dict[str, Any]:
+    """Numeric summary fields the standard rows do not show (e.g. the fragmentation protocol's), nested
+    objects flattened one level (`replaySeconds.mean`)."""
+    out: dict[str, Any] = {}
+    if not isinstance(summary, Mapping):
+        return out
+    for key, value in summary.items():
+        if key in _SHOWN:
+            continue
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            out[key] = value
+        elif isinstance(value, Mapping):
+            for inner, number in value.items():
+                if isinstance(number, int | float) and not isinstance(number, bool):
+                    out[f"{key}.{inner}"] = number
+    return out
+
+
+def _extra_rows(results: Sequence[Report]) -> list[str]:
+    keys: list[str] = []
+    for report in results:
+        keys += [key for key in _numbers(report.get("summary")) if key not in keys]
+    return keys
+
+
+def _number(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _img(data: bytes, alt: str) -> str:
+    return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
+
+
+def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[str, bytes]) -> str:
+    """One page, no network: a column per profile (summary metrics and its allocation plot), then the
+    plots that put the profiles on the same axes."""
+    rows = [(name, render) for name, render in summary_rows(
+        [{**r, "summary": {"allocated": {}, **r.get("summary", {})}} for r in results])
+            if any(_cell(render, r) != "—" for r in results)]  # rows no result can fill are left out
+    extra = _extra_rows(results)
+    columns: list[str] = []
+    for label, report in zip(labels, results, strict=True):
+        gates = ", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(report.get("featureGates", {}).items()))
+        cells = [f"<tr><td>{html.escape(name)}</td><td class=\"v\">{html.escape(_cell(render, report))}</td></tr>"
+                 for name, render in rows]
+        numbers = _numbers(report.get("summary"))
+        cells += [f"<tr><td>{html.escape(key)}</td><td class=\"v\">{html.escape(_number(numbers.get(key, '—')))}"
+                  "</td></tr>" for key in extra]
+        plot = pngs.get(f"allocation-{_slug(label)}.png")
+        figure = _img(plot, f"allocation over time, {label}") if plot is not None else ""
+        columns.append(
+            f'<section class="profile" data-profile="{html.escape(label)}">'
+            f"<h2>{html.escape(label)}</h2><p class=\"gates\">{html.escape(gates) or '&nbsp;'}</p>"
+            f'<table class="summary">{"".join(cells)}</table>{figure}</section>')
+    shared = [("pending.png", "Pending over time: pods (gang members counted) and pod groups, per profile."),
+              ("waits.png", "Waiting times: cumulative distribution per pod and per pod group."),
+              ("fragmentation.png", "Fragmentation protocol: GPUs left unallocated against arrived GPU load.")]
+    figures = "".join(f"<figure>{_img(pngs[name], caption)}<figcaption>{html.escape(caption)}</figcaption></figure>"
+                      for name, caption in shared if name in pngs)
+    count = len(results)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<title>Phalanx report: {html.escape(', '.join(labels))}</title><style>{_CSS}</style></head>\n"
+        f"<body><h1>Phalanx report</h1><p class=\"note\">{count} profile{'s' if count != 1 else ''} side by side; "
+        "fractions are of allocatable capacity at the end of the run; stranded capacity is held by gang members "
+        "that cannot make progress. Every field is explained in docs/report.md.</p>\n"
+        f"<div class=\"profiles\" style=\"grid-template-columns:repeat({count},minmax(300px,1fr))\">"
+        f"{''.join(columns)}</div>\n<div class=\"all\">{figures}</div>\n"
+        f"<script>{_LAYOUT_SCRIPT}</script></body></html>\n"
+    )
+
+
+# --- the directory ---------------------------------------------------------------------------------------
+
+def render_report(document: Report) -> dict[str, bytes]:
+    """Every file of a report directory, by name, rendered in memory (nothing is written)."""
+    results = results_of(document)
+    labels = labels_of(results)
+    unit = _time_unit(results)
+    pngs: dict[str, bytes] = {}
+    with_series = [(label, r) for label, r in zip(labels, results, strict=True) if isinstance(r.get("series"),
+                                                                                                Mapping)]
+    for label, report in with_series:
+        pngs[f"allocation-{_slug(label)}.png"] = allocation_plot(label, report, unit)
+    if with_series:
+        pngs["pending.png"] = pending_plot(labels, results, unit)
+        pngs["waits.png"] = waits_plot(labels, results)
+    fragmentation = fragmentation_plot(labels, results)
+    if fragmentation is not None:
+        pngs["fragmentation.png"] = fragmentation
+    files = {"report.json": (json.dumps(document, indent=2) + "\n").encode("utf-8")}
+    if with_series:
+        files["series.csv"] = series_csv(results).encode("utf-8")
+    files.update(pngs)
+    files["index.html"] = index_html(labels, results, pngs).encode("utf-8")
+    return files
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _check_directory(directory: str) -> None:
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise InputError("exists and is not a directory", field="--report", file=directory)
+
+
+def write_files(directory: str, files: Mapping[str, bytes]) -> list[str]:
+    """Write each file atomically into `directory` (created if missing); returns the paths written."""
+    _check_directory(directory)
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise InputError(exc.strerror or str(exc), field="--report", file=directory) from None
+    mode = 0o666 & ~_umask()
+    written: list[str] = []
+    for name, data in files.items():
+        target = os.path.join(directory, name)
+        fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+            os.chmod(temporary, mode)
+            os.replace(temporary, target)
+        except BaseException:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+            raise
+        written.append(target)
+    return written
+
+
+def write_report(directory: str, document: Report) -> list[str]:
+    """Render the report directory for `document` (one report, or compare's {"results": [...]}) and write it."""
+    _check_directory(directory)  # before the rendering work
+    return write_files(directory, render_report(document))

@@ -1,0 +1,282 @@
+"""DynamicResources: allocation (count, All, selectors, matchAttribute, firstAvailable, shared claims,
+consumable capacity), device taints, the FailedScheduling reasons, extended resources; and two hypothesis
+properties: a device's capacity is never exceeded, an untolerated NoSchedule device is never allocated."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from phalanx.api.load import Inputs
+from phalanx.scheduler.profiles import builtin
+from phalanx.scheduler.scheduler import Bind, Scheduler, Unschedulable
+from tests import dra_builders as b
+
+Doc = dict[str, Any]
+
+
+def scheduler_for(inputs: Inputs, profile: str = "default") -> Scheduler:
+    s = Scheduler(builtin(profile), inputs.nodes)
+    s.add_device_objects(0.0, slices=inputs.resource_slices, classes=inputs.device_classes,
+                         claims=inputs.resource_claims, templates=inputs.claim_templates)
+    for rule in inputs.device_taint_rules:
+        s.add_device_taint_rule(rule, 0.0)
+    for group in inputs.pod_groups:
+        s.add_pod_group(group, 0.0)
+    for pod in inputs.pods:
+        s.add_pod(pod, 0.0, node=pod.node_name)
+    return s
+
+
+def run(tmp_path: Path, *docs: Doc, profile: str = "default") -> tuple[Scheduler, dict[str, str], dict[str, str]]:
+    s = scheduler_for(b.load(tmp_path, *docs), profile)
+    decisions = s.schedule(0.0)
+    binds = {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
+    failures = {d.pod.name: d.message for d in decisions if isinstance(d, Unschedulable)}
+    return s, binds, failures
+
+
+def devices_of(s: Scheduler, pod: str, namespace: str = "default") -> list[str]:
+    return [d.rsplit("/", 2)[-2] + "/" + d.rsplit("/", 1)[-1] for d in s.pod_devices(f"{namespace}/{pod}")]
+
+
+def one_request(exact: Doc, name: str = "t") -> Doc:
+    return b.template(name, b.claim_spec(b.request("gpu", exact)))
+
+
+def test_pods_without_claims_pass_everywhere(tmp_path: Path) -> None:
+    _, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.pod("plain"))
+    assert binds == {"plain": "n0"}
+
+
+def test_count_picks_a_node_with_enough_free_devices(tmp_path: Path) -> None:
+    s, binds, failures = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 2), b.node("n1"),
+                             b.gpus("n1", 4), one_request(b.exactly(3)), b.pod("p", template_name="t"),
+                             b.pod("q", template_name="t"))
+    assert binds == {"p": "n1"}
+    assert devices_of(s, "p") == ["n1/gpu-0", "n1/gpu-1", "n1/gpu-2"]
+    assert failures["q"] == "0/2 nodes are available: 2 cannot allocate all claims."
+
+
+def test_all_mode_takes_every_matching_device_and_needs_them_free(tmp_path: Path) -> None:
+    s, binds, failures = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 3),
+                             one_request(b.exactly(None, mode="All")), b.pod("p", template_name="t"),
+                             b.pod("q", template_name="t"))
+    assert binds == {"p": "n0"} and len(devices_of(s, "p")) == 3
+    assert "q" in failures
+
+
+def test_selectors_filter_devices(tmp_path: Path) -> None:
+    slice_ = b.gpu_slice("n0", [b.gpu("gpu-0", model="A100"), b.gpu("gpu-1", index=1, model="H100")])
+    s, _binds, _ = run(tmp_path, b.device_class(), b.node("n0"), slice_,
+                      one_request(b.exactly(1, selectors=['device.attributes["gpu.example.com"].model == "H100"'])),
+                      b.pod("p", template_name="t"))
+    assert devices_of(s, "p") == ["n0/gpu-1"]
+
+
+def test_capacity_selector_with_quantity(tmp_path: Path) -> None:
+    expression = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("40Gi")) >= 0'
+    _, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1),
+                      one_request(b.exactly(1, selectors=[expression])), b.pod("p", template_name="t"))
+    assert binds == {"p": "n0"}
+
+
+def test_match_attribute_keeps_devices_on_one_numa_node(tmp_path: Path) -> None:
+    # numa 0: gpu-0..3, numa 1: gpu-4..7; gpu-0..2 already taken, so three GPUs on one NUMA node means 4, 5, 6.
+    spec = b.claim_spec(b.request("a", b.exactly(2)), b.request("b", b.exactly(1)),
+                        constraints=[{"matchAttribute": "gpu.example.com/numa"}])
+    s, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 8),
+                      one_request(b.exactly(3), name="three"), b.template("numa", spec),
+                      b.pod("first", template_name="three"), b.pod("p", template_name="numa"))
+    assert binds["p"] == "n0"
+    assert devices_of(s, "p") == ["n0/gpu-4", "n0/gpu-5", "n0/gpu-6"]
+
+
+def test_distinct_attribute(tmp_path: Path) -> None:
+    spec = b.claim_spec(b.request("a", b.exactly(2)), constraints=[{"distinctAttribute": "gpu.example.com/numa"}])
+    s, _, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 8), b.template("t", spec),
+                  b.pod("p", template_name="t"))
+    assert devices_of(s, "p") == ["n0/gpu-0", "n0/gpu-4"]
+
+
+def test_first_available_falls_back_in_order(tmp_path: Path) -> None:
+    alternatives = [{"name": "big", "deviceClassName": b.DRIVER, "count": 4},
+                    {"name": "small", "deviceClassName": b.DRIVER, "count": 2}]
+    spec = b.claim_spec(b.request("gpu", first_available=alternatives))
+    s, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 3), b.template("t", spec),
+                      b.pod("p", template_name="t"))
+    assert binds == {"p": "n0"}
+    state = s.devices.claims["default/p-gpus"] if s.devices else None
+    assert state is not None and state.allocation is not None
+    assert {c.request for c in state.allocation} == {"gpu/small"}
+
+
+def test_two_requests_compete_for_the_same_devices(tmp_path: Path) -> None:
+    spec = b.claim_spec(b.request("a", b.exactly(2)), b.request("b", b.exactly(2)))
+    _, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 3), b.node("n1"), b.gpus("n1", 4),
+                      b.template("t", spec), b.pod("p", template_name="t"))
+    assert binds == {"p": "n1"}  # n0 has 3 GPUs for 2 + 2: Hall's condition rules it out
+
+
+def test_shared_claim_is_allocated_once_and_released_by_the_last_user(tmp_path: Path) -> None:
+    s, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1), b.node("n1"), b.gpus("n1", 1),
+                      b.claim("shared", b.claim_spec(b.request("gpu", b.exactly(1)))),
+                      b.pod("p", claim_name="shared"), b.pod("q", claim_name="shared"))
+    assert binds["p"] == binds["q"]
+    assert s.devices is not None
+    state = s.devices.claims["default/shared"]
+    assert state.reserved_for == {"default/p", "default/q"}
+    assert int(s.devices.allocations.sum()) == 1
+    s.delete_pod("default/p", 1.0)
+    assert state.allocation is not None
+    s.delete_pod("default/q", 2.0)
+    assert state.allocation is None and int(s.devices.allocations.sum()) == 0
+
+
+def test_gang_shares_one_claim(tmp_path: Path) -> None:
+    _s, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 2), b.node("n1"), b.gpus("n1", 2),
+                      b.claim("shared", b.claim_spec(b.request("gpu", b.exactly(2)))), b.pod_group("g", 3),
+                      *(b.pod(f"m{i}", claim_name="shared", group="g") for i in range(3)), profile="gang")
+    assert len(binds) == 3 and len(set(binds.values())) == 1
+
+
+def test_consumable_capacity_shares_a_device_until_it_is_used_up(tmp_path: Path) -> None:
+    slice_ = b.gpu_slice("n0", [b.gpu("gpu-0", shared=True, compute="1")])
+    half = one_request(b.exactly(1, capacity={"compute": "400m", "memory": "10Gi"}))
+    s, binds, failures = run(tmp_path, b.device_class(), b.node("n0"), slice_, half,
+                             *(b.pod(f"p{i}", template_name="t") for i in range(3)))
+    assert sorted(binds) == ["p0", "p1"] and "p2" in failures
+    assert s.devices is not None
+    assert int(s.devices.cap_used[0, s.devices.cap_names.index("gpu.example.com/compute")]) == 800
+    assert not s.devices.overallocated()
+
+
+def test_request_policy_rounds_requests_up(tmp_path: Path) -> None:
+    device = b.gpu("gpu-0", shared=True)
+    device["capacity"]["compute"] = {"value": "1",
+                                     "requestPolicy": {"default": "1", "validValues": ["250m", "500m", "1"]}}
+    slice_ = b.gpu_slice("n0", [device])
+    _s, binds, _failures = run(tmp_path, b.device_class(), b.node("n0"), slice_,
+                             one_request(b.exactly(1, capacity={"compute": "300m", "memory": "1Gi"})),
+                             *(b.pod(f"p{i}", template_name="t") for i in range(3)))
+    assert sorted(binds) == ["p0", "p1"]  # each takes 500m
+
+
+def test_unrequested_capacity_without_a_policy_is_consumed_whole(tmp_path: Path) -> None:
+    slice_ = b.gpu_slice("n0", [b.gpu("gpu-0", shared=True, compute="1")])
+    _, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), slice_,
+                      one_request(b.exactly(1, capacity={"compute": "100m"})),  # memory: all 80Gi
+                      *(b.pod(f"p{i}", template_name="t") for i in range(2)))
+    assert sorted(binds) == ["p0"]
+
+
+def test_untolerated_no_schedule_device_is_skipped_and_reported(tmp_path: Path) -> None:
+    taint = {"key": "gpu.example.com/ecc", "effect": "NoSchedule"}
+    slice_ = b.gpu_slice("n0", [b.gpu("gpu-0", taints=[taint]), b.gpu("gpu-1", index=1)])
+    s, _binds, failures = run(tmp_path, b.device_class(), b.node("n0"), slice_, one_request(b.exactly(1)),
+                             b.pod("p", template_name="t"), b.pod("q", template_name="t"))
+    assert devices_of(s, "p") == ["n0/gpu-1"]
+    assert failures["q"] == ("0/1 nodes are available: 1 device(s) had untolerated taint "
+                             "{gpu.example.com/ecc: NoSchedule}.")
+
+
+def test_toleration_admits_the_tainted_device(tmp_path: Path) -> None:
+    tolerant = b.exactly(1, tolerations=[{"key": "gpu.example.com/ecc", "operator": "Exists"}])
+    s, _binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1),
+                      b.taint_rule("r", "gpu.example.com/ecc", "NoSchedule"),
+                      one_request(tolerant), b.pod("p", template_name="t"))
+    assert devices_of(s, "p") == ["n0/gpu-0"]
+
+
+def test_taint_effect_none_does_not_block(tmp_path: Path) -> None:
+    _, binds, _ = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1),
+                      b.taint_rule("r", "gpu.example.com/note", "None"), one_request(b.exactly(1)),
+                      b.pod("p", template_name="t"))
+    assert binds == {"p": "n0"}
+
+
+def test_slice_and_rule_taints_add_up(tmp_path: Path) -> None:
+    slice_ = b.gpu_slice("n0", [b.gpu("gpu-0", taints=[{"key": "a", "effect": "NoSchedule"}])])
+    only_a = b.exactly(1, tolerations=[{"key": "a", "operator": "Exists"}])
+    _, _binds, failures = run(tmp_path, b.device_class(), b.node("n0"), slice_,
+                             b.taint_rule("r", "b", "NoSchedule"), one_request(only_a), b.pod("p", template_name="t"))
+    assert failures["p"] == "0/1 nodes are available: 1 device(s) had untolerated taint {b: NoSchedule}."
+
+
+def test_claim_allocated_elsewhere_is_not_available(tmp_path: Path) -> None:
+    _s, _binds, failures = run(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1),
+                             b.node("n1", cpu="1"), b.gpus("n1", 1),
+                             b.claim("shared", b.claim_spec(b.request("gpu", b.exactly(1)))),
+                             b.pod("p", claim_name="shared", cpu="1", node_name="n1"),
+                             b.pod("q", claim_name="shared", cpu="1"))
+    assert failures["q"] == ("0/2 nodes are available: 1 Insufficient cpu, "
+                             "1 resourceclaim not available on the node.")
+
+
+def test_extended_resources_through_a_device_class(tmp_path: Path) -> None:
+    s, binds, _ = run(tmp_path, b.device_class(extended="nvidia.com/gpu"), b.node("n0"), b.gpus("n0", 2),
+                      b.pod("p", requests={"nvidia.com/gpu": 2}), b.pod("q", requests={"nvidia.com/gpu": 1}))
+    assert binds == {"p": "n0"}
+    assert devices_of(s, "p") == ["n0/gpu-0", "n0/gpu-1"]
+
+
+def test_extended_resources_through_profile_args(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 2),
+                    b.pod("p", requests={"example.com/g": 1}))
+    profile = builtin("default")
+    profile.plugin_args["DynamicResources"] = {"extendedResources": {"example.com/g": b.DRIVER}}
+    s = Scheduler(profile, inputs.nodes)
+    s.add_device_objects(0.0, slices=inputs.resource_slices, classes=inputs.device_classes)
+    s.add_pod(inputs.pods[0], 0.0)
+    assert [d.node for d in s.schedule(0.0) if isinstance(d, Bind)] == ["n0"]
+
+
+# --- invariants ---------------------------------------------------------------------------------------------
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                          HealthCheck.function_scoped_fixture])
+
+
+@st.composite
+def fleets(draw: st.DrawFn) -> list[Doc]:
+    docs: list[Doc] = [b.device_class()]
+    for n in range(draw(st.integers(1, 3))):
+        docs.append(b.node(f"n{n}", cpu="64"))
+        devices = []
+        for g in range(draw(st.integers(1, 4))):
+            taints = [{"key": "bad", "effect": "NoSchedule"}] if draw(st.integers(0, 3)) == 0 else None
+            shared = draw(st.booleans())
+            devices.append(b.gpu(f"gpu-{g}", index=g, numa=g % 2, taints=taints, shared=shared,
+                                 compute="1" if shared else None))
+        docs.append(b.gpu_slice(f"n{n}", devices))
+    docs.append(one_request(b.exactly(1), name="whole"))
+    docs.append(one_request(b.exactly(2), name="two"))
+    docs.append(one_request(b.exactly(1, capacity={"compute": draw(st.sampled_from(["200m", "500m", "700m"]))}),
+                            name="part"))
+    docs.append(b.template("pair", b.claim_spec(b.request("a", b.exactly(1)), b.request("b", b.exactly(1)),
+                                                constraints=[{"matchAttribute": "gpu.example.com/numa"}])))
+    for i in range(draw(st.integers(1, 10))):
+        docs.append(b.pod(f"p{i}", template_name=draw(st.sampled_from(["whole", "two", "part", "pair"]))))
+    return docs
+
+
+@SETTINGS
+@given(docs=fleets())
+def test_capacity_never_exceeded_and_no_untolerated_device_allocated(tmp_path: Path, docs: list[Doc]) -> None:
+    s = scheduler_for(b.load(tmp_path, *docs))
+    s.schedule(0.0)
+    devices = s.devices
+    assert devices is not None
+    assert not devices.overallocated()
+    assert np.all(devices.cap_used <= devices.cap_total)
+    for state in devices.claims.values():
+        for choice in state.allocation or ():
+            assert not any(t.effect == "NoSchedule" for t in devices.taints(choice.device))
+    # every pod's devices are on its node
+    for key, (node, _) in s.cluster.bound.items():
+        for name in s.pod_devices(key):
+            assert name.split("/")[1] == s.cluster.names[node]
