@@ -122,10 +122,19 @@ def write(path: str, items: list[dict[str, Any]], as_json: bool, **_: Any) -> in
     return os.path.getsize(path)
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    started = time.perf_counter()
-    value = fn()
-    return time.perf_counter() - started, value
+class Timings:
+    """Wall and CPU seconds per measurement (the wall time suffers when other jobs share the machine)."""
+
+    def __init__(self) -> None:
+        self.wall: dict[str, float] = {}
+        self.cpu: dict[str, float] = {}
+
+    def run(self, name: str, fn: Callable[[], Any]) -> Any:
+        started, cpu = time.perf_counter(), time.process_time()
+        value = fn()
+        self.wall[name] = time.perf_counter() - started
+        self.cpu[name] = time.process_time() - cpu
+        return value
 
 
 def _read(path: str) -> str:
@@ -159,21 +168,22 @@ def main(argv: list[str] | None = None) -> int:
     nodes, pods = (args.nodes // 10, args.pods // 10) if args.quick else (args.nodes, args.pods)
     items = list(snapshot(nodes, pods, args.managed_fields))
     results: dict[str, Any] = {"nodes": nodes, "pods": pods, "managedFields": args.managed_fields}
+    timings = Timings()
     with tempfile.TemporaryDirectory() as tmp:
         yaml_path, json_path = os.path.join(tmp, "snapshot.yaml"), os.path.join(tmp, "snapshot.json")
         results["yamlBytes"] = write(yaml_path, items, as_json=False)
-        results["load_paths(yaml)"], inputs = _timed(lambda: load_paths([yaml_path]))
-        results["  read + YAML"], docs = _timed(lambda: [doc for _, doc in load_module._documents(yaml_path)])
+        inputs = timings.run("load_paths(yaml)", lambda: load_paths([yaml_path]))
+        docs = timings.run("  read + YAML", lambda: [doc for _, doc in load_module._documents(yaml_path)])
         items_parsed = docs[0]["items"]
-        results["  parsers"], parsed = _timed(lambda: _parse(items_parsed, yaml_path))
-        results["  resolve"], _ = _timed(lambda: resolve(parsed))
-        results["simulation at t=0"], _ = _timed(lambda: Simulation(inputs, builtin("default"), until=0.0).run())
+        parsed = timings.run("  parsers", lambda: _parse(items_parsed, yaml_path))
+        timings.run("  resolve", lambda: resolve(parsed))
+        timings.run("simulation at t=0", lambda: Simulation(inputs, builtin("default"), until=0.0).run())
         if args.pyyaml:
-            results["yaml.load_all"], _ = _timed(lambda: list(yaml.load_all(_read(yaml_path), Loader=_Loader)))
+            timings.run("yaml.load_all", lambda: list(yaml.load_all(_read(yaml_path), Loader=_Loader)))
         if args.json_too:
             results["jsonBytes"] = write(json_path, items, as_json=True)
-            results["load_paths(json)"], _ = _timed(lambda: load_paths([json_path]))
-            results["json.loads"], _ = _timed(lambda: json.loads(_read(json_path)))
+            timings.run("load_paths(json)", lambda: load_paths([json_path]))
+            timings.run("json.loads", lambda: json.loads(_read(json_path)))
         if args.profile:
             profile = cProfile.Profile()
             profile.runcall(load_paths, [yaml_path])
@@ -184,14 +194,15 @@ def main(argv: list[str] | None = None) -> int:
     sizes = ", ".join(f"{k[:-5].upper()} {v / 2**20:.1f} MiB" for k, v in results.items() if k.endswith("Bytes"))
     print(f"# {nodes} nodes, {pods} pods (loaded: {loaded[0]} nodes, {loaded[1]} pods, {loaded[2]} terminated "
           f"ignored); {sizes}")
-    for key, value in results.items():
-        if isinstance(value, float):
-            print(f"{key:<22} {value:8.2f} s")
-    verdict = "meets" if results["load_paths(yaml)"] < TARGET_SECONDS else "misses"
-    print(f"load_paths(yaml) {verdict} the {TARGET_SECONDS:.0f} s target")
+    print(f"{'':<22} {'wall':>8} {'CPU':>8}")
+    for key, wall in timings.wall.items():
+        print(f"{key:<22} {wall:7.2f}s {timings.cpu[key]:7.2f}s")
+    seconds = timings.wall["load_paths(yaml)"]
+    print(f"load_paths(yaml) {'meets' if seconds < TARGET_SECONDS else 'misses'} the {TARGET_SECONDS:.0f} s target")
     if args.json:
-        print(json.dumps({k.strip(): round(v, 4) if isinstance(v, float) else v for k, v in results.items()},
-                         indent=2))
+        results["seconds"] = {k.strip(): {"wall": round(v, 4), "cpu": round(timings.cpu[k], 4)}
+                              for k, v in timings.wall.items()}
+        print(json.dumps(results, indent=2))
     return 0
 
 

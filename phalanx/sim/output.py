@@ -268,19 +268,29 @@ def fragmentation_plot(labels: Sequence[str], results: Sequence[Report]) -> byte
     drawn = [(label, c) for label, c in curves if c is not None]
     if not drawn:
         return None
-    fig = _figure(7.0, 4.0)
-    ax = fig.add_subplot()
+    fig = _figure(10.0, 4.0)
+    axes = fig.subplots(1, 2, width_ratios=[3, 2])
     in_gpus = all(c[2] for _, c in drawn)
-    for i, (label, (loads, values, gpus)) in enumerate(drawn):
-        if in_gpus or not gpus:
-            ax.plot(loads, values, label=label, **_style(i))
-    ax.axvline(100, color="grey", linewidth=0.8, linestyle=":")
-    ax.set_xlabel("arrived GPU requests (% of GPU capacity)")
-    ax.set_ylabel("unallocated GPUs" if in_gpus else "unallocated GPUs (% of capacity)")
-    ax.set_title("GPUs left unallocated as load arrives")
-    ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small")
+    for ax, low, title in ((axes[0], None, "GPUs left unallocated as load arrives"),
+                           (axes[1], 80.0, "from 80% of capacity on")):
+        tail: list[float] = []
+        for i, (label, (loads, values, gpus)) in enumerate(drawn):
+            if not (in_gpus or not gpus):
+                continue
+            points = [(x, y) for x, y in zip(loads, values, strict=True) if low is None or x >= low]
+            if points:
+                ax.plot([x for x, _ in points], [y for _, y in points], label=label, **_style(i))
+                tail += [y for _, y in points]
+        ax.axvline(100, color="grey", linewidth=0.8, linestyle=":")
+        ax.set_xlabel("arrived GPU requests (% of GPU capacity)")
+        ax.set_title(title)
+        ax.grid(alpha=0.3)
+        if low is None:
+            ax.set_ylabel("unallocated GPUs" if in_gpus else "unallocated GPUs (% of capacity)")
+            ax.set_ylim(bottom=0)
+        elif tail:
+            ax.set_ylim(0, max(tail) * 1.15 + 1e-9)
+    axes[0].legend(fontsize="small")
     return _png(fig)
 
 
