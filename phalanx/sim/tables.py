@@ -39,8 +39,8 @@ def _fraction_cell(field: str, resource: str) -> Callable[[Report], str]:
     return lambda r: _pct(r["summary"][field].get(resource, 0.0))
 
 
-def _hours_cell(resource: str) -> Callable[[Report], str]:
-    return lambda r: _hours(r["summary"]["strandedResourceHours"].get(resource, 0.0), resource)
+def _hours_cell(resource: str, field: str = "strandedResourceHours") -> Callable[[Report], str]:
+    return lambda r: _hours(r["summary"].get(field, {}).get(resource, 0.0), resource)
 
 
 def summary_rows(reports: Sequence[Report]) -> list[Row]:
@@ -61,8 +61,11 @@ def summary_rows(reports: Sequence[Report]) -> list[Row]:
             format_duration(r["summary"]["waitSeconds"][k]) for k in ("p50", "p90", "max"))),
         ("group wait max", lambda r: format_duration(r["summary"]["groupWaitSeconds"]["max"])),
         ("preemptions / evictions", lambda r: f"{r['summary']['preemptions']} / {r['summary']['evictions']}"),
-        ("end time", lambda r: format_duration(r["endTime"])),
     ]
+    if any(r["summary"].get("evictions") for r in reports):
+        rows += [(f"{name} hours of work lost", _hours_cell(name, "lostResourceHours"))
+                 for name in _resources(reports)]
+    rows.append(("end time", lambda r: format_duration(r["endTime"])))
     return rows
 
 
