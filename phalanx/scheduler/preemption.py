@@ -20,10 +20,14 @@ and that are still terminating (they will be gone: they are not chosen again), l
 preemptors of at least this priority that are nominated there (the pod's own nomination excluded). A node
 that has enough room without evicting anything more is a candidate without victims and wins.
 
-Victims are selected on hundreds of candidate nodes at once: their running pods are gathered from
-`RunningPods`' per-node slot tables into one padded array, sorted by importance, and reprieve step k is
-done for every node together. A node where a lower-priority pod belongs to a `disruptionMode: all` group
-or is selected by a PodDisruptionBudget goes through the same rules one unit at a time.
+Victims are selected on hundreds of candidate nodes at once: `RunningPods` keeps each node's running pods
+in a slot table sorted by importance, the candidates' tables are gathered into one padded array, and
+reprieve step k is done for every node together. A node where a lower-priority pod belongs to a
+`disruptionMode: all` group or is selected by a PodDisruptionBudget goes through the same rules one unit at
+a time (`vectorised = False` sends every node that way; tests check both give the same outcome).
+
+Unlike kube-scheduler, a pod that is already terminating is never listed as a victim again: its room
+counts as freed, so a node where earlier evictions already make room is chosen without new victims.
 
 A PodGroup (PodGroupPostFilter): the domain is the whole cluster. Every lower-priority unit is removed and
 the group cycle runs on what is left (with the room of other nominated preemptors of at least its priority
@@ -179,10 +183,10 @@ class _Batch:
 
 
 def _covers(room: IntArray, need: IntArray) -> BoolArray:
-    """`np.all(room >= need, axis=-1)`, one column at a time (much faster for a few columns)."""
-    ok: BoolArray = room[..., 0] >= need[0]
+    """Where `room` (resources × nodes) covers `need` in every resource: one contiguous row at a time."""
+    ok: BoolArray = room[0] >= need[0]
     for c in range(1, need.shape[0]):
-        ok &= room[..., c] >= need[c]
+        ok &= room[c] >= need[c]
     return ok
 
 
@@ -209,6 +213,28 @@ def _accept(batch: _Batch, good: int, bad: int, wanted: int) -> tuple[IntArray, 
     if last < 0:
         return np.zeros(0, dtype=np.int64), good, bad
     return np.flatnonzero(keep), int(have_clean[last]), int(np.minimum(seen_dirty, wanted)[last])
+
+
+def _pick(kept: Sequence[tuple[_Batch, IntArray]]) -> tuple[_Batch, int]:
+    """pickOneNodeForPreemption over the kept candidates: fewest PDB violations, lowest highest-victim
+    priority, lowest priority sum, fewest victims, latest start of the highest-priority victims, then
+    candidate order (non-violating candidates first, each kind in visiting order)."""
+    if len(kept) == 1 and not kept[0][0].violations.any():  # the common case: one batch, no PDB
+        batch, rows = kept[0]
+        order = np.lexsort((-batch.earliest[rows], batch.count[rows], batch.total[rows], batch.top[rows]))
+        return batch, int(rows[order[0]])
+
+    def joined(get: Callable[[_Batch, IntArray], npt.NDArray[Any]]) -> npt.NDArray[Any]:
+        return np.concatenate([get(batch, rows) for batch, rows in kept])
+
+    violations = joined(lambda b, r: b.violations[r])
+    ranked = np.argsort(violations > 0, kind="stable")  # lexsort is stable: ties keep this order
+    keys = [joined(get)[ranked] for get in (lambda b, r: -b.earliest[r], lambda b, r: b.count[r],
+                                            lambda b, r: b.total[r], lambda b, r: b.top[r])]
+    best = int(ranked[np.lexsort((*keys, violations[ranked]))[0]])
+    which = np.concatenate([np.full(rows.size, i) for i, (_, rows) in enumerate(kept)])
+    row_of = np.concatenate([rows for _, rows in kept])
+    return kept[int(which[best])][0], int(row_of[best])
 
 
 def _key(running: RunningPods, pods: Sequence[str]) -> tuple[int, int, int, float]:
@@ -338,23 +364,31 @@ class Preemptor:
         demand = cluster.demand(pod)
         cols = list(demand.columns)
         need = demand.requests[cols]
-        # Potential nodes (not UnschedulableAndUnresolvable), visited from a random offset among them.
+        # Resources × nodes: room before evicting anything more, and with every lower-priority pod gone.
+        everything = cols == list(range(len(cluster.resources)))
+        base = self.running.pending_changes(priority, (pod.key,), out=cluster.free_by_resource.copy())
+        room = self.running.removable_below(priority, out=base.copy())
+        if not everything:
+            base, room = base[cols], room[cols]
+        possible = _covers(room, need)
+        # Potential nodes (not UnschedulableAndUnresolvable) are visited from a random offset among them;
+        # the nodes where evictions could make room keep that order.
         if unresolvable is not None and unresolvable.any():
             potential = np.flatnonzero(~unresolvable)
             if potential.size == 0:
                 return None
-            offset = int(self.rng.integers(potential.size))
-            order = np.concatenate((potential[offset:], potential[:offset]))
+            first = int(potential[int(self.rng.integers(potential.size))])
+            possible &= ~unresolvable
         else:
-            offset = int(self.rng.integers(n))
-            order = np.concatenate((np.arange(offset, n), np.arange(offset)))
-        wanted = num_candidates(int(order.size))
-        base = (cluster.allocatable[:, cols] - cluster.requested[:, cols]
-                + self.running.pending_changes(priority, (pod.key,))[:, cols])
-        room = base + self.running.removable_below(priority)[:, cols]
-        nodes = order[_covers(room, need)[order]]
+            potential = None
+            first = int(self.rng.integers(n))
+        wanted = num_candidates(n if potential is None else int(potential.size))
+        nodes = np.flatnonzero(possible)
         if nodes.size == 0:
             return None
+        split = int(np.searchsorted(nodes, first))
+        if split:
+            nodes = np.concatenate((nodes[split:], nodes[:split]))
         budgets: list[Budgets] = []  # built once, and only if a node needs it
 
         def budget() -> Budgets:
@@ -374,19 +408,7 @@ class Preemptor:
             kept.append((batch, rows))
         if good + bad == 0:
             return None
-        # Candidate order: non-violating first, then violating, each in visiting order.
-        def joined(get: Callable[[_Batch, IntArray], npt.NDArray[Any]]) -> npt.NDArray[Any]:
-            return np.concatenate([get(batch, rows) for batch, rows in kept])
-
-        violations = joined(lambda b, r: b.violations[r])
-        ranked = np.argsort(violations > 0, kind="stable")  # lexsort is stable: ties keep this order
-        keys = [joined(get)[ranked] for get in (lambda b, r: -b.earliest[r], lambda b, r: b.count[r],
-                                                lambda b, r: b.total[r], lambda b, r: b.top[r])]
-        best = int(ranked[np.lexsort((*keys, violations[ranked]))[0]])
-        which = np.concatenate([np.full(rows.size, i) for i, (_, rows) in enumerate(kept)])
-        row_of = np.concatenate([rows for _, rows in kept])
-        batch = kept[int(which[best])][0]
-        row = int(row_of[best])
+        batch, row = _pick(kept)
         node = int(batch.nodes[row])
         return Outcome(victims=batch.victims_of(row, self.running), nominations={pod.key: cluster.names[node]},
                        node=cluster.names[node], priority=priority)
@@ -403,7 +425,7 @@ class Preemptor:
         one_by_one = running.special_floor[nodes] < priority if self.vectorised else np.ones(k, dtype=bool)
         for row in np.flatnonzero(one_by_one).tolist():
             node = int(nodes[row])
-            candidate = self._select_on_node(node, cols, need, priority, base[node], budget)
+            candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget)
             if candidate is None:
                 continue
             pods = candidate.pods()
@@ -414,32 +436,36 @@ class Preemptor:
         rows = np.flatnonzero(~one_by_one)
         if rows.size == 0:
             return out
-        at = nodes[rows] if rows.size < k else nodes
+        whole = rows.size == k
+        at = nodes if whole else nodes[rows]
+        into: IntArray | slice = slice(None) if whole else rows  # plain slices assign faster
         depth = int(running.slot_count[at].max(initial=0))
         # Slot-major arrays ([slot, node] and [slot, resource, node]) keep every step a contiguous vector op.
         # Slots are kept most important first (priority, then start, then bind order): reprieve in order.
-        prio = np.ascontiguousarray(running.slot_priority[at, :depth].T)
+        prio = running.slot_priority[:depth].take(at, axis=1)  # take keeps [slot, node] C-contiguous
         lower = prio < priority
-        requests = np.ascontiguousarray(slots[at, :depth][:, :, cols].transpose(1, 2, 0))
+        requests = slots[:depth].take(at, axis=2)
+        if len(cols) < requests.shape[1]:
+            requests = requests[:, cols]
         requests *= lower[:, None, :]
-        want = need[:, None]
-        free = base[at].T + requests.sum(axis=0)
-        fits = np.logical_and.reduce(free >= want, axis=0)
-        victim = np.zeros((depth, at.size), dtype=bool)
-        for s in range(depth):
+        slack = base[:, at] + requests.sum(axis=0)  # with every lower-priority pod gone, less the need
+        slack -= need[:, None]
+        fits = np.logical_and.reduce(slack >= 0, axis=0)
+        back = np.empty((depth, at.size), dtype=bool)
+        for s in range(depth):  # put pods back, most important first, while the preemptor still fits
             share = requests[s]
-            back = lower[s] & np.logical_and.reduce(free - share > want, axis=0)
-            free -= share * back
-            np.logical_and(lower[s], ~back, out=victim[s])
+            np.logical_and.reduce(share <= slack, axis=0, out=back[s])
+            slack -= share * back[s]
+        victim = lower & ~back
         count = victim.sum(axis=0)
         if depth:
             first = victim.argmax(axis=0)  # the most important victim: highest priority, earliest start
             some = count > 0
-            out.top[rows] = np.where(some, prio[first, np.arange(at.size)], NO_VICTIM_PRIORITY)
-            out.earliest[rows] = np.where(some, running.slot_start[at, first], math.inf)
-            out.total[rows] = np.einsum("sk,sk->k", victim, prio + PRIORITY_OFFSET)
-        out.count[rows] = count
-        out.candidate[rows] = fits
+            out.top[into] = np.where(some, prio[first, np.arange(at.size)], NO_VICTIM_PRIORITY)
+            out.earliest[into] = np.where(some, running.slot_start[first, at], math.inf)
+            out.total[into] = (prio * victim).sum(axis=0) + PRIORITY_OFFSET * count
+        out.count[into] = count
+        out.candidate[into] = fits
         out.vector_rows, out.slot_victim = rows, victim
         return out
 
@@ -494,11 +520,12 @@ class Preemptor:
         removed = [(key, self.running.node_of[key]) for unit in units for key in unit.pods]
         for key, _ in removed:
             self.cycle.unreserve(key, self.pods[key])
-        # Room promised to other preemptors of at least this priority stays taken while the group is placed.
-        held = self.running.incoming_from(priority, exclude=self.members.get(group.key, ()))
-        holding = bool(held.any())
-        if holding:
-            cluster.requested[:, : held.shape[1]] += held
+        # Room promised to other preemptors of at least this priority stays taken while the group is placed
+        # (kube-scheduler runs the filters with those nominated pods on their nodes).
+        held = [(key, node) for key, node in self.running.nominations_from(priority, self.members.get(group.key, ()))
+                if key in self.pods and key not in cluster.bound]
+        for key, node in held:
+            cluster.assume(self.pods[key], node)
         victims: list[str] = []
         try:
             outcome = schedule_group(self.cycle, group, pending, running)
@@ -513,8 +540,8 @@ class Preemptor:
             for pod, _ in outcome.placed:
                 self.cycle.unreserve(pod.key, pod)
         finally:
-            if holding:
-                cluster.requested[:, : held.shape[1]] -= held
+            for key, _ in held:
+                cluster.forget(key)
         for key in victims:  # victims hold their nodes until they are gone
             self.cycle.reserve(self.pods[key], self.running.node_of[key])
         return Outcome(victims=victims, nominations={pod.key: cluster.names[node] for pod, node in outcome.placed},

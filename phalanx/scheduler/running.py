@@ -4,14 +4,16 @@ Kept beside ClusterState (which only sums requests) so that preemption can ask, 
 over nodes, how much room removing every pod below a priority would free, and then, for many candidate
 nodes at once, which pods run there.
 
-Three kinds of per-node sums are kept up to date as pods come and go, each split by priority level (a
-cluster has few distinct priorities): the requests of running pods (`removable_below`), of pods that were
+Three kinds of per-node sums (resources × nodes, one contiguous row per resource, like ClusterState's
+`free_by_resource`) are kept up to date as pods come and go, each split by priority level (a cluster has
+few distinct priorities): the requests of running pods (`removable_below`), of pods that were
 evicted and are still terminating (`leaving_below`), and of preemptors nominated to a node
 (`incoming_from`). Besides, every node has a small table of *slots*, one per running pod that is not
-terminating: its requests, priority, start time, bind order and whether preemption must look at it one
-by one (a member of a `disruptionMode: all` group, a pod a PodDisruptionBudget selects). Preemption
-gathers the slots of hundreds of candidate nodes into one padded array and reprieves victims on all of
-them at once.
+terminating, kept sorted most important first (priority, then start, then bind order): its requests,
+priority, start time, bind order and whether preemption must look at it one by one (a member of a
+`disruptionMode: all` group, a pod a PodDisruptionBudget selects). The tables are slot-major, so that
+preemption gathers the slots of hundreds of candidate nodes into one padded array and reprieves victims
+on all of them at once. A pod that leaves leaves a hole, closed when a pod must go in between.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ INITIAL_SLOTS = 4
 
 
 class RunningPods:
+    """The running pods of a ClusterState, by node and priority, for preemption."""
+
     def __init__(self, cluster: ClusterState) -> None:
         self.cluster = cluster
         self.on_node: dict[int, set[str]] = defaultdict(set)
@@ -44,17 +48,18 @@ class RunningPods:
         self._next_seq = 0
         self._requests: dict[str, IntArray] = {}
         self._by_priority: dict[int, IntArray] = {}
-        self._leaving: dict[int, IntArray] = {}   # priority -> nodes × resources of terminating pods
-        self._incoming: dict[int, IntArray] = {}  # priority -> nodes × resources of nominated preemptors
+        self._leaving: dict[int, IntArray] = {}   # priority -> resources × nodes of terminating pods
+        self._incoming: dict[int, IntArray] = {}  # priority -> resources × nodes of nominated preemptors
         self._nominated: dict[str, tuple[int, IntArray, int | None]] = {}
-        # Slots: nodes × capacity (× resources).
         self._slot: dict[str, int] = {}
         self._slot_keys: list[list[str | None]] = []
-        self.slot_requests: IntArray = np.zeros((0, INITIAL_SLOTS, len(cluster.resources)), dtype=np.int64)
-        self.slot_priority: IntArray = np.full((0, INITIAL_SLOTS), EMPTY_PRIORITY, dtype=np.int64)
-        self.slot_start: FloatArray = np.zeros((0, INITIAL_SLOTS), dtype=np.float64)
-        self.slot_seq: IntArray = np.zeros((0, INITIAL_SLOTS), dtype=np.int64)
-        self.slot_special: BoolArray = np.zeros((0, INITIAL_SLOTS), dtype=bool)
+        self._holes: list[int] = []  # per node, empty slots below its slot count
+        # Slot-major (slot × resource × node, slot × node): a slot of many nodes is one contiguous vector.
+        self.slot_requests: IntArray = np.zeros((INITIAL_SLOTS, len(cluster.resources), 0), dtype=np.int64)
+        self.slot_priority: IntArray = np.full((INITIAL_SLOTS, 0), EMPTY_PRIORITY, dtype=np.int64)
+        self.slot_start: FloatArray = np.zeros((INITIAL_SLOTS, 0), dtype=np.float64)
+        self.slot_seq: IntArray = np.zeros((INITIAL_SLOTS, 0), dtype=np.int64)
+        self.slot_special: BoolArray = np.zeros((INITIAL_SLOTS, 0), dtype=bool)
         self.slot_count: IntArray = np.zeros(0, dtype=np.int64)
         # Per node, the lowest priority of a slot that needs one-by-one treatment (EMPTY_PRIORITY: none).
         self.special_floor: IntArray = np.zeros(0, dtype=np.int64)
@@ -69,9 +74,9 @@ class RunningPods:
         return np.pad(array, pad)
 
     def _table(self, tables: dict[int, IntArray], priority: int) -> IntArray:
-        """The nodes × resources array of one priority level, grown to the cluster's current shape."""
+        """The resources × nodes array of one priority level, grown to the cluster's current shape."""
         table = tables.get(priority)
-        shape = (len(self.cluster), len(self.cluster.resources))
+        shape = self._shape()
         if table is None or table.shape != shape:
             grown = np.zeros(shape, dtype=np.int64)
             if table is not None:
@@ -89,90 +94,129 @@ class RunningPods:
 
     def _sync_slots(self) -> None:
         """Grow the slot tables when nodes or resource columns were added to the cluster."""
-        n, width = len(self.cluster), len(self.cluster.resources)
-        have, capacity, old_width = self.slot_requests.shape
+        n, width = len(self.cluster.names), len(self.cluster.resources)
+        capacity, old_width, have = self.slot_requests.shape
         if have == n and old_width == width:
             return
-        requests = np.zeros((n, capacity, width), dtype=np.int64)
-        requests[:have, :, :old_width] = self.slot_requests
+        requests = np.zeros((capacity, width, n), dtype=np.int64)
+        requests[:, :old_width, :have] = self.slot_requests
         self.slot_requests = requests
-        self.slot_priority = np.concatenate(
-            [self.slot_priority, np.full((n - have, capacity), EMPTY_PRIORITY, dtype=np.int64)])
-        self.slot_start = np.concatenate([self.slot_start, np.zeros((n - have, capacity))])
-        self.slot_seq = np.concatenate([self.slot_seq, np.zeros((n - have, capacity), dtype=np.int64)])
-        self.slot_special = np.concatenate([self.slot_special, np.zeros((n - have, capacity), dtype=bool)])
-        self.slot_count = np.concatenate([self.slot_count, np.zeros(n - have, dtype=np.int64)])
-        self.special_floor = np.concatenate([self.special_floor, np.full(n - have, EMPTY_PRIORITY, dtype=np.int64)])
+        more = n - have
+        self.slot_priority = np.hstack([self.slot_priority, np.full((capacity, more), EMPTY_PRIORITY, dtype=np.int64)])
+        self.slot_start = np.hstack([self.slot_start, np.zeros((capacity, more))])
+        self.slot_seq = np.hstack([self.slot_seq, np.zeros((capacity, more), dtype=np.int64)])
+        self.slot_special = np.hstack([self.slot_special, np.zeros((capacity, more), dtype=bool)])
+        self.slot_count = np.concatenate([self.slot_count, np.zeros(more, dtype=np.int64)])
+        self.special_floor = np.concatenate([self.special_floor, np.full(more, EMPTY_PRIORITY, dtype=np.int64)])
         for _ in range(have, n):
             self._slot_keys.append([None] * capacity)
+            self._holes.append(0)
 
     def _grow_slots(self) -> None:
-        n, capacity, width = self.slot_requests.shape
+        capacity, width, n = self.slot_requests.shape
         more = capacity
-        self.slot_requests = np.concatenate([self.slot_requests, np.zeros((n, more, width), dtype=np.int64)], 1)
-        self.slot_priority = np.concatenate(
-            [self.slot_priority, np.full((n, more), EMPTY_PRIORITY, dtype=np.int64)], 1)
-        self.slot_start = np.concatenate([self.slot_start, np.zeros((n, more))], 1)
-        self.slot_seq = np.concatenate([self.slot_seq, np.zeros((n, more), dtype=np.int64)], 1)
-        self.slot_special = np.concatenate([self.slot_special, np.zeros((n, more), dtype=bool)], 1)
-        for node in range(n):
-            self._slot_keys[node].extend([None] * more)
+        self.slot_requests = np.concatenate([self.slot_requests, np.zeros((more, width, n), dtype=np.int64)])
+        self.slot_priority = np.vstack([self.slot_priority, np.full((more, n), EMPTY_PRIORITY, dtype=np.int64)])
+        self.slot_start = np.vstack([self.slot_start, np.zeros((more, n))])
+        self.slot_seq = np.vstack([self.slot_seq, np.zeros((more, n), dtype=np.int64)])
+        self.slot_special = np.vstack([self.slot_special, np.zeros((more, n), dtype=bool)])
+        for keys in self._slot_keys:
+            keys.extend([None] * more)
 
     def _slot_arrays(self) -> tuple[IntArray, IntArray, FloatArray, IntArray, BoolArray]:
         return self.slot_requests, self.slot_priority, self.slot_start, self.slot_seq, self.slot_special
 
     def _take_slot(self, key: str, node: int) -> None:
         """Insert the pod into its node's slots, which stay sorted most important first: priority (high
-        first), then start (early first), then bind order."""
+        first), then start (early first), then bind order. Removals leave holes (empty slots) behind;
+        they are closed when a pod must go in between, or when the node's slots are all used."""
         self._sync_slots()
         count = int(self.slot_count[node])
-        if count == self.slot_requests.shape[1]:
-            self._grow_slots()
         priority, started, seq = self.priority[key], self.started[key], self.seq[key]
-        prio = self.slot_priority[node, :count]
-        start = self.slot_start[node, :count]
-        later = (start > started) | ((start == started) & (self.slot_seq[node, :count] > seq))
-        after = (prio < priority) | ((prio == priority) & later)
-        pos = int(np.argmax(after)) if after.any() else count
+        last_place = True  # the usual case: the least important pod of the node (it is the newest)
+        if count:  # slot count-1 is occupied: trailing holes are trimmed
+            last = int(self.slot_priority[count - 1, node])
+            last_place = last > priority or (last == priority and float(self.slot_start[count - 1, node]) <= started)
+        if not last_place or count == self.slot_requests.shape[0]:
+            if self._holes[node]:
+                self._compact(node)
+                count = int(self.slot_count[node])
+            if count == self.slot_requests.shape[0]:
+                self._grow_slots()
+        pos = count
+        if not last_place:
+            prio = self.slot_priority[:count, node]
+            start = self.slot_start[:count, node]
+            later = (start > started) | ((start == started) & (self.slot_seq[:count, node] > seq))
+            after = (prio < priority) | ((prio == priority) & later)
+            pos = int(np.argmax(after)) if after.any() else count
+        keys = self._slot_keys[node]
         if pos < count:
             for array in self._slot_arrays():
-                array[node, pos + 1:count + 1] = array[node, pos:count].copy()
-        keys = self._slot_keys[node]
-        keys.insert(pos, key)
-        keys.pop()
-        for i in range(pos, count + 1):
-            self._slot[keys[i]] = i  # type: ignore[index]
+                array[pos + 1:count + 1, ..., node] = array[pos:count, ..., node]  # numpy copes with the overlap
+            keys.insert(pos, key)
+            keys.pop()
+            for i in range(pos + 1, count + 1):
+                self._slot[keys[i]] = i  # type: ignore[index]
+        else:
+            keys[pos] = key
+        self._slot[key] = pos
         requests = self._requests[key]
-        self.slot_requests[node, pos, :] = 0
-        self.slot_requests[node, pos, : requests.shape[0]] = requests
-        self.slot_priority[node, pos] = priority
-        self.slot_start[node, pos] = started
-        self.slot_seq[node, pos] = seq
-        self.slot_special[node, pos] = bool(self.classify(key)) if self.classify is not None else False
+        width = requests.shape[0]
+        self.slot_requests[pos, :width, node] = requests
+        if width < self.slot_requests.shape[1]:
+            self.slot_requests[pos, width:, node] = 0
+        self.slot_priority[pos, node] = priority
+        self.slot_start[pos, node] = started
+        self.slot_seq[pos, node] = seq
+        special = bool(self.classify(key)) if self.classify is not None else False
+        self.slot_special[pos, node] = special
         self.slot_count[node] = count + 1
-        self._floor(node)
+        if special:
+            self.special_floor[node] = min(int(self.special_floor[node]), priority)
+
+    def _compact(self, node: int) -> None:
+        """Close the holes in the node's slots, keeping the order of the pods."""
+        count = int(self.slot_count[node])
+        keys = self._slot_keys[node]
+        kept = [i for i in range(count) if keys[i] is not None]
+        size = len(kept)
+        for array in self._slot_arrays():
+            array[:size, ..., node] = array[kept, ..., node]
+        self.slot_priority[size:count, node] = EMPTY_PRIORITY
+        self.slot_special[size:count, node] = False
+        live = [keys[i] for i in kept]
+        keys[:count] = [*live, *([None] * (count - size))]
+        for i, key in enumerate(live):
+            self._slot[key] = i  # type: ignore[index]
+        self.slot_count[node] = size
+        self._holes[node] = 0
 
     def _floor(self, node: int) -> None:
         count = int(self.slot_count[node])
-        special = self.slot_special[node, :count]
-        self.special_floor[node] = self.slot_priority[node, :count][special].min() if special.any() else EMPTY_PRIORITY
+        special = self.slot_special[:count, node]
+        self.special_floor[node] = self.slot_priority[:count, node][special].min() if special.any() else EMPTY_PRIORITY
 
     def _free_slot(self, key: str, node: int) -> None:
         pos = self._slot.pop(key, None)
         if pos is None:
             return
         count = int(self.slot_count[node])
-        for array in self._slot_arrays():
-            array[node, pos:count - 1] = array[node, pos + 1:count].copy()
-        self.slot_priority[node, count - 1] = EMPTY_PRIORITY
-        self.slot_special[node, count - 1] = False
+        special = bool(self.slot_special[pos, node])
+        self.slot_priority[pos, node] = EMPTY_PRIORITY  # a hole: never a victim, skipped in order
+        self.slot_special[pos, node] = False
         keys = self._slot_keys[node]
-        keys.pop(pos)
-        keys.append(None)
-        for i in range(pos, count - 1):
-            self._slot[keys[i]] = i  # type: ignore[index]
-        self.slot_count[node] = count - 1
-        self._floor(node)
+        keys[pos] = None
+        if pos == count - 1:
+            count -= 1
+            while count and keys[count - 1] is None:  # trailing holes go
+                count -= 1
+                self._holes[node] -= 1
+            self.slot_count[node] = count
+        else:
+            self._holes[node] += 1
+        if special:
+            self._floor(node)
 
     def slots(self) -> IntArray:
         """Slot arrays in the cluster's current shape (call before reading the `slot_*` arrays)."""
@@ -192,7 +236,7 @@ class RunningPods:
             slot = self._slot.get(key)
             if slot is not None:
                 node = self.node_of[key]
-                self.slot_special[node, slot] = value
+                self.slot_special[slot, node] = value
                 touched.add(node)
         for node in touched:
             self._floor(node)
@@ -208,12 +252,12 @@ class RunningPods:
         self._next_seq += 1
         self.seq[key] = self._next_seq
         self._requests[key] = requests
-        self._table(self._by_priority, priority)[node, : requests.shape[0]] += requests
+        self._table(self._by_priority, priority)[: requests.shape[0], node] += requests
         self._take_slot(key, node)
 
     def _unaccount(self, key: str) -> None:
         requests = self._requests[key]
-        self._table(self._by_priority, self.priority[key])[self.node_of[key], : requests.shape[0]] -= requests
+        self._table(self._by_priority, self.priority[key])[: requests.shape[0], self.node_of[key]] -= requests
         self._free_slot(key, self.node_of[key])
 
     def mark_terminating(self, key: str, preemptor: str) -> None:
@@ -222,7 +266,7 @@ class RunningPods:
             self.terminating[key] = preemptor
             self._unaccount(key)
             requests = self._requests[key]
-            self._table(self._leaving, self.priority[key])[self.node_of[key], : requests.shape[0]] += requests
+            self._table(self._leaving, self.priority[key])[: requests.shape[0], self.node_of[key]] += requests
 
     def remove(self, key: str) -> None:
         node = self.node_of.get(key)
@@ -232,7 +276,7 @@ class RunningPods:
         if key not in self.terminating:
             self._unaccount(key)
         else:
-            self._table(self._leaving, self.priority[key])[node, : requests.shape[0]] -= requests
+            self._table(self._leaving, self.priority[key])[: requests.shape[0], node] -= requests
         self.terminating.pop(key, None)
         self.on_node[node].discard(key)
         del self.node_of[key], self.priority[key], self.started[key], self._requests[key], self.seq[key]
@@ -248,14 +292,20 @@ class RunningPods:
         self.clear_nomination(key)
         self._nominated[key] = (node, requests, priority)
         level = priority if priority is not None else EMPTY_PRIORITY
-        self._table(self._incoming, level)[node, : requests.shape[0]] += requests
+        self._table(self._incoming, level)[: requests.shape[0], node] += requests
 
     def clear_nomination(self, key: str) -> None:
         entry = self._nominated.pop(key, None)
         if entry is not None:
             node, requests, priority = entry
             level = priority if priority is not None else EMPTY_PRIORITY
-            self._table(self._incoming, level)[node, : requests.shape[0]] -= requests
+            self._table(self._incoming, level)[: requests.shape[0], node] -= requests
+
+    def nominations_from(self, priority: int, exclude: Iterable[str] = ()) -> list[tuple[str, int]]:
+        """(preemptor, node) of the nominations of at least `priority`, except those in `exclude`."""
+        skip = set(exclude)
+        return [(key, node) for key, (node, _, level) in self._nominated.items()
+                if key not in skip and (level is None or level >= priority)]
 
     def nominated_node(self, key: str) -> int | None:
         entry = self._nominated.get(key)
@@ -264,44 +314,59 @@ class RunningPods:
     # --- queries ----------------------------------------------------------------------------------------
 
     def _shape(self) -> tuple[int, int]:
-        return len(self.cluster), len(self.cluster.resources)
+        return len(self.cluster.resources), len(self.cluster.names)
 
-    def removable_below(self, priority: int) -> IntArray:
-        """Per node, the requests of running pods (not already terminating) with a lower priority."""
-        return self._sum(self._by_priority, self._shape(), lambda level: level < priority)
+    def removable_below(self, priority: int, out: IntArray | None = None) -> IntArray:
+        """Resources × nodes: the requests of running pods (not already terminating) with a lower priority
+        (added into `out` when given)."""
+        if out is None:
+            return self._sum(self._by_priority, self._shape(), lambda level: level < priority)
+        for level, table in self._by_priority.items():
+            if level < priority:
+                out[: table.shape[0], : table.shape[1]] += table
+        return out
 
     def leaving_below(self, priority: int) -> IntArray:
-        """Per node, the requests of terminating pods with a lower priority: room that is on its way."""
+        """Resources × nodes: the requests of terminating pods with a lower priority (room on its way)."""
         return self._sum(self._leaving, self._shape(), lambda level: level < priority)
 
     def incoming_from(self, priority: int, exclude: Iterable[str] = ()) -> IntArray:
-        """Per node, the requests of nominated preemptors of at least `priority`, less those in `exclude`."""
+        """Resources × nodes: the requests of nominated preemptors of at least `priority`, except `exclude`."""
         total = self._sum(self._incoming, self._shape(), lambda level: level >= priority)
         for key in exclude:
             entry = self._nominated.get(key)
             if entry is not None and (entry[2] is None or entry[2] >= priority):
-                total[entry[0], : entry[1].shape[0]] -= entry[1]
+                total[: entry[1].shape[0], entry[0]] -= entry[1]
         return total
 
-    def pending_changes(self, priority: int | None = None, exclude: Iterable[str] = ()) -> IntArray:
+    def pending_changes(self, priority: int | None = None, exclude: Iterable[str] = (),
+                        out: IntArray | None = None) -> IntArray:
         """Room that terminating pods (below `priority`) will free on every node, less the room that
-        nominated preemptors (of at least `priority`, except `exclude`) will take. Without a priority:
-        every terminating pod and every nomination."""
-        if priority is None:
-            leaving = self._sum(self._leaving, self._shape(), lambda level: True)
-            incoming = self._sum(self._incoming, self._shape(), lambda level: True)
-            return leaving - incoming
-        return self.leaving_below(priority) - self.incoming_from(priority, exclude)
+        nominated preemptors (of at least `priority`, except `exclude`) will take (resources × nodes, added
+        into `out` when given). Without a priority: every terminating pod and every nomination."""
+        if out is None:
+            out = np.zeros(self._shape(), dtype=np.int64)
+        for level, table in self._leaving.items():
+            if priority is None or level < priority:
+                out[: table.shape[0], : table.shape[1]] += table
+        for level, table in self._incoming.items():
+            if priority is None or level >= priority:
+                out[: table.shape[0], : table.shape[1]] -= table
+        for key in exclude:
+            entry = self._nominated.get(key)
+            if entry is not None and (priority is None or entry[2] is None or entry[2] >= priority):
+                out[: entry[1].shape[0], entry[0]] += entry[1]
+        return out
 
     def pending_change(self, node: int, priority: int | None = None, exclude: Iterable[str] = ()) -> IntArray:
         """`pending_changes` for one node."""
-        row: IntArray = self.pending_changes(priority, exclude)[node]
+        row: IntArray = self.pending_changes(priority, exclude)[:, node]
         return row
 
     def terminating_below(self, node: int, priority: int) -> bool:
         """Whether a pod of lower priority is still terminating on the node."""
         pods = self.cluster.column["pods"]
-        return any(level < priority and node < table.shape[0] and table[node, pods] > 0
+        return any(level < priority and node < table.shape[1] and table[pods, node] > 0
                    for level, table in self._leaving.items())
 
     def requests(self, key: str) -> IntArray:

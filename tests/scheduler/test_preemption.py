@@ -23,7 +23,7 @@ from phalanx.scheduler.preemption import NO_VICTIM_PRIORITY, Preemptor, num_cand
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.scheduler.scheduler import Bind, Decision, Evict, Nominate, Preemption, Scheduler, Unschedulable
 from phalanx.sim.simulation import Simulation
-from tests.builders import MakeNode, MakePod, MakePriorityClass, expr, inputs_of
+from tests.builders import MakeNode, MakePod, MakePriorityClass, inputs_of
 
 MIN_PRIORITY = -(2**31)
 
@@ -434,8 +434,18 @@ def busy_clusters(draw: st.DrawFn) -> tuple[Cluster, Pod]:
                 group=draw(st.sampled_from([None, None, None, None, "g0", "g1"]))))
     if draw(st.integers(0, 2)) == 0:
         cluster.budget(pdb("db", min_available=draw(st.sampled_from([0, 1, 2, "50%"])), app="db"))
-    for key in list(cluster.scheduler.running.node_of)[: draw(st.integers(0, 2))]:
-        cluster.scheduler.running.mark_terminating(key, "someone")
+    running = cluster.scheduler.running
+    for key in list(running.node_of)[: draw(st.integers(0, 2))]:
+        running.mark_terminating(key, "someone")
+    for key in draw(st.lists(st.sampled_from(sorted(running.node_of)), max_size=3, unique=True)
+                    if running.node_of else st.just([])):
+        cluster.scheduler.delete_pod(key, 0.0)  # leaves holes in the node's slots
+    for j in range(draw(st.integers(0, 3))):  # late arrivals of any importance go in between
+        i = draw(st.integers(0, count - 1))
+        state = cluster.scheduler.cluster
+        if state.allocatable[i, 0] - state.requested[i, 0] >= 500:
+            cluster.running(f"node-{i}", pod(f"late-{j}", "500m", draw(st.sampled_from([0, 1, 5, 20])),
+                                             start=draw(st.sampled_from([-200.0, -50.0, 0.0])), tolerate="t"))
     preemptor = pod("p", draw(st.sampled_from(["500m", "1", "2", "3", "4"])), draw(st.sampled_from([5, 10, 10, 30])),
                     tolerate="t" if draw(st.booleans()) else None)
     return cluster, preemptor
@@ -448,6 +458,32 @@ def test_victims_selected_on_many_nodes_at_once_equal_one_node_at_a_time(case: t
     one_by_one = _outcome(cluster, preemptor, vectorised=False)
     at_once = _outcome(cluster, preemptor, vectorised=True)
     assert at_once == one_by_one
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 2), st.sampled_from([0, 1, 5]),
+                          st.sampled_from([-10.0, 0.0, 10.0])), max_size=40))
+def test_running_pods_keep_each_nodes_slots_in_importance_order(steps: list[tuple[bool, int, int, float]]) -> None:
+    cluster = Cluster(node("node-0", "64"), node("node-1", "64"), node("node-2", "64"))
+    running = cluster.scheduler.running
+    for i, (add, where, priority, start) in enumerate(steps):
+        if add or not running.node_of:
+            cluster.running(f"node-{where}", pod(f"p{i}", "100m", priority, start=start))
+        else:
+            cluster.scheduler.delete_pod(sorted(running.node_of)[where % len(running.node_of)], 0.0)
+    running.slots()  # the slot tables in the cluster's shape
+    for n in range(3):
+        count = int(running.slot_count[n])
+        keys = [running._slot_keys[n][s] for s in range(count)]
+        live = [k for k in keys if k is not None]
+        assert set(live) == running.on_node[n]
+        assert live == sorted(live, key=lambda k: (-running.priority[k], running.started[k], running.seq[k]))
+        for s, key in enumerate(keys):
+            if key is None:
+                assert running.slot_priority[s, n] > 2**61
+            else:
+                assert running.slot_priority[s, n] == running.priority[key]
+        assert count == 0 or keys[-1] is not None  # no trailing holes
 
 
 def test_node_without_victims_sorts_before_every_node_with_victims() -> None:

@@ -1,0 +1,264 @@
+"""KEP-5710 workload-aware preemption (the `gang` profile, GenericWorkload on), through the Scheduler.
+
+A PodGroup's priority overrides its pods'; a gang that cannot place minCount members looks for victims in
+the whole cluster; victims are units (a pod, or a `disruptionMode: all` group's running members) ordered by
+priority, group before pod, larger group, earlier start; an `all` group is reprieved or evicted whole (with
+rollback), also when the preemptor is a single pod (the v1.36 gap closed in v1.37); PodGroup
+`preemptionPolicy: Never` counts only behind its gate; preempted groups get `DisruptionTarget`; with
+GenericWorkload off, disruptionMode means nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.api.objects import Pod, PodGroup
+from phalanx.scheduler.profiles import Profile, builtin
+from phalanx.scheduler.scheduler import Bind, Evict, Preemption, Unschedulable
+from phalanx.sim.simulation import Simulation
+from tests.builders import MakeNode, MakePod, MakePodGroup, MakePriorityClass, MakeWorkload, inputs_of
+from tests.scheduler.test_preemption import Cluster, evicted, node, nominated, pod
+
+
+def group(name: str, min_count: int | None = None, *, priority: int | None = None, mode: str = "single",
+          policy: str | None = None) -> PodGroup:
+    """A v1beta1 PodGroup: gang with minCount (basic without), a priority, a disruptionMode, a preemptionPolicy."""
+    builder = MakePodGroup(name)
+    if min_count is None:
+        builder.basic()
+    else:
+        builder.gang(min_count)
+    if priority is not None:
+        builder.priority(priority)
+    builder.doc["spec"]["disruptionMode"] = {mode: {}}
+    if policy is not None:
+        builder.doc["spec"]["preemptionPolicy"] = policy
+    return builder.obj()
+
+
+def gang_cluster(*nodes: MakeNode, gates: dict[str, bool] | None = None, seed: int = 0) -> Cluster:
+    profile = Profile("gang", feature_gates={"GenericWorkload": True, **(gates or {})})
+    return Cluster(*nodes, profile=profile, seed=seed)
+
+
+def members(name: str, count: int, cpu: str = "4", priority: int = 0) -> list[Pod]:
+    return [pod(f"{name}-{i}", cpu, priority, group=name) for i in range(count)]
+
+
+# --- priority --------------------------------------------------------------------------------------------
+
+def test_a_pod_groups_priority_overrides_its_pods_for_the_preemptor() -> None:
+    for group_priority, expected in ((100, ["low"]), (None, [])):
+        cluster = gang_cluster(node("node-a"))
+        cluster.running("node-a", pod("low", "4", 50))
+        cluster.group(group("train", 1, priority=group_priority))
+        decisions = cluster.schedule(*members("train", 1, priority=0))
+        assert evicted(decisions) == expected
+
+
+def test_a_pod_groups_priority_overrides_its_pods_as_victims() -> None:
+    # The running members say priority 100, their group says 5: a priority-10 pod may preempt them.
+    cluster = gang_cluster(node("node-a"))
+    cluster.group(group("batch", 1, priority=5))
+    cluster.running("node-a", *members("batch", 1, priority=100))
+    assert evicted(cluster.schedule(pod("p", "4", 10))) == ["batch-0"]
+
+
+def test_a_pod_groups_priority_from_its_workload_templates_priority_class() -> None:
+    workload = MakeWorkload("job").template("workers", gang=2, priority_class="urgent")
+    inputs = inputs_of(MakePriorityClass("urgent", 1000), workload,
+                       MakePodGroup("job-workers").workload("job", "workers"),
+                       *(MakePod(f"w-{i}").req(cpu="4", memory="1Gi").group("job-workers") for i in range(2)))
+    assert inputs.pod_groups[0].priority == 1000 and inputs.pods[0].priority == 0
+    cluster = gang_cluster(node("node-a"), node("node-b"))
+    cluster.running("node-a", pod("a", "4", 500)).running("node-b", pod("b", "4", 500))
+    cluster.group(inputs.pod_groups[0])
+    assert sorted(evicted(cluster.schedule(*inputs.pods))) == ["a", "b"]
+
+
+# --- a gang's victims: cluster-wide ------------------------------------------------------------------------
+
+def test_a_gang_that_cannot_place_min_count_finds_victims_across_the_cluster() -> None:
+    cluster = gang_cluster(node("node-a"), node("node-b"), node("node-c"), node("node-d"))
+    for name in ("a", "b", "c"):
+        cluster.running(f"node-{name}", pod(name, "4", 1))
+    cluster.running("node-d", pod("d", "4", 50))
+    cluster.group(group("train", 3, priority=10))
+    decisions = cluster.schedule(*members("train", 3))
+    assert sorted(evicted(decisions)) == ["a", "b", "c"]
+    assert sorted(nominated(decisions).values()) == ["node-a", "node-b", "node-c"]
+    assert [(d.preemptor, d.group, len(d.victims)) for d in decisions if isinstance(d, Preemption)] == [
+        ("default/train", True, 3)]
+
+
+def test_a_gang_preempts_nothing_when_removing_every_lower_priority_pod_is_not_enough() -> None:
+    cluster = gang_cluster(node("node-a"), node("node-b"))
+    cluster.running("node-a", pod("a", "4", 1)).running("node-b", pod("b", "4", 50))
+    cluster.group(group("train", 2, priority=10))
+    decisions = cluster.schedule(*members("train", 2))
+    assert evicted(decisions) == [] and nominated(decisions) == {}
+
+
+def test_a_gang_reprieves_victims_that_still_fit_beside_it() -> None:
+    # Each full 4-cpu node: x1 (1 cpu, oldest), x2 (1 cpu), x3 (2 cpu). With a 2-cpu worker placed, x1 and
+    # x2 fit back (most important first); x3 does not.
+    cluster = gang_cluster(node("node-a"), node("node-b"))
+    for x in ("a", "b"):
+        cluster.running(f"node-{x}", pod(f"{x}1", "1", 1, start=-100), pod(f"{x}2", "1", 1, start=-10),
+                        pod(f"{x}3", "2", 1, start=0.0))
+    cluster.group(group("train", 2, priority=10))
+    decisions = cluster.schedule(*members("train", 2, cpu="2"))
+    assert sorted(evicted(decisions)) == ["a3", "b3"]
+
+
+def test_a_gang_does_not_take_room_promised_to_a_nominated_preemptor() -> None:
+    # p (priority 20) evicted one pod; the victim is gone but p, still in backoff, has not bound yet. A gang of
+    # lower priority must leave that node to p and evict on the two others.
+    cluster = gang_cluster(node("node-a"), node("node-b"), node("node-c"))
+    for name in ("a", "b", "c"):
+        cluster.running(f"node-{name}", pod(name, "4", 1))
+    first = cluster.schedule(pod("p", "4", 20))
+    taken = nominated(first)["p"]
+    cluster.gone(*evicted(first), now=0.5)
+    cluster.group(group("train", 2, priority=10), now=0.5)
+    decisions = cluster.schedule(*members("train", 2), now=0.5)
+    assert sorted(nominated(decisions).values()) == sorted({"node-a", "node-b", "node-c"} - {taken})
+    assert len(evicted(decisions)) == 2
+
+
+# --- victim order ---------------------------------------------------------------------------------------
+
+def test_victim_units_are_ordered_priority_then_group_then_size_then_start() -> None:
+    cluster = gang_cluster(*(node(f"node-{i}", "32") for i in range(3)))
+    for name in ("small-old", "small-new", "big-new", "big-old"):
+        cluster.group(group(name, 1, priority=5, mode="all"))
+    layout = {"small-old": (2, -300.0), "small-new": (2, -50.0), "big-new": (3, -10.0), "big-old": (3, -200.0)}
+    for name, (size, start) in layout.items():
+        for i in range(size):
+            cluster.running(f"node-{i}", pod(f"{name}-{i}", "1", 0, group=name, start=start))
+    cluster.running("node-0", pod("solo-old", "1", 5, start=-900), pod("high", "1", 7, start=0.0))
+    cluster.running("node-1", pod("solo-new", "1", 5, start=-1))
+    running = cluster.scheduler.running
+    units = cluster.scheduler.preemptor.units(running.node_of, 10)
+    assert [u.group.split("/")[1] if u.group else u.pods[0].split("/")[1] for u in units] == [
+        "high", "big-old", "big-new", "small-old", "small-new", "solo-old", "solo-new"]
+    assert [u.size for u in units] == [1, 3, 3, 2, 2, 1, 1]
+
+
+def test_a_group_is_reprieved_before_a_pod_of_the_same_priority() -> None:
+    cluster = gang_cluster(node("node-a", "8"))
+    cluster.group(group("keep", 1, priority=1, mode="all"))
+    cluster.running("node-a", pod("solo", "4", 1, start=-1000), *members("keep", 1, priority=1))
+    cluster.group(group("train", 1, priority=10))
+    assert evicted(cluster.schedule(*members("train", 1))) == ["solo"]
+
+
+# --- disruptionMode: all ------------------------------------------------------------------------------------
+
+def test_an_all_group_is_reprieved_or_evicted_whole_with_rollback() -> None:
+    # keep-0 (node-b) fits back, keep-1 (node-a, where the preemptor goes) does not: keep-0 must not stay
+    # reprieved. y on node-b is then reprieved in the room keep-0 leaves.
+    cluster = gang_cluster(node("node-a", zone="a"), node("node-b", zone="b"))
+    cluster.group(group("keep", 2, priority=1, mode="all"))
+    cluster.running("node-b", pod("keep-0", "2", group="keep"), pod("y", "2", 1))
+    cluster.running("node-a", pod("keep-1", "2", group="keep"), pod("x", "2", 1))
+    cluster.group(group("train", 1, priority=10))
+    decisions = cluster.schedule(pod("train-0", "4", group="train", selector={"zone": "a"}))
+    assert sorted(evicted(decisions)) == ["keep-0", "keep-1", "x"]
+    state = cluster.scheduler.cluster
+    assert state.requested[:, state.column["cpu"]].tolist() == [4000, 4000]  # victims hold until gone
+    assert not state.overcommitted().any()
+
+
+def test_a_single_pod_preemptor_evicts_an_all_group_with_every_member() -> None:
+    cluster = gang_cluster(node("node-a"), node("node-b"), node("node-c"))
+    cluster.group(group("batch", 3, priority=1, mode="all"))
+    for i, name in enumerate(("node-a", "node-b", "node-c")):
+        cluster.running(name, pod(f"batch-{i}", "4", group="batch"))
+    decisions = cluster.schedule(pod("web", "4", 10))
+    assert sorted(evicted(decisions)) == ["batch-0", "batch-1", "batch-2"]
+    assert len(nominated(decisions)) == 1
+
+
+def test_a_single_pod_preemptor_evicts_one_member_of_a_single_group() -> None:
+    cluster = gang_cluster(node("node-a"), node("node-b"), node("node-c"))
+    cluster.group(group("batch", 3, priority=1, mode="single"))
+    for i, name in enumerate(("node-a", "node-b", "node-c")):
+        cluster.running(name, pod(f"batch-{i}", "4", group="batch"))
+    assert len(evicted(cluster.schedule(pod("web", "4", 10)))) == 1
+
+
+def test_a_single_pod_preemptor_prefers_a_node_whose_victims_are_not_a_whole_group() -> None:
+    cluster = gang_cluster(node("node-a"), node("node-b"))
+    cluster.group(group("batch", 2, priority=1, mode="all"))
+    cluster.running("node-a", pod("batch-0", "2", group="batch"), pod("batch-1", "2", group="batch"))
+    cluster.running("node-b", pod("solo", "4", 1))
+    assert evicted(cluster.schedule(pod("web", "4", 10))) == ["solo"]
+
+
+def test_without_generic_workload_disruption_mode_is_ignored() -> None:
+    cluster = Cluster(node("node-a"), node("node-b"), node("node-c"), profile="default")
+    cluster.group(group("batch", 3, priority=1, mode="all"))
+    for i, name in enumerate(("node-a", "node-b", "node-c")):
+        cluster.running(name, pod(f"batch-{i}", "4", 1, group="batch"))
+    assert len(evicted(cluster.schedule(pod("web", "4", 10)))) == 1
+
+
+# --- preemptionPolicy on a PodGroup -----------------------------------------------------------------------
+
+def test_pod_group_preemption_policy_never_counts_only_behind_its_gate() -> None:
+    for gate, expected in ((True, []), (False, ["a"])):
+        cluster = gang_cluster(node("node-a"), gates={"PodGroupPreemptionPolicy": gate})
+        cluster.running("node-a", pod("a", "4", 1))
+        cluster.group(group("train", 1, priority=10, policy="Never"))
+        decisions = cluster.schedule(*members("train", 1))
+        assert evicted(decisions) == expected
+        assert [d.pod.name for d in decisions if isinstance(d, Unschedulable)] == ["train-0"]
+
+
+def test_a_gang_whose_victims_are_still_terminating_does_not_preempt_again() -> None:
+    cluster = gang_cluster(node("node-a"), node("node-b"), node("node-c"))
+    for name in ("a", "b", "c"):
+        cluster.running(f"node-{name}", pod(name, "4", 1))
+    cluster.group(group("train", 2, priority=10))
+    first = cluster.schedule(*members("train", 2))
+    assert len(evicted(first)) == 2
+    assert evicted(cluster.retry(5.0)) == []
+    cluster.gone(*evicted(first), now=30.0)
+    assert sorted(d.node for d in cluster.retry(30.0) if isinstance(d, Bind)) == sorted(nominated(first).values())
+
+
+# --- what the driver sees ---------------------------------------------------------------------------------
+
+def test_preempted_groups_get_the_disruption_target_condition() -> None:
+    batch = MakePodGroup("batch").gang(2).priority(1)
+    batch.doc["spec"]["disruptionMode"] = {"all": {}}
+    inputs = inputs_of(
+        MakeNode("node-a").alloc(cpu="4", memory="16Gi"), MakeNode("node-b").alloc(cpu="4", memory="16Gi"),
+        batch,
+        *(MakePod(f"batch-{i}").req(cpu="4").group("batch").node(f"node-{'ab'[i]}").duration("10h")
+          for i in range(2)),
+        MakePod("web").req(cpu="4").priority(100).arrival("600").duration("1h"),
+    )
+    sim = Simulation(inputs, builtin("gang"), until=4 * 3600.0).run()
+    record = sim.groups["default/batch"]
+    condition = record.conditions["DisruptionTarget"]
+    assert (condition["status"], condition["reason"], condition["lastTransitionTime"]) == (
+        "True", "PreemptionByScheduler", 600.0)
+    assert "default/web" in condition["message"]
+    assert record.preempted_count == 1
+    assert [sim.pods[f"default/batch-{i}"].preempted_count for i in range(2)] == [1, 1]
+
+
+def test_no_node_is_over_committed_after_group_preemption() -> None:
+    cluster = gang_cluster(*(node(f"node-{i}", "8") for i in range(6)))
+    rng = np.random.default_rng(3)
+    for i in range(6):
+        for j in range(4):
+            cluster.running(f"node-{i}", pod(f"v-{i}-{j}", "2", int(rng.integers(0, 3))))
+    cluster.group(group("train", 5, priority=10))
+    decisions = cluster.schedule(*members("train", 5, cpu="6"))
+    assert len(nominated(decisions)) == 5
+    assert not cluster.scheduler.cluster.overcommitted().any()
+    victims = [d for d in decisions if isinstance(d, Evict)]
+    assert victims and all(cluster.scheduler.running.priority[d.pod.key] < 10 for d in victims)
