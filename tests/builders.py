@@ -297,8 +297,10 @@ class MakeWorkload(_Builder):
         self.doc["spec"] = {"podGroupTemplates": []}
 
     def template(self, name: str, *, gang: int | None = None, basic: bool = False,
-                 priority_class: str | None = None) -> MakeWorkload:
+                 priority_class: str | None = None, disruption: str | None = None) -> MakeWorkload:
         template: Doc = {"name": name}
+        if disruption is not None:
+            template["disruptionMode"] = {disruption: {}}
         if gang is not None:
             template["schedulingPolicy"] = {"gang": {"minCount": gang}}
         elif basic:

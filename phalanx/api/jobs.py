@@ -12,6 +12,7 @@ def job_pod_group(job: Job) -> PodGroup | None:
     if job.policy is None:
         return None
     return PodGroup(namespace=job.namespace, name=job.name, policy=job.policy, arrival=job.arrival,
+                    disruption_mode="single",
                     priority_class_name=None, source=job.source)
 
 

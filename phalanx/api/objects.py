@@ -212,7 +212,7 @@ class PodGroup:
     template_name: str | None = None
     priority_class_name: str | None = None
     priority: int | None = None
-    disruption_mode: Literal["single", "all"] = "single"
+    disruption_mode: Literal["single", "all"] | None = None  # None: from the Workload template, else single
     arrival: float = 0.0
     source: Source | None = None
     preemption_policy: str | None = None  # Never | PreemptLowerPriority (gate PodGroupPreemptionPolicy)

@@ -130,7 +130,7 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
         "running": running, "pending": pending, "succeeded": phases.count("Succeeded"),
         "scheduled": record.started_at is not None,
         "startedAt": None if record.started_at is None else _round(record.started_at),
-        "disruptionMode": group.disruption_mode,
+        "disruptionMode": group.disruption_mode or "single",
         "priority": group.priority,
         "preemptedCount": record.preempted_count,
         "waitSeconds": _round(sum(record.waits)),

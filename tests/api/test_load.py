@@ -175,6 +175,14 @@ def test_pod_group_takes_its_policy_from_the_workload_template() -> None:
     assert group.priority_class_name == "batch" and group.priority == 100
 
 
+def test_pod_group_takes_its_disruption_mode_from_the_template_else_single() -> None:
+    inputs = inputs_of(MakeWorkload("training").template("workers", gang=4, disruption="all"),
+                       MakePodGroup("from-template").workload("training", "workers"),
+                       MakePodGroup("standalone").gang(2))
+    modes = {g.name: g.disruption_mode for g in inputs.pod_groups}
+    assert modes == {"from-template": "all", "standalone": "single"}
+
+
 def test_the_pod_group_own_policy_wins_over_the_template() -> None:
     inputs = inputs_of(MakeWorkload("training").template("workers", gang=4),
                        MakePodGroup("pg").workload("training", "workers").gang(2))

@@ -147,7 +147,7 @@ def test_gang_pod_group() -> None:
     assert group.key == "batch/workers"
     assert group.policy == GroupPolicy("gang", 4)
     assert group.is_gang and group.min_count == 4
-    assert group.disruption_mode == "single"
+    assert group.disruption_mode is None  # unset: resolve takes it from the Workload template, else single
 
 
 def test_basic_pod_group_has_no_gang_requirement() -> None:

@@ -231,9 +231,8 @@ def test_pdbs_are_best_effort(tmp_path: Path) -> None:
     {"maxUnavailable": -1, "selector": DB},
     {"minAvailable": 1.5, "selector": DB},
     {"minAvailable": 1, "selector": {"matchExpressions": [{"key": "app", "operator": "Gt", "values": ["1"]}]}},
-    pytest.param({"minAvailable": "150%", "selector": DB},
-                 marks=pytest.mark.xfail(strict=True, reason="phalanx/api/parse.py accepts percentages over 100% "
-                                                              "(kube-apiserver rejects them)")),
+    {"minAvailable": "150%", "selector": DB},
+    {"maxUnavailable": "5", "selector": DB},
 ])
 def test_bad_pdb_input_exits_2(tmp_path: Path, spec: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
     path = write_manifests(tmp_path / "pdb.yaml", _pdb(spec))
