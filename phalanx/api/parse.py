@@ -98,13 +98,28 @@ def _seconds(annotations: Mapping[str, str], key: str, field: str) -> float | No
         raise _fail(f"{field}[{key}]", str(exc)) from None
 
 
+# Manifests repeat a handful of quantities (`100m`, `500Mi`, `110`) thousands of times: their values, by
+# resource name and the quantity exactly as written (a str or an int, never a float or a bool).
+_AMOUNTS: dict[tuple[str, str | int], int] = {}
+_MAX_AMOUNTS = 4096
+
+
 def _resources(value: Any, field: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for name, raw in _mapping(value, field).items():
-        try:
-            out[str(name)] = resource_value(str(name), raw)
-        except QuantityError as exc:
-            raise _fail(f"{field}.{name}", str(exc)) from None
+        resource = str(name)
+        key = (resource, raw) if type(raw) is str or type(raw) is int else None
+        amount = _AMOUNTS.get(key) if key is not None else None
+        if amount is None:
+            try:
+                amount = resource_value(resource, raw)
+            except QuantityError as exc:
+                raise _fail(f"{field}.{name}", str(exc)) from None
+            if key is not None:
+                if len(_AMOUNTS) >= _MAX_AMOUNTS:
+                    _AMOUNTS.clear()
+                _AMOUNTS[key] = amount
+        out[resource] = amount
     return out
 
 
@@ -466,7 +481,8 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         workload_name=_text(ref.get("workloadName"), "spec.workloadRef.workloadName") or None,
         template_name=_text(ref.get("templateName"), "spec.workloadRef.templateName") or None,
         priority_class_name=pc_name, priority=priority,
-        disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
+        disruption_mode=cast(Any, _disruption_mode(spec["disruptionMode"], "spec.disruptionMode")
+                             if spec.get("disruptionMode") is not None else None),
         arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
     )
     if ref and not (group.workload_name and group.template_name):
@@ -510,10 +526,13 @@ def parse_job(doc: Manifest, source: Source) -> Job:
 # --- policy/v1 ----------------------------------------------------------------------------------------------
 
 def _int_or_percent(raw: Any, field: str) -> int | str:
-    if isinstance(raw, str) and raw.endswith("%") and raw[:-1].isdigit():
+    """An IntOrString as PodDisruptionBudget takes it: a non-negative integer, or a percentage up to 100%."""
+    if isinstance(raw, str):
+        if not (raw.endswith("%") and raw[:-1].isdigit()):
+            raise _fail(field, f"must be an integer or a percentage like '50%', got {raw!r}")
+        if int(raw[:-1]) > 100:
+            raise _fail(field, f"must not be more than 100%, got {raw!r}")
         return raw
-    if isinstance(raw, str) and raw.isdigit():
-        return int(raw)
     return _int(raw, field, minimum=0)
 
 

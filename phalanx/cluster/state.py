@@ -3,7 +3,9 @@
 Everything the scheduler reads about nodes lives here in vector form: allocatable and requested
 resources (millicores for cpu, base units otherwise, and one `pods` column), the non-zero requests
 kube-scheduler scores with, cordons, label ids per key and taint sets. Binding (assume) and unbinding
-(forget) change one row. The state never decides anything; it only holds and checks.
+(forget) change one row (and the same node's column of the resources × nodes copies the filter and the
+scores read), and log the node, so that per-node results can be brought up to date node by node. The
+state never decides anything; it only holds and checks.
 """
 
 from __future__ import annotations
@@ -53,14 +55,18 @@ class ClusterState:
         self.bound: dict[str, tuple[int, PodDemand]] = {}
         self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
         self._grow_to = 0
-        # The same numbers laid out resources × nodes (one contiguous row per resource), which is how the
-        # filter and the scores read them: free capacity (allocatable − requested), requested, allocatable
-        # and the non-zero requests. Kept in step with the arrays above by every method that changes them.
+        # Free capacity (allocatable − requested) and allocatable laid out resources × nodes, one contiguous
+        # row per resource, which is how the fit filter and the scores read them. Kept in step with the
+        # arrays above by every method that changes them.
         self.free_by_resource: IntArray = np.zeros((len(self.resources), 0), dtype=np.int64)
-        self.requested_by_resource: IntArray = np.zeros((len(self.resources), 0), dtype=np.int64)
         self.allocatable_by_resource: IntArray = np.zeros((len(self.resources), 0), dtype=np.int64)
-        self.nonzero_by_resource: IntArray = np.zeros((2, 0), dtype=np.int64)
         self.generation = 0  # bumped by every change to the resource arrays (assume, forget, new nodes)
+        # Which nodes' requests changed, in order, so that per-node results (scores) can be brought up to
+        # date node by node: `changes_since(mark)` with a mark from `change_mark()`. New nodes or resource
+        # columns start a new layout, after which every earlier mark is stale.
+        self.layout = 0
+        self._changes: list[int] = []
+        self._changes_base = 0
         self._positive: dict[int, bool] = {}
         self.add_nodes(nodes)
 
@@ -92,11 +98,33 @@ class ClusterState:
         """Rebuild the resources × nodes arrays from the nodes × resources ones."""
         # np.array copies: a transposed view of a one-node array would already count as contiguous.
         self.free_by_resource = np.array((self.allocatable - self.requested).T, order="C")
-        self.requested_by_resource = np.array(self.requested.T, order="C")
         self.allocatable_by_resource = np.array(self.allocatable.T, order="C")
-        self.nonzero_by_resource = np.array(self.nonzero_requested.T, order="C")
         self._positive.clear()
         self.generation += 1
+        self.layout += 1
+        self._changes_base += len(self._changes)
+        self._changes.clear()
+
+    def change_mark(self) -> tuple[int, int]:
+        """A mark of the current state: (layout, position in the log of changed nodes)."""
+        return self.layout, self._changes_base + len(self._changes)
+
+    def changes_since(self, mark: tuple[int, int]) -> list[int] | None:
+        """Nodes whose requests changed since `mark` (repeats possible), or None when the mark is too old
+        to tell (another layout, or the log was trimmed since)."""
+        layout, position = mark
+        start = position - self._changes_base
+        if layout != self.layout or start < 0:
+            return None
+        return self._changes[start:]
+
+    def _changed(self, node: int) -> None:
+        self.generation += 1
+        changes = self._changes
+        changes.append(node)
+        if len(changes) > 4096 and len(changes) > 4 * len(self.names):
+            self._changes_base += len(changes)
+            changes.clear()
 
     def allocatable_positive(self, col: int) -> bool:
         """Whether every node has a non-zero allocatable amount of the resource in column `col`."""
@@ -183,9 +211,7 @@ class ClusterState:
         self.requested[node] += requests
         self.nonzero_requested[node] += demand.nonzero
         self.free_by_resource[:, node] -= requests
-        self.requested_by_resource[:, node] += requests
-        self.nonzero_by_resource[:, node] += demand.nonzero
-        self.generation += 1
+        self._changed(node)
         self.bound[pod.key] = (node, demand)
 
     def forget(self, pod_key: str) -> int:
@@ -196,9 +222,7 @@ class ClusterState:
         self.requested[node, :width] -= requests
         self.nonzero_requested[node] -= demand.nonzero
         self.free_by_resource[:width, node] += requests
-        self.requested_by_resource[:width, node] -= requests
-        self.nonzero_by_resource[:, node] -= demand.nonzero
-        self.generation += 1
+        self._changed(node)
         return node
 
     def fits(self, pod: Pod, node: int) -> bool:

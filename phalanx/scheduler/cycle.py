@@ -2,7 +2,8 @@
 
 This is kube-scheduler's SchedulePod on arrays: static filter masks are cached per Placement, the fit
 filter is a few vector comparisons, `percentageOfNodesToScore` limits scoring to the first feasible nodes
-from a rotating start index, and ties go to a seeded random choice among the best nodes.
+from a rotating start index (and, as in kube-scheduler, filtering stops once more than that many are
+found), and ties go to a seeded random choice among the best nodes.
 """
 
 from __future__ import annotations
@@ -74,6 +75,8 @@ class PodCycle:
         # dynamic filters with a `filter_range(state, cluster, lo, hi)` filter only the nodes visited, the
         # others filter every node once per cycle (unless a subclass changes how feasibility is computed).
         self._ranged = type(self).feasible is PodCycle.feasible and type(self).static_mask is PodCycle.static_mask
+        self._range_filters = [f for f in self.dynamic_filters if callable(getattr(f, "filter_range", None))]
+        self._whole_filters = [f for f in self.dynamic_filters if f not in self._range_filters]
 
     def cycle_state(self, pod: Pod) -> CycleState:
         return CycleState(pod=pod, demand=self.cluster.demand(pod))
@@ -137,14 +140,9 @@ class PodCycle:
         (more than `to_find` means the search stopped early)."""
         static = self.static_mask(state)
         cluster = self.cluster
-        ranged: list[FilterPlugin] = []
-        whole: list[BoolArray] = []
-        for plugin in self.dynamic_filters:
-            if callable(getattr(plugin, "filter_range", None)):
-                ranged.append(plugin)
-            else:
-                whole.append(plugin.filter(state, cluster))
-        chunk = max(2 * to_find, 1024)
+        ranged = self._range_filters
+        whole = [plugin.filter(state, cluster) for plugin in self._whole_filters]
+        chunk = to_find + (to_find >> 2) + 64
         parts: list[IntArray] = []
         found = 0
         lo = start
@@ -156,7 +154,7 @@ class PodCycle:
                 mask = mask & plugin.filter_range(state, cluster, lo, hi)  # type: ignore[attr-defined]
             for full in whole:
                 mask = mask & full[lo:hi]
-            idx = np.flatnonzero(mask)
+            idx = mask.nonzero()[0]
             if idx.size:
                 parts.append(idx + lo if lo else idx)
                 found += idx.size
@@ -171,14 +169,17 @@ class PodCycle:
         return np.concatenate(parts), found
 
     def scores(self, state: CycleState, nodes: IntArray) -> IntArray:
-        total = np.zeros(len(nodes), dtype=np.int64)
+        total: IntArray | None = None
         for plugin, weight in self.scorers:
-            total += weight * plugin.score(state, self.cluster, nodes)
-        return total
+            score = plugin.score(state, self.cluster, nodes)
+            if weight != 1:
+                score = weight * score
+            total = np.asarray(score, dtype=np.int64) if total is None else total + score
+        return np.zeros(len(nodes), dtype=np.int64) if total is None else total
 
     def select(self, state: CycleState, nodes: IntArray) -> int:
         total = self.scores(state, nodes)
-        best = np.flatnonzero(total == total.max())
+        best = (total == total.max()).nonzero()[0]
         if best.size == 1 or self.tie_break == "first":
             return int(nodes[best[0]])
         return int(nodes[best[self.rng.integers(best.size)]])

@@ -8,15 +8,16 @@ an extended resource the pod does not request is left out, as kube-scheduler doe
 
 from __future__ import annotations
 
+import weakref
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.cluster.state import ClusterState
+from phalanx.cluster.state import ClusterState, PodDemand
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import MAX_NODE_SCORE, BoolArray, Code, CycleState, IntArray
 
@@ -44,35 +45,57 @@ def _gathered(state: CycleState, cluster: ClusterState, nodes: IntArray) -> tupl
     cached = state.data.get(_GATHERED)
     if isinstance(cached, tuple) and cached[0] is nodes and cached[1] is cluster and cached[2] == cluster.generation:
         return cached[3], cached[4], cached[5]
-    requested = cluster.requested_by_resource.take(nodes, axis=1)
     allocatable = cluster.allocatable_by_resource.take(nodes, axis=1)
-    nonzero = cluster.nonzero_by_resource.take(nodes, axis=1)
+    requested = allocatable - cluster.free_by_resource.take(nodes, axis=1)
+    nonzero = cluster.nonzero_requested.take(nodes, axis=0).T
     state.data[_GATHERED] = (nodes, cluster, cluster.generation, requested, allocatable, nonzero)
     return requested, allocatable, nonzero
 
 
-@dataclass(slots=True)
-class _Rows:
-    """The resources a score counts for one pod, as rows over the candidate nodes."""
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What a resource score reads for one pod shape: for every resource it counts, the row of the node's
+    requests (non-zero ones or plain ones), the pod's request, the allocatable column and the weight."""
 
-    requested: IntArray  # the node's requests plus the pod's, resources × nodes
-    allocatable: IntArray  # resources × nodes
-    weights: list[int]
-    columns: list[int]  # the cluster's column of each row
-    all_present: bool  # every node has a non-zero allocatable of every row's resource
+    from_nonzero: tuple[bool, ...]  # the row is one of the non-zero requests (cpu 0, memory 1)
+    rows: tuple[int, ...]  # the non-zero request's index (cpu 0, memory 1), or the requested column
+    pod: tuple[int, ...]  # the pod's request of each resource
+    columns: tuple[int, ...]  # the cluster's column of each resource
+    weights: tuple[int, ...]
+    all_present: bool  # every node has a non-zero allocatable amount of every resource counted
+    requests_any: bool  # the pod requests (a plain, not a non-zero default) some resource counted
 
 
-def _rows(state: CycleState, cluster: ClusterState, nodes: IntArray, specs: Sequence[ResourceSpec], *,
-          nonzero: bool) -> _Rows | None:
+class _Plans:
+    """A plugin's plans by pod shape (PodDemand), for the cluster's current layout of columns."""
+
+    def __init__(self, specs: Sequence[ResourceSpec], *, nonzero: bool) -> None:
+        self.specs = specs
+        self.nonzero = nonzero
+        self._known: dict[int, tuple[PodDemand, weakref.ref[ClusterState], int, _Plan | None]] = {}
+
+    def get(self, demand: PodDemand, cluster: ClusterState) -> _Plan | None:
+        known = self._known.get(id(demand))
+        if known is not None and known[0] is demand and known[1]() is cluster and known[2] == cluster.layout:
+            return known[3]
+        plan = _plan(demand, cluster, self.specs, nonzero=self.nonzero)
+        if not _cacheable(demand):
+            return plan
+        if len(self._known) >= _MAX_SHAPES:
+            self._known.clear()
+        self._known[id(demand)] = (demand, weakref.ref(cluster), cluster.layout, plan)
+        return plan
+
+
+def _plan(demand: PodDemand, cluster: ClusterState, specs: Sequence[ResourceSpec], *, nonzero: bool) -> _Plan | None:
     """kube-scheduler's resource list for scoring: cpu and memory (non-zero requests when `nonzero`),
     ephemeral-storage, and an extended resource only when the pod requests it. None when nothing counts."""
-    demand = state.demand
     width = demand.requests.shape[0]
-    requested, allocatable, nonzero_requested = _gathered(state, cluster, nodes)
+    from_nonzero: list[bool] = []
+    rows: list[int] = []
+    pod: list[int] = []
     columns: list[int] = []
     weights: list[int] = []
-    sources: list[tuple[IntArray, int]] = []
-    from_nonzero = 0
     for spec in specs:
         resource = spec.name
         col = cluster.column.get(resource)
@@ -80,35 +103,42 @@ def _rows(state: CycleState, cluster: ClusterState, nodes: IntArray, specs: Sequ
             if col is None:
                 continue
             j = 0 if resource == "cpu" else 1
-            sources.append((nonzero_requested[j], int(demand.nonzero[j])))
-            from_nonzero += 1
+            from_nonzero.append(True)
+            rows.append(j)
+            pod.append(int(demand.nonzero[j]))
         else:
             pod_request = int(demand.requests[col]) if col is not None and col < width else 0
             if (pod_request == 0 and resource not in _EXTENDED_ALWAYS) or col is None:
                 continue  # extended resources count only for pods that request them
-            sources.append((requested[col], pod_request))
+            from_nonzero.append(False)
+            rows.append(col)
+            pod.append(pod_request)
         columns.append(col)
         weights.append(spec.weight)
     if not columns:
         return None
-    if columns == [0, 1]:  # cpu and memory, the default: two rows in one operation
-        if from_nonzero == 2:
-            rows = nonzero_requested + demand.nonzero[:, None]
-        elif from_nonzero == 0:
-            rows = requested[:2] + demand.requests[:2, None]
-        else:
-            rows = np.vstack([row + pod_request for row, pod_request in sources])
-        alloc = allocatable[:2]
-    else:
-        rows = np.vstack([row + pod_request for row, pod_request in sources])
-        alloc = allocatable[columns]
-    return _Rows(rows, alloc, weights, columns, all(cluster.allocatable_positive(c) for c in columns))
+    return _Plan(tuple(from_nonzero), tuple(rows), tuple(pod), tuple(columns), tuple(weights),
+                 all(cluster.allocatable_positive(c) for c in columns),
+                 any(demand.requests[c] > 0 for c in columns if c < width))
 
 
-def _weighted_rows(scores: IntArray, rows: _Rows) -> IntArray:
+def _rows(state: CycleState, cluster: ClusterState, nodes: IntArray, plan: _Plan) -> tuple[IntArray, IntArray]:
+    """The plan's rows over `nodes`: the node's requests plus the pod's, and allocatable (resources × nodes)."""
+    requested, allocatable, nonzero_requested = _gathered(state, cluster, nodes)
+    if plan.columns == (0, 1):  # cpu and memory, the default: both rows in one operation
+        if plan.from_nonzero == (True, True):
+            return nonzero_requested + state.demand.nonzero[:, None], allocatable[:2]
+        if plan.from_nonzero == (False, False):
+            return requested[:2] + state.demand.requests[:2, None], allocatable[:2]
+    rows = np.vstack([(nonzero_requested if nz else requested)[row] + pod
+                      for nz, row, pod in zip(plan.from_nonzero, plan.rows, plan.pod, strict=True)])
+    return rows, allocatable[list(plan.columns)]
+
+
+def _weighted_rows(scores: IntArray, alloc: IntArray, plan: _Plan) -> IntArray:
     """Σ(score·w)/Σw over the rows, skipping a resource on nodes where its allocatable is 0."""
-    if rows.all_present:
-        weights = rows.weights
+    weights = plan.weights
+    if plan.all_present:
         total = scores[0] * weights[0] if weights[0] != 1 else scores[0]
         for i in range(1, len(weights)):
             total = total + (scores[i] * weights[i] if weights[i] != 1 else scores[i])
@@ -116,16 +146,86 @@ def _weighted_rows(scores: IntArray, rows: _Rows) -> IntArray:
         if weight_sum <= 0:
             return np.zeros(scores.shape[1], dtype=np.int64)
         return np.asarray(total // weight_sum if weight_sum != 1 else total, dtype=np.int64)
-    return _weighted([(scores[i], rows.allocatable[i], w) for i, w in enumerate(rows.weights)], scores.shape[1])
+    return _weighted([(scores[i], alloc[i], w) for i, w in enumerate(weights)], scores.shape[1])
+
+
+# Per-node scores of one pod shape are kept for every node and brought up to date node by node from the
+# cluster's log of changed nodes; the update of one node is plain integer (or float) arithmetic in Python,
+# the same operations the vector formulas do, element by element. Values this large could overflow the
+# int64 vector formulas, which the exact Python integers would not: such nodes take the vector path.
+_SCALAR_LIMIT = 1 << 55
+_MAX_SHAPES = 64
+_MAX_CHANGES = 256
+
+
+@dataclass(slots=True)
+class _NodeScores:
+    cluster: weakref.ref[ClusterState]
+    demand: PodDemand
+    mark: tuple[int, int]
+    scores: IntArray
+
+
+class _ScoreCache:
+    """Scores of every node per pod shape (PodDemand), for scores that depend only on the node and the pod.
+
+    A shape gets its table on its second use within _MAX_CHANGES node changes (a shape seen once, or
+    rarely, is scored on the candidate nodes only, as without the cache), and keeps it while it is used
+    at least that often."""
+
+    def __init__(self) -> None:
+        self._entries: dict[int, _NodeScores] = {}
+        self._seen: dict[int, tuple[PodDemand, weakref.ref[ClusterState], tuple[int, int]]] = {}
+
+    def scores(self, state: CycleState, cluster: ClusterState, nodes: IntArray,
+               vector: Callable[[CycleState, ClusterState, IntArray], IntArray],
+               one: Callable[[ClusterState, int], int | None]) -> IntArray:
+        demand = state.demand
+        key = id(demand)
+        entry = self._entries.get(key)
+        if entry is not None:
+            if entry.demand is demand and entry.cluster() is cluster:
+                changed = cluster.changes_since(entry.mark)
+                if changed is not None and len(changed) <= _MAX_CHANGES:
+                    table = entry.scores
+                    for node in set(changed):
+                        value = one(cluster, node)
+                        if value is None:
+                            break
+                        table[node] = value
+                    else:
+                        entry.mark = cluster.change_mark()
+                        return table.take(nodes)
+            del self._entries[key]
+        seen = self._seen.get(key)
+        if len(self._seen) >= 4 * _MAX_SHAPES:
+            self._seen.clear()
+        self._seen[key] = (demand, weakref.ref(cluster), cluster.change_mark())
+        if seen is None or seen[0] is not demand or seen[1]() is not cluster:
+            return vector(state, cluster, nodes)
+        changed = cluster.changes_since(seen[2])
+        if changed is None or len(changed) > _MAX_CHANGES:
+            return vector(state, cluster, nodes)
+        if len(self._entries) >= _MAX_SHAPES:
+            self._entries.clear()
+        everywhere = np.array(vector(state, cluster, np.arange(len(cluster))), dtype=np.int64)
+        self._entries[key] = _NodeScores(weakref.ref(cluster), demand, cluster.change_mark(), everywhere)
+        return everywhere.take(nodes)
+
+
+def _cacheable(demand: PodDemand) -> bool:
+    """A PodDemand from ClusterState.demand: shared by every pod of its shape and never changed."""
+    return not demand.requests.flags.writeable
 
 
 def _requested_and_allocatable(state: CycleState, cluster: ClusterState, nodes: IntArray, resource: str,
                                *, nonzero: bool) -> tuple[IntArray, IntArray] | None:
     """Node's requests plus the pod's, and allocatable, for `nodes`; None if the resource is to be skipped."""
-    rows = _rows(state, cluster, nodes, (ResourceSpec(resource),), nonzero=nonzero)
-    if rows is None:
+    plan = _plan(state.demand, cluster, (ResourceSpec(resource),), nonzero=nonzero)
+    if plan is None:
         return None
-    return rows.requested[0], rows.allocatable[0]
+    requested, alloc = _rows(state, cluster, nodes, plan)
+    return requested[0], alloc[0]
 
 
 def _weighted(scores: list[tuple[IntArray, IntArray, int]], n: int) -> IntArray:
@@ -195,6 +295,8 @@ class NodeResourcesFit:
                                  field="pluginConfig[NodeResourcesFit].args.scoringStrategy"
                                        ".requestedToCapacityRatio.shape")
             self.shape = BrokenLinear(sorted(points))
+        self._plans = _Plans(self.resources, nonzero=True)
+        self._cache = _ScoreCache()
 
     # --- Filter ---
 
@@ -226,26 +328,57 @@ class NodeResourcesFit:
     # --- Score ---
 
     def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
-        rows = _rows(state, cluster, nodes, self.resources, nonzero=True)
-        if rows is None:
+        plan = self._plans.get(state.demand, cluster)
+        if plan is None:
             return np.zeros(len(nodes), dtype=np.int64)
-        requested, alloc = rows.requested, rows.allocatable
+        if self.strategy != "RequestedToCapacityRatio" and plan.all_present and _cacheable(state.demand):
+            return self._cache.scores(state, cluster, nodes, self._score,
+                                      lambda c, node: self._score_one(plan, c, node))
+        return self._score(state, cluster, nodes)
+
+    def _score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
+        plan = self._plans.get(state.demand, cluster)
+        if plan is None:
+            return np.zeros(len(nodes), dtype=np.int64)
+        requested, alloc = _rows(state, cluster, nodes, plan)
         if self.strategy == "LeastAllocated":
-            if rows.all_present:
+            if plan.all_present:
                 # (alloc − requested)·100 // alloc, and 0 where the request exceeds alloc: the quotient is
                 # negative exactly there, so a maximum with 0 is least_allocated for positive alloc.
                 scores = np.maximum((alloc - requested) * MAX_NODE_SCORE // alloc, 0)
             else:
                 scores = least_allocated(requested, alloc)
-            return _weighted_rows(scores, rows)
+            return _weighted_rows(scores, alloc, plan)
         if self.strategy == "MostAllocated":
-            if rows.all_present:
+            if plan.all_present:
                 scores = np.minimum(requested, alloc) * MAX_NODE_SCORE // alloc
             else:
                 scores = most_allocated(requested, alloc)
-            return _weighted_rows(scores, rows)
-        parts = [(self._ratio(requested[i], alloc[i]), alloc[i], w) for i, w in enumerate(rows.weights)]
+            return _weighted_rows(scores, alloc, plan)
+        parts = [(self._ratio(requested[i], alloc[i]), alloc[i], w) for i, w in enumerate(plan.weights)]
         return self._ratio_combine(parts, len(nodes))
+
+    def _score_one(self, plan: _Plan, cluster: ClusterState, node: int) -> int | None:
+        """`_score` of one node (all resources present), in Python integers; None for huge values."""
+        nonzero, free = cluster.nonzero_requested, cluster.free_by_resource
+        allocatable = cluster.allocatable_by_resource
+        least = self.strategy == "LeastAllocated"
+        total = 0
+        for from_nonzero, row, pod, col, weight in zip(plan.from_nonzero, plan.rows, plan.pod, plan.columns,
+                                                       plan.weights, strict=True):
+            alloc = int(allocatable[col, node])
+            req = (int(nonzero[node, row]) if from_nonzero else alloc - int(free[row, node])) + pod
+            if not (-_SCALAR_LIMIT < req < _SCALAR_LIMIT and 0 < alloc < _SCALAR_LIMIT):
+                return None
+            if least:
+                score = (alloc - req) * MAX_NODE_SCORE // alloc
+                if score < 0:
+                    score = 0
+            else:
+                score = min(req, alloc) * MAX_NODE_SCORE // alloc
+            total += score * weight
+        weight_sum = sum(plan.weights)
+        return total // weight_sum if weight_sum > 0 else 0
 
     def _ratio(self, requested: IntArray, alloc: IntArray) -> IntArray:
         assert self.shape is not None
@@ -275,15 +408,41 @@ class NodeResourcesBalancedAllocation:
         raw = (args or {}).get("resources")
         self.resources = tuple(ResourceSpec(str(r["name"]), int(r.get("weight", 1))) for r in raw) \
             if raw else DEFAULT_RESOURCES
+        self._plans = _Plans(self.resources, nonzero=False)
+        self._cache = _ScoreCache()
 
     def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
-        rows = _rows(state, cluster, nodes, self.resources, nonzero=False)
-        requests = state.demand.requests
-        if rows is None or not any(requests[col] > 0 for col in rows.columns if col < requests.shape[0]):
+        plan = self._plans.get(state.demand, cluster)
+        if plan is None or not plan.requests_any:
             # kube-scheduler skips BalancedAllocation for best-effort pods: every node scores the same.
             return np.zeros(len(nodes), dtype=np.int64)
-        requested, alloc = rows.requested, rows.allocatable
-        if rows.all_present and len(rows.columns) == 2:
+        if plan.all_present and len(plan.columns) == 2 and _cacheable(state.demand):
+            return self._cache.scores(state, cluster, nodes, self._score,
+                                      lambda c, node: self._score_one(plan, c, node))
+        return self._score(state, cluster, nodes)
+
+    @staticmethod
+    def _score_one(plan: _Plan, cluster: ClusterState, node: int) -> int | None:
+        """`_score` of one node for two resources it has, in Python floats (the same IEEE operations)."""
+        free, allocatable = cluster.free_by_resource, cluster.allocatable_by_resource
+        fractions: list[float] = []
+        for row, pod, col in zip(plan.rows, plan.pod, plan.columns, strict=True):
+            alloc = int(allocatable[col, node])
+            req = alloc - int(free[row, node]) + pod
+            if not (-_SCALAR_LIMIT < req < _SCALAR_LIMIT and 0 < alloc < _SCALAR_LIMIT):
+                return None
+            fraction = float(req) / float(alloc)
+            fractions.append(fraction if fraction < 1.0 else 1.0)
+        f0, f1 = fractions
+        std = abs(f0 + f1 - 2 * min(f0, f1)) / 2
+        return int((1 - std) * MAX_NODE_SCORE)
+
+    def _score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
+        plan = self._plans.get(state.demand, cluster)
+        if plan is None or not plan.requests_any:
+            return np.zeros(len(nodes), dtype=np.int64)
+        requested, alloc = _rows(state, cluster, nodes, plan)
+        if plan.all_present and len(plan.columns) == 2:
             # Two resources on nodes that have both: std = |f₀ + f₁ − 2·min(f₀, f₁)| / 2, the same
             # operations, in the same order, as the general formula below takes for count == 2.
             frac = np.minimum(requested / alloc, 1.0)
