@@ -424,6 +424,8 @@ class DeviceState:
     def translate(self, pod: Pod, mapping: dict[str, str] | None = None) -> Pod:
         """The pod with extended-resource requests served by devices (KEP-5004) moved into a claim of its own
         (`<pod>-extended-resources`); the pod itself unchanged when none of its requests is mapped."""
+        if not self.extended and not mapping:
+            return pod  # nothing maps extended resources onto devices: the common case, kept free
         table = {**self.extended, **(mapping or {})}
         mapped = {name: value for name, value in pod.requests.items() if name in table}
         if not mapped:

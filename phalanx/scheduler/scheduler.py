@@ -104,6 +104,7 @@ class Scheduler:
         self.groups: dict[str, PodGroup] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
         self.messages: dict[str, str] = {}
+        self.gated: dict[str, str] = {}  # group key -> why PreEnqueue holds its members
         self.initially_scheduled: set[str] = set()
         self.running = RunningPods(self.cluster)
         self.pdbs: dict[str, PodDisruptionBudget] = {}
@@ -211,18 +212,35 @@ class Scheduler:
         return max((p.priority for p in pending), default=0)
 
     def _pre_enqueue(self, group_key: str, now: float) -> None:
-        pending = self._pending_members(group_key)
+        """Gate the group (PodGroup missing, fewer than minCount members) or queue it as one entry.
+
+        O(1) per arriving member while gated: members read the gate's message through `pod_message`.
+        """
         gate = self._gate_message(group_key)
         if gate is not None:
-            for pod in pending:
-                self.messages[pod.key] = gate
+            self.gated[group_key] = gate
             self.messages[GROUP + group_key] = gate
             self.queue.done(GROUP + group_key)
             return
+        if self.gated.pop(group_key, None) is not None:
+            self.messages.pop(GROUP + group_key, None)
+        if GROUP + group_key in self.queue:
+            return
+        pending = [self.pods[k] for k in self.members[group_key] if k not in self.cluster.bound]
         if pending:
             group = self.groups[group_key]
             self.queue.add(GROUP + group_key, self._group_priority(group_key, pending),
                            min(group.arrival, *(p.arrival for p in pending)))
+
+    def pod_message(self, key: str) -> str | None:
+        """Why a pending pod is not running yet, in kube-scheduler's words (None once bound or unknown)."""
+        pod = self.pods.get(key)
+        if pod is None or key in self.cluster.bound:
+            return self.messages.get(key)
+        group_key = pod.group_key if self.profile.gang else None
+        if group_key is not None and group_key in self.gated:
+            return self.gated[group_key]
+        return self.messages.get(key)
 
     # --- cycles ---------------------------------------------------------------------------------------
 

@@ -98,7 +98,7 @@ def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
     pod = record.pod
     message = record.message
     if record.phase == "Pending":
-        message = sim.scheduler.messages.get(pod.key, message) or "waiting to be scheduled"
+        message = sim.scheduler.pod_message(pod.key) or message or "waiting to be scheduled"
     elif record.phase in ("Running", "Succeeded"):
         message = None
     return {

@@ -12,7 +12,7 @@ import dataclasses
 import math
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +54,8 @@ class PodRecord:
     preempted_by: list[dict[str, Any]] = field(default_factory=list)
     device_taint_evictions: list[dict[str, Any]] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)  # DRA devices its claims held when it was bound
+    counted_live: bool = False  # counted in its group's members running (and not terminating)
+    counted_done: bool = False  # counted in its group's members running or succeeded
 
 
 @dataclass(slots=True)
@@ -124,6 +126,8 @@ class Simulation:
         self.pods: dict[str, PodRecord] = {}
         self.groups: dict[str, GroupRecord] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
+        self.group_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # [live, live or done]
+        self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
         self.jobs: dict[str, JobRecord] = {}
         self.books = Accounting()
         self.now = 0.0
@@ -232,7 +236,7 @@ class Simulation:
                 group.waiting_since = self.now
         if pod.node_name is None:
             self.scheduler.add_pod(pod, self.now)
-            record.message = self.scheduler.messages.get(pod.key)
+            record.message = self.scheduler.pod_message(pod.key)
             return
         cluster = self.scheduler.cluster
         node = cluster.index[pod.node_name]
@@ -264,19 +268,37 @@ class Simulation:
         record = self.groups.get(group_key)
         if record is None or not record.group.is_gang:
             return True
-        done = sum(1 for k in self.members[group_key]
-                   if self.pods[k].phase == "Succeeded" or (self.pods[k].phase == "Running"
-                                                            and not self.pods[k].terminating))
-        return done >= record.group.min_count
+        return self.group_counts[group_key][1] >= record.group.min_count
+
+    def _count(self, record: PodRecord) -> None:
+        """Keep the pod's group counters (members live, members live or done) in step with its state."""
+        group_key = record.pod.group_key
+        if group_key is None:
+            return
+        member = record.pod.key in self.members[group_key]
+        live = member and record.phase == "Running" and not record.terminating
+        done = live or (member and record.phase == "Succeeded")
+        counts = self.group_counts[group_key]
+        counts[0] += int(live) - int(record.counted_live)
+        counts[1] += int(done) - int(record.counted_done)
+        record.counted_live, record.counted_done = live, done
 
     def _refresh(self, pod: Pod) -> None:
-        """Start or stop progress for the pod, or for its whole group when the group's state changed."""
+        """Start or stop progress for the pod, or for its whole group when the group's state changed.
+
+        Counters make this O(1) per pod; only a change of the group's state walks its members.
+        """
         group_key = pod.group_key
-        keys = self.members[group_key] if group_key is not None else {pod.key}
+        self._count(self.pods[pod.key])
         ok = self._can_progress(group_key)
+        if group_key is None or self.progressing.get(group_key) == ok:
+            keys: Iterable[str] = (pod.key,)
+        else:
+            keys = sorted(self.members[group_key] | {pod.key})
+            self.progressing[group_key] = ok
         if group_key is not None and group_key in self.groups:
             group = self.groups[group_key]
-            live = any(self.pods[k].phase == "Running" and not self.pods[k].terminating for k in keys)
+            live = self.group_counts[group_key][0] > 0
             if ok and live and group.running_since is None:
                 group.running_since = self.now
                 group.waits.append(self.now - (group.waiting_since if group.waiting_since is not None
@@ -286,7 +308,7 @@ class Simulation:
             elif not ok and group.running_since is not None:
                 group.running_since = None
                 group.waiting_since = self.now
-        for key in sorted(keys):
+        for key in keys:
             record = self.pods[key]
             if record.phase != "Running" or record.terminating:
                 continue

@@ -55,7 +55,7 @@ def test_members_wait_for_their_pod_group() -> None:
     for i in range(2):
         scheduler.add_pod(member(i), 0.0)
     assert scheduler.schedule(0.0) == []
-    assert scheduler.messages["default/w-0"] == "waiting for PodGroup default/g to be created"
+    assert scheduler.pod_message("default/w-0") == "waiting for PodGroup default/g to be created"
     scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 5.0)
     assert set(binds(scheduler.schedule(5.0))) == {"w-0", "w-1"}
 
@@ -66,12 +66,12 @@ def test_members_wait_for_min_count_pods_to_exist() -> None:
     scheduler.add_pod(member(0), 0.0)
     scheduler.add_pod(member(1), 0.0)
     assert scheduler.schedule(0.0) == []
-    assert scheduler.messages["default/w-1"] == "waiting for pod group default/g: 2 of the 3 pods (minCount) exist"
+    assert scheduler.pod_message("default/w-1") == "waiting for pod group default/g: 2 of the 3 pods (minCount) exist"
     scheduler.add_pod(member(2), 1.0)
     decisions = scheduler.schedule(1.0)
     assert set(binds(decisions)) == {"w-0", "w-1", "w-2"}
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
-    assert "default/w-0" not in scheduler.messages
+    assert scheduler.pod_message("default/w-0") is None
 
 
 # --- all or nothing ---
@@ -131,7 +131,7 @@ def test_raising_min_count_above_the_members_gates_the_group_again() -> None:
     assert binds(scheduler.schedule(0.0)) == {}          # only one fits
     scheduler.add_pod_group(MakePodGroup("g").gang(3).obj(), 5.0)
     assert scheduler.schedule(5.0) == []
-    assert scheduler.messages["default/w-0"] == "waiting for pod group default/g: 2 of the 3 pods (minCount) exist"
+    assert scheduler.pod_message("default/w-0") == "waiting for pod group default/g: 2 of the 3 pods (minCount) exist"
     assert "group:default/g" not in scheduler.queue
 
 
@@ -231,4 +231,4 @@ def test_a_deleted_pending_pod_leaves_the_queue() -> None:
     scheduler.schedule(0.0)
     scheduler.delete_pod("default/big", 1.0)
     assert "pod:default/big" not in scheduler.queue
-    assert "default/big" not in scheduler.messages
+    assert scheduler.pod_message("default/big") is None
