@@ -27,9 +27,16 @@ from typing import Any, Literal, cast
 
 import cel
 
+from phalanx.api.fields import Meta
+from phalanx.api.fields import boolean as _bool
+from phalanx.api.fields import fail as _fail
+from phalanx.api.fields import integer as _int
+from phalanx.api.fields import mapping as _mapping
+from phalanx.api.fields import sequence as _list
+from phalanx.api.fields import text as _text
 from phalanx.api.objects import DEFAULT_NAMESPACE, SelectorTerm, Source
 from phalanx.api.quantity import QuantityError, parse_quantity
-from phalanx.errors import InputError
+from phalanx.api.selectors import term as _term
 
 GROUP = "resource.k8s.io"
 VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta2", f"{GROUP}/v1beta1")
@@ -41,54 +48,6 @@ AttributeValue = bool | int | str
 MILLI = 1000
 MAX_TOLERATIONS = 16
 MAX_TAINTS = 16
-
-
-def _fail(field_name: str, message: str) -> InputError:
-    return InputError(message, field=field_name)
-
-
-def _mapping(value: Any, where: str, *, required: bool = False) -> Mapping[str, Any]:
-    if value is None:
-        if required:
-            raise _fail(where, "is required")
-        return {}
-    if not isinstance(value, Mapping):
-        raise _fail(where, f"must be an object, got {type(value).__name__}")
-    return value
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _fail(where, f"must be a list, got {type(value).__name__}")
-    return value
-
-
-def _text(value: Any, where: str, *, required: bool = False) -> str:
-    if value is None or value == "":
-        if required:
-            raise _fail(where, "is required")
-        return ""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise _fail(where, f"must be a string, got {type(value).__name__}")
-    return str(value)
-
-
-def _int(value: Any, where: str, *, minimum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(where, f"must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise _fail(where, f"must be at least {minimum}, got {value}")
-    return value
-
-
-def _bool(value: Any, where: str) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise _fail(where, f"must be true or false, got {value!r}")
-    return value
 
 
 def milli(raw: Any, where: str) -> int:
@@ -395,7 +354,6 @@ def _network_data(raw: Any, where: str) -> NetworkData | None:
 def _node_selector(raw: Any, where: str) -> tuple[SelectorTerm, ...] | None:
     if raw is None:
         return None
-    from phalanx.api.parse import _term  # the pod's node selector term parser (parse imports this module)
     terms = _list(_mapping(raw, where).get("nodeSelectorTerms"), f"{where}.nodeSelectorTerms")
     return tuple(_term(t, f"{where}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms))
 
@@ -428,8 +386,7 @@ def _device(raw: Any, where: str, driver: str, api_version: str) -> Device:
     )
 
 
-def _meta(doc: Mapping[str, Any], *, namespaced: bool) -> Any:
-    from phalanx.api.parse import Meta  # parse imports this module: import at call time
+def _meta(doc: Mapping[str, Any], *, namespaced: bool) -> Meta:
     return Meta(doc, namespaced=namespaced)
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import yaml
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from phalanx.api.fields import object_name
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
-from phalanx.api.parse import PARSERS, object_name
+from phalanx.api.parse import PARSERS
 from phalanx.errors import InputError
 
 _YAML_SUFFIXES = (".yaml", ".yml", ".json")

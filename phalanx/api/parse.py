@@ -7,16 +7,21 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from phalanx.api import dra
+from phalanx.api.fields import Manifest, Meta
+from phalanx.api.fields import fail as _fail
+from phalanx.api.fields import integer as _int
+from phalanx.api.fields import labels as _labels
+from phalanx.api.fields import mapping as _mapping
+from phalanx.api.fields import seconds as _seconds
+from phalanx.api.fields import sequence as _list
+from phalanx.api.fields import text as _text
 from phalanx.api.objects import (
-    ARRIVAL_ANNOTATION,
     CHECKPOINT_ANNOTATION,
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
-    DEFAULT_NAMESPACE,
     DURATION_ANNOTATION,
     GroupPolicy,
     Job,
-    LabelSelector,
     Node,
     Placement,
     Pod,
@@ -25,77 +30,20 @@ from phalanx.api.objects import (
     PodGroupTemplate,
     PreferredTerm,
     PriorityClass,
-    Requirement,
     SelectorTerm,
     Source,
     Taint,
     Toleration,
     Workload,
 )
-from phalanx.api.quantity import QuantityError, parse_duration, resource_value
+from phalanx.api.quantity import QuantityError, resource_value
+from phalanx.api.selectors import parse_selector
+from phalanx.api.selectors import term as _term
 from phalanx.errors import InputError
 
-Manifest = Mapping[str, Any]
 MAX_PRIORITY = 1_000_000_000
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-
-def _fail(field: str, message: str) -> InputError:
-    return InputError(message, field=field)
-
-
-def _mapping(value: Any, field: str, *, required: bool = False) -> Mapping[str, Any]:
-    if value is None:
-        if required:
-            raise _fail(field, "is required")
-        return {}
-    if not isinstance(value, Mapping):
-        raise _fail(field, f"must be an object, got {type(value).__name__}")
-    return value
-
-
-def _list(value: Any, field: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise _fail(field, f"must be a list, got {type(value).__name__}")
-    return value
-
-
-def _text(value: Any, field: str, *, required: bool = False) -> str:
-    if value is None:
-        if required:
-            raise _fail(field, "is required")
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float | str):
-        return str(value)
-    raise _fail(field, f"must be a string, got {type(value).__name__}")
-
-
-def _int(value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(field, f"must be an integer, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise _fail(field, f"must be at least {minimum}, got {value}")
-    if maximum is not None and value > maximum:
-        raise _fail(field, f"must be at most {maximum}, got {value}")
-    return value
-
-
-def _labels(value: Any, field: str) -> dict[str, str]:
-    return {str(k): _text(v, f"{field}.{k}") for k, v in _mapping(value, field).items()}
-
-
-def _seconds(annotations: Mapping[str, str], key: str, field: str) -> float | None:
-    if key not in annotations:
-        return None
-    try:
-        return parse_duration(annotations[key])
-    except ValueError as exc:
-        raise _fail(f"{field}[{key}]", str(exc)) from None
 
 
 # Manifests repeat a handful of quantities (`100m`, `500Mi`, `110`) thousands of times: their values, by
@@ -121,38 +69,6 @@ def _resources(value: Any, field: str) -> dict[str, int]:
                 _AMOUNTS[key] = amount
         out[resource] = amount
     return out
-
-
-class Meta:
-    """An object's metadata as the parsers need it."""
-
-    def __init__(self, doc: Manifest, *, namespaced: bool) -> None:
-        meta = _mapping(doc.get("metadata"), "metadata", required=True)
-        self.name = _text(meta.get("name"), "metadata.name", required=True)
-        if not self.name:
-            raise _fail("metadata.name", "is required")
-        ns = _text(meta.get("namespace"), "metadata.namespace") if namespaced else ""
-        self.namespace = ns or (DEFAULT_NAMESPACE if namespaced else "")
-        self.labels = _labels(meta.get("labels"), "metadata.labels")
-        self.annotations = _labels(meta.get("annotations"), "metadata.annotations")
-        self.arrival = _seconds(self.annotations, ARRIVAL_ANNOTATION, "metadata.annotations") or 0.0
-        self.controller: str | None = None
-        for i, ref in enumerate(_list(meta.get("ownerReferences"), "metadata.ownerReferences")):
-            item = _mapping(ref, f"metadata.ownerReferences[{i}]")
-            if item.get("controller"):
-                self.controller = _text(item.get("kind"), f"metadata.ownerReferences[{i}].kind") or None
-
-
-def object_name(doc: Manifest) -> str:
-    """`Pod default/web-1`, for error messages; tolerant of broken metadata."""
-    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "object"
-    raw_meta = doc.get("metadata")
-    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
-    name = meta.get("name") if isinstance(meta.get("name"), str) else None
-    if not name:
-        return f"{kind} (unnamed)"
-    namespace = meta.get("namespace")
-    return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
 
 
 # --- Node -------------------------------------------------------------------------------------------------
@@ -245,46 +161,6 @@ def pod_requests_pair(spec: Mapping[str, Any], field: str = "spec") -> tuple[dic
 def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> dict[str, int]:
     """Requests as kube-scheduler counts them: containers plus sidecars, the largest init step, overhead."""
     return pod_requests_pair(spec, field)[0]
-
-
-def _requirement(raw: Any, field: str) -> Requirement:
-    item = _mapping(raw, field)
-    key = _text(item.get("key"), f"{field}.key", required=True)
-    op = _text(item.get("operator"), f"{field}.operator", required=True)
-    if op not in _OPERATORS:
-        raise _fail(f"{field}.operator", f"unsupported value {op!r}: one of {', '.join(_OPERATORS)}")
-    raw_values = _list(item.get("values"), f"{field}.values")
-    values = tuple(_text(v, f"{field}.values[{i}]") for i, v in enumerate(raw_values))
-    if op in ("In", "NotIn") and not values:
-        raise _fail(f"{field}.values", f"must be non-empty for operator {op}")
-    if op in ("Exists", "DoesNotExist") and values:
-        raise _fail(f"{field}.values", f"must be empty for operator {op}")
-    if op in ("Gt", "Lt"):
-        if len(values) != 1:
-            raise _fail(f"{field}.values", f"must hold exactly one integer for operator {op}")
-        try:
-            int(values[0])
-        except ValueError:
-            raise _fail(f"{field}.values[0]", f"must be an integer for operator {op}") from None
-    return Requirement(key=key, operator=cast(Any, op), values=values)
-
-
-def _term(raw: Any, field: str) -> SelectorTerm:
-    item = _mapping(raw, field)
-    exprs = _list(item.get("matchExpressions"), f"{field}.matchExpressions")
-    fields = _list(item.get("matchFields"), f"{field}.matchFields")
-    parsed_fields = tuple(_requirement(r, f"{field}.matchFields[{i}]") for i, r in enumerate(fields))
-    for i, r in enumerate(parsed_fields):
-        if r.key != "metadata.name":
-            raise _fail(f"{field}.matchFields[{i}].key", f"unsupported field {r.key!r}: only metadata.name")
-        if r.operator not in ("In", "NotIn"):  # as the API server validates node field selectors
-            raise _fail(f"{field}.matchFields[{i}].operator", f"unsupported value {r.operator!r}: one of In, NotIn")
-        if len(r.values) != 1:
-            raise _fail(f"{field}.matchFields[{i}].values", "must hold exactly one node name")
-    return SelectorTerm(
-        expressions=tuple(_requirement(r, f"{field}.matchExpressions[{i}]") for i, r in enumerate(exprs)),
-        fields=parsed_fields,
-    )
 
 
 def _toleration(raw: Any, field: str) -> Toleration:
@@ -534,17 +410,6 @@ def _int_or_percent(raw: Any, field: str) -> int | str:
             raise _fail(field, f"must not be more than 100%, got {raw!r}")
         return raw
     return _int(raw, field, minimum=0)
-
-
-def parse_selector(raw: Any, field: str) -> LabelSelector:
-    selector = _mapping(raw, field)
-    exprs = _list(selector.get("matchExpressions"), f"{field}.matchExpressions")
-    requirements = tuple(_requirement(r, f"{field}.matchExpressions[{i}]") for i, r in enumerate(exprs))
-    for i, req in enumerate(requirements):
-        if req.operator in ("Gt", "Lt"):
-            raise _fail(f"{field}.matchExpressions[{i}].operator", f"unsupported value {req.operator!r}")
-    labels = _labels(selector.get("matchLabels"), f"{field}.matchLabels")
-    return LabelSelector(match_labels=tuple(sorted(labels.items())), expressions=requirements)
 
 
 def parse_pdb(doc: Manifest, source: Source) -> PodDisruptionBudget:

@@ -35,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from phalanx.api.fields import object_name
 from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
@@ -48,7 +49,7 @@ from phalanx.api.objects import (
     Source,
     Workload,
 )
-from phalanx.api.parse import PARSERS, object_name
+from phalanx.api.parse import PARSERS
 from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.errors import InputError
 

@@ -1,0 +1,111 @@
+"""Reading manifest fields: each reader raises InputError naming the field, so every parser reports bad input
+as `file: object: field: what is wrong`. Also an object's metadata (`Meta`) and its name for messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE
+from phalanx.api.quantity import parse_duration
+from phalanx.errors import InputError
+
+Manifest = Mapping[str, Any]
+
+
+def fail(field: str, message: str) -> InputError:
+    return InputError(message, field=field)
+
+
+def mapping(value: Any, field: str, *, required: bool = False) -> Mapping[str, Any]:
+    if value is None:
+        if required:
+            raise fail(field, "is required")
+        return {}
+    if not isinstance(value, Mapping):
+        raise fail(field, f"must be an object, got {type(value).__name__}")
+    return value
+
+
+def sequence(value: Any, field: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(field, f"must be a list, got {type(value).__name__}")
+    return value
+
+
+def text(value: Any, field: str, *, required: bool = False) -> str:
+    """A string field; YAML's unquoted true/false read back as Kubernetes wrote them. Empty counts as unset."""
+    if value is None or (required and value == ""):
+        if required:
+            raise fail(field, "is required")
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float | str):
+        return str(value)
+    raise fail(field, f"must be a string, got {type(value).__name__}")
+
+
+def integer(value: Any, field: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise fail(field, f"must be an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise fail(field, f"must be at least {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        raise fail(field, f"must be at most {maximum}, got {value}")
+    return value
+
+
+def labels(value: Any, field: str) -> dict[str, str]:
+    return {str(k): text(v, f"{field}.{k}") for k, v in mapping(value, field).items()}
+
+
+def seconds(annotations: Mapping[str, str], key: str, field: str) -> float | None:
+    if key not in annotations:
+        return None
+    try:
+        return parse_duration(annotations[key])
+    except ValueError as exc:
+        raise fail(f"{field}[{key}]", str(exc)) from None
+
+
+def boolean(value: Any, field: str) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise fail(field, f"must be true or false, got {value!r}")
+    return value
+
+
+class Meta:
+    """An object's metadata as the parsers need it."""
+
+    def __init__(self, doc: Manifest, *, namespaced: bool) -> None:
+        meta = mapping(doc.get("metadata"), "metadata", required=True)
+        self.name = text(meta.get("name"), "metadata.name", required=True)
+        if not self.name:
+            raise fail("metadata.name", "is required")
+        ns = text(meta.get("namespace"), "metadata.namespace") if namespaced else ""
+        self.namespace = ns or (DEFAULT_NAMESPACE if namespaced else "")
+        self.labels = labels(meta.get("labels"), "metadata.labels")
+        self.annotations = labels(meta.get("annotations"), "metadata.annotations")
+        self.arrival = seconds(self.annotations, ARRIVAL_ANNOTATION, "metadata.annotations") or 0.0
+        self.controller: str | None = None
+        for i, ref in enumerate(sequence(meta.get("ownerReferences"), "metadata.ownerReferences")):
+            item = mapping(ref, f"metadata.ownerReferences[{i}]")
+            if item.get("controller"):
+                self.controller = text(item.get("kind"), f"metadata.ownerReferences[{i}].kind") or None
+
+
+def object_name(doc: Manifest) -> str:
+    """`Pod default/web-1`, for error messages; tolerant of broken metadata."""
+    kind = doc.get("kind") if isinstance(doc.get("kind"), str) else "object"
+    raw_meta = doc.get("metadata")
+    meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    name = meta.get("name") if isinstance(meta.get("name"), str) else None
+    if not name:
+        return f"{kind} (unnamed)"
+    namespace = meta.get("namespace")
+    return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
