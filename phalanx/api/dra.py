@@ -34,9 +34,10 @@ from phalanx.api.fields import integer as _int
 from phalanx.api.fields import mapping as _mapping
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
-from phalanx.api.objects import DEFAULT_NAMESPACE, SelectorTerm, Source
+from phalanx.api.objects import DEFAULT_NAMESPACE, SelectorTerm, Source, Toleration
 from phalanx.api.quantity import QuantityError, parse_quantity
 from phalanx.api.selectors import term as _term
+from phalanx.api.tolerations import parse_toleration
 
 GROUP = "resource.k8s.io"
 VERSIONS = (f"{GROUP}/v1", f"{GROUP}/v1beta2", f"{GROUP}/v1beta1")
@@ -161,24 +162,8 @@ class DeviceTaint:
         return f"{{{self.key}: {self.effect}}}"
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceToleration:
-    """A claim request's toleration of device taints (KEP-5055)."""
-
-    key: str = ""
-    operator: Literal["Exists", "Equal"] = "Equal"
-    value: str = ""
-    effect: str = ""  # empty: every effect
-    toleration_seconds: float | None = None
-
-    def tolerates(self, taint: DeviceTaint) -> bool:
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.key and self.key != taint.key:
-            return False
-        if self.operator == "Exists":
-            return True
-        return self.value == taint.value
+# A claim request's toleration of device taints matches exactly as a pod's toleration of node taints.
+DeviceToleration = Toleration
 
 
 def _taint(raw: Any, where: str) -> DeviceTaint:
@@ -192,25 +177,7 @@ def _taint(raw: Any, where: str) -> DeviceTaint:
 
 
 def _toleration(raw: Any, where: str) -> DeviceToleration:
-    item = _mapping(raw, where)
-    op = _text(item.get("operator"), f"{where}.operator") or "Equal"
-    if op not in ("Equal", "Exists"):
-        raise _fail(f"{where}.operator", f"unsupported value {op!r}: one of Equal, Exists")
-    key = _text(item.get("key"), f"{where}.key")
-    value = _text(item.get("value"), f"{where}.value")
-    if op == "Exists" and value:
-        raise _fail(f"{where}.value", "must be empty when operator is Exists")
-    if not key and op != "Exists":
-        raise _fail(f"{where}.operator", "must be Exists when key is empty")
-    effect = _text(item.get("effect"), f"{where}.effect")
-    if effect and effect not in TAINT_EFFECTS:
-        raise _fail(f"{where}.effect", f"unsupported value {effect!r}: one of {', '.join(TAINT_EFFECTS)}")
-    raw_seconds = item.get("tolerationSeconds")
-    seconds = None if raw_seconds is None else float(_int(raw_seconds, f"{where}.tolerationSeconds"))
-    if seconds is not None and effect != "NoExecute":
-        raise _fail(f"{where}.tolerationSeconds", "may only be set when effect is NoExecute")
-    return DeviceToleration(key=key, operator=cast(Any, op), value=value, effect=effect,
-                            toleration_seconds=seconds)
+    return parse_toleration(raw, where, TAINT_EFFECTS)
 
 
 # --- ResourceSlice ----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from phalanx.api.dra import PodResourceClaim
@@ -28,6 +28,19 @@ class Taint:
         return f"{{{self.key}: {self.value}}}"
 
 
+class TaintLike(Protocol):
+    """A node taint or a device taint (KEP-5055): tolerations match both the same way."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def effect(self) -> str: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Toleration:
     key: str = ""
@@ -36,7 +49,7 @@ class Toleration:
     effect: str = ""
     toleration_seconds: float | None = None
 
-    def tolerates(self, taint: Taint) -> bool:
+    def tolerates(self, taint: TaintLike) -> bool:
         """kube's Toleration.ToleratesTaint: key (empty with Exists = all), effect (empty = all), value."""
         if self.effect and self.effect != taint.effect:
             return False

@@ -39,6 +39,7 @@ from phalanx.api.objects import (
 from phalanx.api.quantity import QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
 from phalanx.api.selectors import term as _term
+from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
 
 MAX_PRIORITY = 1_000_000_000
@@ -164,22 +165,7 @@ def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> dict[str, int]
 
 
 def _toleration(raw: Any, field: str) -> Toleration:
-    item = _mapping(raw, field)
-    op = _text(item.get("operator"), f"{field}.operator") or "Equal"
-    if op not in ("Equal", "Exists"):
-        raise _fail(f"{field}.operator", f"unsupported value {op!r}: one of Equal, Exists")
-    key = _text(item.get("key"), f"{field}.key")
-    value = _text(item.get("value"), f"{field}.value")
-    if op == "Exists" and value:
-        raise _fail(f"{field}.value", "must be empty when operator is Exists")
-    if not key and op != "Exists":
-        raise _fail(f"{field}.operator", "must be Exists when key is empty")
-    effect = _text(item.get("effect"), f"{field}.effect")
-    if effect and effect not in _TAINT_EFFECTS:
-        raise _fail(f"{field}.effect", f"unsupported value {effect!r}: one of {', '.join(_TAINT_EFFECTS)}")
-    raw_seconds = item.get("tolerationSeconds")
-    seconds = None if raw_seconds is None else float(_int(raw_seconds, f"{field}.tolerationSeconds"))
-    return Toleration(key=key, operator=cast(Any, op), value=value, effect=effect, toleration_seconds=seconds)
+    return parse_toleration(raw, field, _TAINT_EFFECTS)
 
 
 def _placement(spec: Mapping[str, Any], field: str) -> Placement:

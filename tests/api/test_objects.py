@@ -261,3 +261,12 @@ def test_job_template_errors_name_the_template_field() -> None:
     with pytest.raises(InputError) as err:
         MakeJob().req(cpu="-2").obj()
     assert err.value.field == "spec.template.spec.containers[0].resources.requests.cpu"
+
+
+def test_toleration_seconds_need_the_no_execute_effect() -> None:
+    pod = MakePod("p").req(cpu="1").toleration("node.kubernetes.io/unreachable", effect="NoExecute", seconds=300)
+    assert pod.obj().placement.tolerations[0].toleration_seconds == 300
+    with pytest.raises(InputError) as err:
+        MakePod("q").req(cpu="1").toleration("gpu", effect="NoSchedule", seconds=300).obj()
+    assert err.value.field == "spec.tolerations[0].tolerationSeconds"
+    assert err.value.detail == "may only be set when effect is NoExecute"
