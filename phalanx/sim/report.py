@@ -97,10 +97,14 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
 def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
     pod = record.pod
     message = record.message
+    # A pod that was preempted keeps naming its preemptor, also once it was recreated and runs again.
+    evicted = record.preempted_by[-1]["message"] if record.preempted_by else None
     if record.phase == "Pending":
         message = sim.scheduler.pod_message(pod.key) or message or "waiting to be scheduled"
+        if evicted and evicted not in message:
+            message = f"{message} (evicted earlier: {evicted})"
     elif record.phase in ("Running", "Succeeded"):
-        message = None
+        message = evicted
     return {
         "name": pod.key, "node": record.node, "phase": record.phase, "podGroup": pod.group_key,
         "priority": pod.priority, "message": message,

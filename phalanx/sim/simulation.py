@@ -365,7 +365,8 @@ class Simulation:
         record.terminating = True
         if isinstance(decision, Evict):
             record.preempted_count += 1
-            record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node})
+            record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node,
+                                        "message": decision.message})
         else:
             record.device_taint_evictions.append({"time": self.now, "node": decision.node, "claim": decision.claim,
                                                   "deviceTaintRule": decision.rule, "message": decision.message})

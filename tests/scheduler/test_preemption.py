@@ -390,7 +390,8 @@ def test_room_frees_only_after_the_victims_termination_grace_period() -> None:
     inputs.pods[0].termination_grace = 120.0
     sim = Simulation(inputs, builtin("default"), until=3600.0).run()
     victim, preemptor = sim.pods["default/victim"], sim.pods["default/p"]
-    assert victim.preempted_by == [{"time": 100.0, "preemptor": "default/p", "node": "node-a"}]
+    assert victim.preempted_by == [{"time": 100.0, "preemptor": "default/p", "node": "node-a",
+                                   "message": "Preempted by pod default/p on node node-a"}]
     assert victim.phase == "Failed" and victim.finished_at == 220.0
     assert preemptor.bound_at == 220.0 and preemptor.node == "node-a"
 

@@ -90,7 +90,8 @@ def test_a_bare_pod_ends_failed_naming_its_preemptor() -> None:
     record = sim.pods["default/bare"]
     assert (record.phase, record.finished_at, record.node) == ("Failed", 630.0, None)
     assert record.message == "Preempted by pod default/p on node node-a"
-    assert record.preempted_by == [{"time": 600.0, "preemptor": "default/p", "node": "node-a"}]
+    assert record.preempted_by == [{"time": 600.0, "preemptor": "default/p", "node": "node-a",
+                                    "message": "Preempted by pod default/p on node node-a"}]
     entry = next(p for p in build_report(sim)["pods"] if p["name"] == "default/bare")
     assert entry["message"] == "Preempted by pod default/p on node node-a"
     assert (entry["preemptedCount"], entry["phase"]) == (1, "Failed")
