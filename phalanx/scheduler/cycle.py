@@ -21,6 +21,7 @@ from phalanx.scheduler.framework import (
     CycleState,
     FilterPlugin,
     IntArray,
+    RangeFilterPlugin,
     ReservePlugin,
     ScorePlugin,
     fit_error,
@@ -75,8 +76,8 @@ class PodCycle:
         # dynamic filters with a `filter_range(state, cluster, lo, hi)` filter only the nodes visited, the
         # others filter every node once per cycle (unless a subclass changes how feasibility is computed).
         self._ranged = type(self).feasible is PodCycle.feasible and type(self).static_mask is PodCycle.static_mask
-        self._range_filters = [f for f in self.dynamic_filters if callable(getattr(f, "filter_range", None))]
-        self._whole_filters = [f for f in self.dynamic_filters if f not in self._range_filters]
+        self._range_filters = [f for f in self.dynamic_filters if isinstance(f, RangeFilterPlugin)]
+        self._whole_filters = [f for f in self.dynamic_filters if not isinstance(f, RangeFilterPlugin)]
 
     def cycle_state(self, pod: Pod) -> CycleState:
         return CycleState(pod=pod, demand=self.cluster.demand(pod))
@@ -151,7 +152,7 @@ class PodCycle:
             hi = min(lo + chunk, n if lo >= start else start)
             mask = static[lo:hi]
             for plugin in ranged:
-                mask = mask & plugin.filter_range(state, cluster, lo, hi)  # type: ignore[attr-defined]
+                mask = mask & plugin.filter_range(state, cluster, lo, hi)
             for full in whole:
                 mask = mask & full[lo:hi]
             idx = mask.nonzero()[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +53,14 @@ class FilterPlugin(Protocol):
     def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
         """Count why each node in `failed` fails this plugin (one node may give several reasons)."""
         ...
+
+
+@runtime_checkable
+class RangeFilterPlugin(Protocol):
+    """A dynamic Filter that can also check only nodes [lo, hi): the cycle then stops filtering once it has
+    found enough feasible nodes to score, as kube-scheduler does, instead of filtering every node."""
+
+    def filter_range(self, state: CycleState, cluster: ClusterState, lo: int, hi: int) -> BoolArray: ...
 
 
 class ScorePlugin(Protocol):
