@@ -36,7 +36,8 @@ def _parser() -> argparse.ArgumentParser:
 
     def inputs(p: argparse.ArgumentParser, paths: str = "+") -> None:
         p.add_argument("paths", nargs=paths, metavar="FILE_OR_DIR",
-                       help="Kubernetes manifests: YAML files (multi-document or kind: List) or directories")
+                       help="Kubernetes manifests: YAML files (multi-document or kind: List), "
+                            "kubectl's -o json files, or directories of them")
         p.add_argument("--until", metavar="DURATION",
                        help="stop the simulated clock at this time (e.g. 2h, 90m, 3600); default: when nothing "
                             "more can change")
@@ -62,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="run the same input under several profiles, side by side")
     inputs(cmp, paths="*")
     cmp.add_argument("--profiles", default="default,gang",
-                     help="comma-separated built-in profile names or profile files (default: default,gang)")
+                     help="comma-separated built-in profiles (default, gang; for GPU traces random, dotprod, "
+                          "clustering, packing, bestfit, fgd) or profile files (default: default,gang)")
     cmp.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     trace = cmp.add_argument_group("public traces", "replay a trace's CSV files instead of manifests")
     trace.add_argument("--trace", choices=TRACES, help="the trace format: openb (Alibaba cluster-trace-gpu-v2023)")
