@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar, cast
 
 from phalanx.api.fields import fail, integer, mapping, text
-from phalanx.api.objects import Toleration
+from phalanx.api.objects import TaintLike, Toleration
+
+T = TypeVar("T", bound=TaintLike)
 
 
 def parse_toleration(raw: Any, field: str, effects: tuple[str, ...]) -> Toleration:
@@ -28,3 +31,16 @@ def parse_toleration(raw: Any, field: str, effects: tuple[str, ...]) -> Tolerati
     if seconds is not None and effect != "NoExecute":
         raise fail(f"{field}.tolerationSeconds", "may only be set when effect is NoExecute")
     return Toleration(key=key, operator=cast(Any, op), value=value, effect=effect, toleration_seconds=seconds)
+
+
+def first_untolerated(taints: Iterable[T], tolerations: Sequence[Toleration], *, harmless: str) -> T | None:
+    """The first taint that blocks and that no toleration matches (kube's FindMatchingUntoleratedTaint).
+
+    `harmless` is the effect that never blocks: PreferNoSchedule for node taints, None for device taints.
+    """
+    for taint in taints:
+        if taint.effect == harmless:
+            continue
+        if not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None

@@ -52,6 +52,7 @@ from phalanx.api.dra import (
     compile_selector,
 )
 from phalanx.api.objects import Pod, SelectorTerm
+from phalanx.api.tolerations import first_untolerated
 from phalanx.cluster.state import ClusterState
 
 BoolArray = npt.NDArray[np.bool_]
@@ -131,16 +132,6 @@ def _cel_device(driver: str, device: Device) -> dict[str, object]:
         capacity.setdefault(domain, {})[short] = cap.value
     return {"driver": driver, "attributes": attributes, "capacity": capacity,
             "allowMultipleAllocations": device.allow_multiple}
-
-
-def first_untolerated(taints: Iterable[DeviceTaint], tolerations: Sequence[DeviceToleration]) -> DeviceTaint | None:
-    """The first NoSchedule/NoExecute taint no toleration matches (effect None never blocks)."""
-    for taint in taints:
-        if taint.effect == "None":
-            continue
-        if not any(t.tolerates(taint) for t in tolerations):
-            return taint
-    return None
 
 
 class DeviceState:
@@ -324,7 +315,8 @@ class DeviceState:
         key = (tolerations, len(self))
         cached = self._tolerated.get(key)
         if cached is None:
-            per_set = np.array([first_untolerated(t, tolerations) is None for t in self.taint_sets], dtype=bool)
+            per_set = np.array([first_untolerated(t, tolerations, harmless="None") is None
+                                for t in self.taint_sets], dtype=bool)
             cached = per_set[self.taint_set]
             self._tolerated[key] = cached
         return cached

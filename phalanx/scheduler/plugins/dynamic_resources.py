@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from phalanx.api.objects import Pod
-from phalanx.cluster.devices import device_state, first_untolerated
+from phalanx.api.tolerations import first_untolerated
+from phalanx.cluster.devices import device_state
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import BoolArray, Code, CycleState
@@ -103,7 +104,7 @@ class DynamicResources:
                     eligible = devices.eligible(alt)[0]
                     for d in on_node:
                         if eligible[d]:
-                            taint = first_untolerated(devices.taints(d), alt.tolerations)
+                            taint = first_untolerated(devices.taints(d), alt.tolerations, harmless="None")
                             if taint is not None:
                                 return taint.describe()
         return "{}"

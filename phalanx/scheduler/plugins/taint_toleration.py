@@ -10,19 +10,10 @@ from collections import Counter
 
 import numpy as np
 
-from phalanx.api.objects import Taint, Toleration
+from phalanx.api.objects import Taint
+from phalanx.api.tolerations import first_untolerated
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.framework import BoolArray, Code, CycleState, IntArray, default_normalize
-
-
-def first_untolerated(taints: tuple[Taint, ...], tolerations: tuple[Toleration, ...]) -> Taint | None:
-    """The first NoSchedule/NoExecute taint no toleration matches (kube's FindMatchingUntoleratedTaint)."""
-    for taint in taints:
-        if taint.effect == "PreferNoSchedule":
-            continue
-        if not any(t.tolerates(taint) for t in tolerations):
-            return taint
-    return None
 
 
 class TaintToleration:
@@ -32,7 +23,7 @@ class TaintToleration:
 
     def _untolerated(self, state: CycleState, cluster: ClusterState) -> list[Taint | None]:
         tolerations = state.pod.placement.tolerations
-        return [first_untolerated(taints, tolerations) for taints in cluster.taint_sets]
+        return [first_untolerated(taints, tolerations, harmless="PreferNoSchedule") for taints in cluster.taint_sets]
 
     def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray:
         ok = np.array([t is None for t in self._untolerated(state, cluster)], dtype=bool)
