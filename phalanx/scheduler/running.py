@@ -358,11 +358,6 @@ class RunningPods:
                 out[: entry[1].shape[0], entry[0]] += entry[1]
         return out
 
-    def pending_change(self, node: int, priority: int | None = None, exclude: Iterable[str] = ()) -> IntArray:
-        """`pending_changes` for one node."""
-        row: IntArray = self.pending_changes(priority, exclude)[:, node]
-        return row
-
     def terminating_below(self, node: int, priority: int) -> bool:
         """Whether a pod of lower priority is still terminating on the node."""
         pods = self.cluster.column["pods"]
