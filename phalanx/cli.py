@@ -1,4 +1,4 @@
-"""The `phalanx` command: simulate, compare, validate, generate."""
+"""The `phalanx` command: simulate, compare, validate, verify, generate."""
 
 from __future__ import annotations
 
@@ -80,6 +80,17 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="load and validate manifests only")
     val.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
     val.add_argument("--trace-file", action="append", default=[], metavar="FILE", help="also check a trace file")
+
+    ver = sub.add_parser("verify", help="run manifests through the real kube-scheduler and through Phalanx, and "
+                                        "show where they agree and differ")
+    ver.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    ver.add_argument("--profile", default="default",
+                     help="default | gang (GenericWorkload on in both schedulers) | a profile file (default: default)")
+    ver.add_argument("--kube-bin", metavar="DIR",
+                     help="the folder with etcd, kube-apiserver, kube-scheduler and kube-controller-manager "
+                          "(default: where tools/kube/build.sh puts them)")
+    ver.add_argument("--seed", type=int, default=0, help="seed for Phalanx's tie-breaking")
+    ver.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
 
     gen = sub.add_parser("generate", help="print the manifests a scheduler_perf-style workload file describes")
     gen.add_argument("workload", metavar="WORKLOAD.yaml", help="createNodes / createPods / createPodGroups "
@@ -191,6 +202,8 @@ def _run(argv: Sequence[str] | None) -> int:
               f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
               f"{len(inputs.priority_classes)} priority class(es)")
         return 0
+    if args.command == "verify":
+        return _verify(args, console)
     if args.command == "simulate":
         profile = _simulate_profile(args)
         _until(args)  # a bad --until fails before the inputs load
@@ -240,6 +253,26 @@ def _compare_trace(args: argparse.Namespace, console: Console) -> int:
     else:
         render_trace_compare(results, console)
     return 0
+
+
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    """`verify`: exit 0 when Phalanx and the real kube-scheduler agree, 1 when they differ."""
+    from pathlib import Path
+
+    from phalanx.verify.compare import verify
+    from phalanx.verify.controlplane import ControlPlane
+    from phalanx.verify.oracle import Oracle
+    from phalanx.verify.render import render_verdict
+
+    profile = load_profile(args.profile)
+    load_paths(args.paths)  # bad input fails before a control plane starts
+    with ControlPlane(Path(args.kube_bin) if args.kube_bin else None) as plane:
+        verdict = verify(args.paths, profile, Oracle(plane), seed=args.seed)
+    if args.output in ("json", "yaml"):
+        _emit(verdict.to_json(), args.output)
+    else:
+        render_verdict(verdict, console)
+    return 0 if verdict.agrees else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -380,15 +380,21 @@ def load_paths(paths: Sequence[str]) -> Inputs:
             gc.enable()
 
 
-def _load_paths(paths: Sequence[str]) -> Inputs:
-    inputs = Inputs()
-    seen: dict[tuple[str, str, str], str] = {}
+def raw_documents(paths: Sequence[str]) -> Iterator[tuple[Source, Mapping[str, Any]]]:
+    """Every object under `paths` as read, `List`s flattened, with the Source that `load_paths` gives it."""
     index = 0
     for path in _files(paths):
         for number, doc in _documents(path):
             for item in _flatten(doc, path, number):
                 index += 1
-                _load_one(item, Source(path, index), inputs, seen)
+                yield Source(path, index), item
+
+
+def _load_paths(paths: Sequence[str]) -> Inputs:
+    inputs = Inputs()
+    seen: dict[tuple[str, str, str], str] = {}
+    for source, item in raw_documents(paths):
+        _load_one(item, source, inputs, seen)
     resolve(inputs)
     return inputs
 

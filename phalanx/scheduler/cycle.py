@@ -72,6 +72,10 @@ class PodCycle:
         # a dict lookup by id skips hashing the Placement's nested tuples on every cycle.
         self._static_by_id: dict[int, tuple[Placement, BoolArray]] = {}
         self._static_version = -1
+        # Verification only (`phalanx verify`): where the real scheduler put each pod, taken among equally
+        # best nodes, and the best nodes of every decision, so node choices compare where ties are random.
+        self.hints: dict[str, str] | None = None
+        self.ties: dict[str, tuple[str, ...]] = {}
         # `schedule` stops filtering, as kube-scheduler does, once it has found enough feasible nodes:
         # dynamic filters with a `filter_range(state, cluster, lo, hi)` filter only the nodes visited, the
         # others filter every node once per cycle (unless a subclass changes how feasibility is computed).
@@ -132,6 +136,8 @@ class PodCycle:
             processed = n
         self.next_start = (start + processed) % n
         if feasible_idx.size == 1:
+            if self.hints is not None:
+                self.ties[pod.key] = (self.cluster.names[int(feasible_idx[0])],)
             return Result(int(feasible_idx[0]))
         return Result(self.select(state, feasible_idx))
 
@@ -181,9 +187,20 @@ class PodCycle:
     def select(self, state: CycleState, nodes: IntArray) -> int:
         total = self.scores(state, nodes)
         best = (total == total.max()).nonzero()[0]
+        if self.hints is not None:
+            chosen = self._hinted(state.pod.key, nodes[best])
+            if chosen is not None:
+                return chosen
         if best.size == 1 or self.tie_break == "first":
             return int(nodes[best[0]])
         return int(nodes[best[self.rng.integers(best.size)]])
+
+    def _hinted(self, pod_key: str, best: IntArray) -> int | None:
+        assert self.hints is not None
+        names = self.cluster.names
+        self.ties[pod_key] = tuple(names[int(i)] for i in best)
+        want = self.cluster.index.get(self.hints.get(pod_key, ""))
+        return want if want is not None and bool((best == want).any()) else None
 
     def reserve(self, pod: Pod, node: int) -> None:
         """Account the pod on its node and run the Reserve plugins (kube-scheduler's assume + Reserve)."""

@@ -1,0 +1,199 @@
+"""`phalanx verify`: the same manifests through the real kube-scheduler and through Phalanx, compared.
+
+1. Phalanx simulates the inputs; its timeline (objects appearing, pods finishing) is what the real cluster
+   replays, step by step, through the Oracle.
+2. Phalanx simulates again with the real scheduler's node choices as hints: where the real node is among
+   Phalanx's equally best nodes, Phalanx takes it, so that a random tie-break does not make the two runs
+   drift apart; every decision's best nodes are recorded.
+3. Per pod and per PodGroup, the two outcomes are compared by category.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from phalanx.api.load import Inputs, load_paths, raw_documents
+from phalanx.api.objects import Source
+from phalanx.api.quantity import parse_duration
+from phalanx.errors import InputError
+from phalanx.scheduler.profiles import Profile
+from phalanx.sim.report import build_report
+from phalanx.sim.simulation import Simulation
+from phalanx.verify.controlplane import KUBE_VERSION
+from phalanx.verify.oracle import ARRIVAL_ANNOTATION, Oracle, RealOutcome, Step
+
+SCHEMA_VERSION = 1
+CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "messages")
+
+
+@dataclass
+class Difference:
+    category: str
+    name: str
+    phalanx: Any
+    real: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"category": self.category, "name": self.name, "phalanx": self.phalanx, "kubeScheduler": self.real}
+
+
+@dataclass
+class Verdict:
+    profile: str
+    agree: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    total: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    ties: int = 0  # node choices that differ only among equally best nodes
+    differences: list[Difference] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    phalanx_seconds: float = 0.0
+    real_seconds: float = 0.0
+    binds: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def check(self, category: str, name: str, phalanx: Any, real: Any) -> bool:
+        self.total[category] += 1
+        if phalanx == real:
+            self.agree[category] += 1
+            return True
+        self.differences.append(Difference(category, name, phalanx, real))
+        return False
+
+    @property
+    def agrees(self) -> bool:
+        return all(self.agree[c] == self.total[c] for c in CATEGORIES if c != "messages")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schemaVersion": SCHEMA_VERSION, "profile": self.profile, "kubernetesVersion": KUBE_VERSION,
+            "agrees": self.agrees,
+            "categories": {c: {"agree": self.agree[c], "total": self.total[c]} for c in CATEGORIES},
+            "nodeTies": self.ties,
+            "differences": [d.to_json() for d in self.differences],
+            "pods": self.pods,
+            "notes": self.notes,
+            "speed": {"podsBound": self.binds, "phalanxSeconds": round(self.phalanx_seconds, 6),
+                      "kubeSchedulerSeconds": round(self.real_seconds, 6)},
+        }
+
+
+def _arrival(doc: Mapping[str, Any], source: Source) -> float:
+    annotations = (doc.get("metadata") or {}).get("annotations") or {}
+    text = annotations.get(ARRIVAL_ANNOTATION)
+    if text is None:
+        return 0.0
+    try:
+        return parse_duration(str(text))
+    except ValueError as exc:
+        raise InputError(str(exc), file=source.file, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]") from None
+
+
+def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[str, Any]) -> list[Step]:
+    """The steps the real cluster replays: objects by arrival time, and the pods that Phalanx finished."""
+    creates: dict[float, list[tuple[Source, Mapping[str, Any]]]] = {}
+    for source, doc in docs:
+        creates.setdefault(_arrival(doc, source), []).append((source, doc))
+    finishes: dict[float, list[str]] = {}
+    for pod in report["pods"]:
+        if pod["phase"] == "Succeeded" and pod["finishedAt"] is not None:
+            finishes.setdefault(float(pod["finishedAt"]), []).append(pod["name"])
+    times = sorted({0.0, *creates, *finishes})
+    return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ()))) for t in times]
+
+
+def scheduler_config(profile: Profile) -> dict[str, Any]:
+    """The real scheduler's configuration for a Phalanx profile: the default plugins, and a 1 s backoff so
+    that quiet comes quickly (backoff changes when a retry happens, not what it decides)."""
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+            "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1,
+            "profiles": [{"schedulerName": "default-scheduler",
+                          "percentageOfNodesToScore": profile.percentage_of_nodes_to_score}]}
+
+
+def _simulate(inputs: Inputs, profile: Profile, seed: int,
+              hints: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+    sim = Simulation(inputs, profile, seed=seed)
+    sim.scheduler.cycle.hints = hints
+    sim.run()
+    return build_report(sim), dict(sim.scheduler.cycle.ties)
+
+
+def _state(pod: Mapping[str, Any]) -> str:
+    if pod["phase"] in ("Running", "Succeeded"):
+        return "bound"
+    return "pending" if pod["phase"] == "Pending" else pod["phase"].lower()
+
+
+_PREEMPTION_TAIL = re.compile(r"\s*preemption: .*$")
+
+
+def normalise_message(message: str | None) -> str | None:
+    """The part of a FailedScheduling message both schedulers write: without the preemption tail."""
+    if message is None:
+        return None
+    return _PREEMPTION_TAIL.sub("", message).strip().rstrip(".")
+
+
+def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0) -> Verdict:
+    inputs = load_paths(paths)
+    docs = list(raw_documents(paths))
+    first, _ = _simulate(inputs, profile, seed)
+    steps = timeline(docs, first)
+    controllers = ["job"] if inputs.jobs else []
+    gates = {**dict.fromkeys(("GenericWorkload", "PodGroupPreemptionPolicy"), False), **profile.feature_gates}
+    oracle.reset()
+    real = oracle.run(steps, scheduler_config(profile), gates, controllers)
+    hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
+    started = time.perf_counter()
+    report, ties = _simulate(inputs, profile, seed, hints)
+    verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
+                      binds=int(report["stats"]["podsScheduled"]))
+    _compare(verdict, report, real, ties)
+    if real.skipped_finishes:
+        verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
+                             f"real cluster: {', '.join(real.skipped_finishes[:5])}")
+    return verdict
+
+
+def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,
+             ties: Mapping[str, tuple[str, ...]]) -> None:
+    for pod in report["pods"]:
+        key = pod["name"]
+        theirs = real.pods.get(key)
+        mine_preempted = pod["preemptedCount"] > 0
+        real_preempted = bool(theirs and theirs.preempted)
+        verdict.check("victims", key, mine_preempted, real_preempted)
+        if theirs is None:
+            verdict.check("outcome", key, _state(pod), "missing")
+            continue
+        real_state = "bound" if theirs.node is not None or theirs.finished else "pending"
+        entry = {"name": key, "phalanx": {"state": _state(pod), "node": pod["node"], "boundAt": pod["boundAt"],
+                                          "message": pod["message"] if pod["phase"] == "Pending" else None},
+                 "kubeScheduler": {"state": real_state, "node": theirs.node, "boundAt": theirs.bound_at,
+                                   "message": theirs.message if real_state == "pending" else None}}
+        verdict.pods.append(entry)
+        if mine_preempted or real_preempted:
+            continue  # Phalanx recreates a preempted member; the real cluster has no controller to do so
+        if not verdict.check("outcome", key, _state(pod), real_state):
+            continue
+        if real_state == "bound":
+            verdict.check("boundAt", key, pod["boundAt"], theirs.bound_at)
+            if pod["node"] is not None and theirs.node is not None:
+                best = ties.get(key, ())
+                if pod["node"] != theirs.node and theirs.node in best:
+                    verdict.ties += 1
+                    verdict.total["node"] += 1
+                    verdict.agree["node"] += 1
+                else:
+                    verdict.check("node", key, pod["node"], theirs.node)
+        elif pod["phase"] == "Pending":
+            verdict.check("messages", key, normalise_message(pod["message"]), normalise_message(theirs.message))
+    for group in report.get("podGroups", []):
+        key = group["name"]
+        mine = {c["type"]: c["status"] for c in group.get("conditions", []) if "type" in c}
+        theirs_group = real.groups.get(key, {})
+        for ctype in ("PodGroupInitiallyScheduled",):
+            verdict.check("podGroups", f"{key} {ctype}", mine.get(ctype), theirs_group.get(ctype, {}).get("status"))

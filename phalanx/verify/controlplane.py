@@ -1,0 +1,314 @@
+"""A throwaway Kubernetes v1.37.2 control plane on loopback: etcd, kube-apiserver, kube-scheduler and
+kube-controller-manager, the real binaries that `tools/kube/build.sh` builds from Go modules.
+
+No kubelet runs: nodes are API objects whose status says Ready, and nothing stands in for the API server.
+The API server signs its own serving certificate; clients authenticate with a static admin token.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+
+import yaml
+
+from phalanx.errors import PhalanxError
+
+KUBE_VERSION = "v1.37.2"
+BINARIES = ("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager")
+TOKEN = "phalanx-admin-token"  # a throwaway cluster's admin: loopback only, torn down with the test
+
+# The v1.37 gates that workload-aware scheduling and DRA need; each is turned on where the binary knows it
+# (read from its -h), so a gate that upstream merged or graduated away does not stop the start.
+WANTED_GATES = (
+    "GenericWorkload", "GangScheduling", "WorkloadAwarePreemption", "PodGroupPreemptionPolicy",
+    "TopologyAwareWorkloadScheduling", "CompositePodGroup", "WorkloadWithJob", "DRAWorkloadResourceClaims",
+    "DynamicResourceAllocation", "DRADeviceTaints", "DRADeviceTaintRules", "DRAExtendedResource",
+    "DRAConsumableCapacity", "DRAPrioritizedList", "DRAAdminAccess", "DRAResourceClaimDeviceStatus",
+)
+
+
+class ControlPlaneError(PhalanxError):
+    """The control plane cannot be built, found or started."""
+
+
+def default_bin_dir() -> Path:
+    """Where `tools/kube/build.sh` puts the binaries (PHALANX_KUBE_BIN overrides it)."""
+    override = os.environ.get("PHALANX_KUBE_BIN")
+    if override:
+        return Path(override)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "phalanx" / "kube" / KUBE_VERSION / "bin"
+
+
+def find_binaries(bin_dir: Path | None = None) -> Path:
+    """The folder holding all four binaries, or a one-line error saying how to build them."""
+    where = bin_dir or default_bin_dir()
+    missing = [b for b in BINARIES if not os.access(where / b, os.X_OK)]
+    if missing:
+        raise ControlPlaneError(f"{where}: missing {', '.join(missing)}: build the Kubernetes {KUBE_VERSION} "
+                                "control plane with tools/kube/build.sh (needs Go and the Go module proxy)")
+    return where
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def known_gates(binary: Path) -> set[str]:
+    """The feature gates a binary accepts, read from its `-h` (the `--feature-gates` help lists them)."""
+    out = subprocess.run([str(binary), "-h"], capture_output=True, text=True, timeout=60, check=False)
+    gates: set[str] = set()
+    for line in (out.stdout + out.stderr).splitlines():
+        word = line.strip().split("=", 1)[0]
+        if "=true|false" in line and word.isidentifier():
+            gates.add(word)
+    return gates
+
+
+def gate_flag(gates: Mapping[str, bool], known: set[str]) -> str:
+    return ",".join(f"{name}={'true' if on else 'false'}" for name, on in sorted(gates.items()) if name in known)
+
+
+class _Process:
+    """A child process whose output goes to a log file, stopped with SIGTERM then SIGKILL."""
+
+    def __init__(self, name: str, argv: list[str], log_dir: Path) -> None:
+        self.name = name
+        self.log = log_dir / f"{name}.log"
+        self._handle = open(self.log, "wb")  # noqa: SIM115 - closed in stop()
+        self.proc = subprocess.Popen(argv, stdout=self._handle, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def tail(self, lines: int = 5) -> str:
+        try:
+            text = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            return ""
+        return " | ".join(text[-lines:])
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._handle.close()
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()
+            self.proc.wait()
+
+
+class ControlPlane:
+    """etcd and kube-apiserver on loopback, and kube-scheduler / kube-controller-manager on demand.
+
+    Use as a context manager; `kubeconfig` is a client config with the admin token once it has started.
+    """
+
+    def __init__(self, bin_dir: Path | None = None, gates: Mapping[str, bool] | None = None,
+                 work_dir: Path | None = None) -> None:
+        self.bin = find_binaries(bin_dir)
+        self._own_dir = work_dir is None
+        self.dir = work_dir or Path(tempfile.mkdtemp(prefix="phalanx-kube-"))
+        self.gates = dict(gates) if gates is not None else dict.fromkeys(WANTED_GATES, True)
+        self.etcd: _Process | None = None
+        self.apiserver: _Process | None = None
+        self.scheduler: _Process | None = None
+        self.controller_manager: _Process | None = None
+        self.api_port = 0
+        self.scheduler_port = 0
+        self.kubeconfig = self.dir / "kubeconfig"
+        self._known: dict[str, set[str]] = {}
+
+    # --- lifecycle ------------------------------------------------------------------------------------
+
+    def __enter__(self) -> ControlPlane:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.stop()
+
+    @property
+    def server(self) -> str:
+        return f"https://127.0.0.1:{self.api_port}"
+
+    def gates_for(self, binary: str, extra: Mapping[str, bool] | None = None) -> str:
+        if binary not in self._known:
+            self._known[binary] = known_gates(self.bin / binary)
+        return gate_flag({**self.gates, **(extra or {})}, self._known[binary])
+
+    def start(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._start_etcd()
+        self._start_apiserver()
+
+    def _start_etcd(self) -> None:
+        client, peer = free_port(), free_port()
+        self.etcd_url = f"http://127.0.0.1:{client}"
+        self.etcd = _Process("etcd", [
+            str(self.bin / "etcd"), "--name", "phalanx", "--data-dir", str(self.dir / "etcd"),
+            "--listen-client-urls", self.etcd_url, "--advertise-client-urls", self.etcd_url,
+            "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+            "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+            "--initial-cluster", f"phalanx=http://127.0.0.1:{peer}",
+            "--unsafe-no-fsync", "--log-level", "error",
+        ], self.dir)
+        self._wait("etcd", self.etcd, lambda: _http_ok(f"{self.etcd_url}/health"), 60)
+
+    def _start_apiserver(self) -> None:
+        key = self.dir / "sa.key"
+        if not key.exists():
+            subprocess.run(["openssl", "genrsa", "-out", str(key), "2048"], check=True, capture_output=True)
+            subprocess.run(["openssl", "rsa", "-in", str(key), "-pubout", "-out", str(self.dir / "sa.pub")],
+                           check=True, capture_output=True)
+        (self.dir / "tokens.csv").write_text(f'{TOKEN},admin,admin,"system:masters"\n')
+        if not self.api_port:
+            self.api_port = free_port()
+        self.apiserver = _Process("kube-apiserver", [
+            str(self.bin / "kube-apiserver"), "--etcd-servers", self.etcd_url,
+            "--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+            "--secure-port", str(self.api_port), "--cert-dir", str(self.dir / "certs"),
+            "--token-auth-file", str(self.dir / "tokens.csv"), "--authorization-mode", "RBAC",
+            "--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
+            "--service-account-key-file", str(self.dir / "sa.pub"),
+            "--service-account-signing-key-file", str(key),
+            "--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged",
+            # No ServiceAccount controller runs, so pods are not given a default ServiceAccount.
+            "--disable-admission-plugins", "ServiceAccount",
+            "--runtime-config", "api/all=true",
+            "--feature-gates", self.gates_for("kube-apiserver"),
+            "--enable-priority-and-fairness=false", "--v", "0",
+        ], self.dir)
+        self.kubeconfig.write_text(yaml.safe_dump(self.client_config()))
+        self._wait("kube-apiserver", self.apiserver, lambda: _http_ok(f"{self.server}/readyz", TOKEN), 120)
+
+    def client_config(self, user: str = "admin") -> dict[str, object]:
+        return {
+            "apiVersion": "v1", "kind": "Config", "current-context": "phalanx",
+            "clusters": [{"name": "phalanx", "cluster": {"server": self.server, "insecure-skip-tls-verify": True}}],
+            "users": [{"name": user, "user": {"token": TOKEN}}],
+            "contexts": [{"name": "phalanx", "context": {"cluster": "phalanx", "user": user}}],
+        }
+
+    def restart_apiserver(self, down_for: float = 0.0) -> None:
+        """Kill kube-apiserver and start it again on the same port (etcd keeps the objects)."""
+        if self.apiserver is not None:
+            self.apiserver.kill()
+        time.sleep(down_for)
+        self._start_apiserver()
+
+    def start_scheduler(self, config: Mapping[str, object] | None = None,
+                        gates: Mapping[str, bool] | None = None) -> None:
+        """Start kube-scheduler with a KubeSchedulerConfiguration (its kubeconfig filled in)."""
+        self.stop_scheduler()
+        document = dict(config or {"apiVersion": "kubescheduler.config.k8s.io/v1",
+                                   "kind": "KubeSchedulerConfiguration"})
+        document["clientConnection"] = {"kubeconfig": str(self.kubeconfig), "qps": 5000, "burst": 5000}
+        document["leaderElection"] = {"leaderElect": False}
+        path = self.dir / "scheduler.yaml"
+        path.write_text(yaml.safe_dump(document))
+        self.scheduler_port = free_port()
+        self.scheduler = _Process("kube-scheduler", [
+            str(self.bin / "kube-scheduler"), "--config", str(path), "--bind-address", "127.0.0.1",
+            "--secure-port", str(self.scheduler_port), "--cert-dir", str(self.dir / "scheduler-certs"),
+            "--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
+            "--authentication-skip-lookup", "--feature-gates", self.gates_for("kube-scheduler", gates),
+            "--v", "0",
+        ], self.dir)
+        self._wait("kube-scheduler", self.scheduler,
+                   lambda: _http_ok(f"https://127.0.0.1:{self.scheduler_port}/readyz"), 60)
+
+    def scheduler_metrics(self) -> str:
+        return _http_get(f"https://127.0.0.1:{self.scheduler_port}/metrics")
+
+    def stop_scheduler(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.stop()
+            self.scheduler = None
+
+    def start_controller_manager(self, controllers: Iterable[str] = ("job",),
+                                 gates: Mapping[str, bool] | None = None) -> None:
+        """Start kube-controller-manager with only `controllers` (never the node lifecycle controller: no
+        kubelet posts heartbeats here, and it would taint every node unreachable)."""
+        self.stop_controller_manager()
+        port = free_port()
+        self.controller_manager = _Process("kube-controller-manager", [
+            str(self.bin / "kube-controller-manager"), "--kubeconfig", str(self.kubeconfig),
+            "--controllers", ",".join(controllers), "--leader-elect=false", "--use-service-account-credentials=false",
+            "--bind-address", "127.0.0.1", "--secure-port", str(port),
+            "--cert-dir", str(self.dir / "kcm-certs"), "--authentication-skip-lookup",
+            "--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
+            "--feature-gates", self.gates_for("kube-controller-manager", gates), "--v", "0",
+        ], self.dir)
+        self._wait("kube-controller-manager", self.controller_manager,
+                   lambda: _http_ok(f"https://127.0.0.1:{port}/healthz"), 60)
+
+    def stop_controller_manager(self) -> None:
+        if self.controller_manager is not None:
+            self.controller_manager.stop()
+            self.controller_manager = None
+
+    def stop(self) -> None:
+        for proc in (self.controller_manager, self.scheduler, self.apiserver, self.etcd):
+            if proc is not None:
+                proc.stop()
+        self.controller_manager = self.scheduler = self.apiserver = self.etcd = None
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _wait(self, name: str, proc: _Process, ready: object, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not proc.alive():
+                raise ControlPlaneError(f"{name} exited with status {proc.proc.returncode}: {proc.tail()}")
+            if callable(ready) and ready():
+                return
+            time.sleep(0.1)
+        raise ControlPlaneError(f"{name} was not ready after {timeout:g}s: {proc.tail()}")
+
+
+_INSECURE = ssl.create_default_context()
+_INSECURE.check_hostname = False
+_INSECURE.verify_mode = ssl.CERT_NONE
+
+
+def _http_get(url: str, token: str | None = None, timeout: float = 5.0) -> str:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(request, timeout=timeout, context=_INSECURE) as response:
+        body: bytes = response.read()
+        return body.decode()
+
+
+def _http_ok(url: str, token: str | None = None) -> bool:
+    try:
+        _http_get(url, token, timeout=2.0)
+    except (urllib.error.URLError, OSError, ValueError):
+        return False
+    return True
