@@ -400,7 +400,13 @@ class NodeResourcesFit:
 
 
 class NodeResourcesBalancedAllocation:
-    """Favours nodes whose resource fractions stay even: score = (1 − std of fractions) · 100."""
+    """Favours nodes whose resource fractions stay even, and placements that even them out (v1.37).
+
+    kube-scheduler v1.37 (`balancedResourceScorer` in noderesources/balanced_allocation.go) scores the change
+    in balance: with b(x) = ⌊(1 − std of the fractions x/allocatable) · 100⌋ (`balancedResourceScore`; for two
+    resources std = |(f₀ − f₁)/2|), score = 50 + (50 + b(with the pod) − b(without it)) / 2. Fractions use the
+    plain requests (not the non-zero defaults), clamped to 1; resources a node has none of are left out.
+    """
 
     name = "NodeResourcesBalancedAllocation"
 
@@ -425,36 +431,47 @@ class NodeResourcesBalancedAllocation:
     def _score_one(plan: _Plan, cluster: ClusterState, node: int) -> int | None:
         """`_score` of one node for two resources it has, in Python floats (the same IEEE operations)."""
         free, allocatable = cluster.free_by_resource, cluster.allocatable_by_resource
-        fractions: list[float] = []
+        before: list[float] = []
+        after: list[float] = []
         for row, pod, col in zip(plan.rows, plan.pod, plan.columns, strict=True):
             alloc = int(allocatable[col, node])
-            req = alloc - int(free[row, node]) + pod
-            if not (-_SCALAR_LIMIT < req < _SCALAR_LIMIT and 0 < alloc < _SCALAR_LIMIT):
+            req = alloc - int(free[row, node])
+            if not (-_SCALAR_LIMIT < req + pod < _SCALAR_LIMIT and -_SCALAR_LIMIT < req < _SCALAR_LIMIT
+                    and 0 < alloc < _SCALAR_LIMIT):
                 return None
-            fraction = float(req) / float(alloc)
-            fractions.append(fraction if fraction < 1.0 else 1.0)
-        f0, f1 = fractions
-        std = abs(f0 + f1 - 2 * min(f0, f1)) / 2
-        return int((1 - std) * MAX_NODE_SCORE)
+            before.append(min(float(req) / float(alloc), 1.0))
+            after.append(min(float(req + pod) / float(alloc), 1.0))
+        with_pod = int((1 - abs((after[0] - after[1]) / 2)) * MAX_NODE_SCORE)
+        without = int((1 - abs((before[0] - before[1]) / 2)) * MAX_NODE_SCORE)
+        return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without) // 2
 
     def _score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
         plan = self._plans.get(state.demand, cluster)
         if plan is None or not plan.requests_any:
             return np.zeros(len(nodes), dtype=np.int64)
         requested, alloc = _rows(state, cluster, nodes, plan)
-        if plan.all_present and len(plan.columns) == 2:
-            # Two resources on nodes that have both: std = |f₀ + f₁ − 2·min(f₀, f₁)| / 2, the same
-            # operations, in the same order, as the general formula below takes for count == 2.
-            frac = np.minimum(requested / alloc, 1.0)
-            std: FloatArray = np.abs(frac[0] + frac[1] - 2 * np.minimum(frac[0], frac[1])) / 2
-            return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.minimum(np.where(alloc > 0, requested / np.maximum(alloc, 1), 0.0), 1.0)
-        mask = alloc > 0
-        count = mask.sum(axis=0)
-        mean = np.where(count > 0, (frac * mask).sum(axis=0) / np.maximum(count, 1), 0.0)
-        variance = ((frac - mean) ** 2 * mask).sum(axis=0) / np.maximum(count, 1)
-        std = np.where(count == 2, np.abs(np.where(mask, frac, 0).sum(axis=0) - 2 * np.min(
-            np.where(mask, frac, np.inf), axis=0)) / 2, np.sqrt(variance))
-        std = np.where(count < 2, 0.0, std)
-        return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)
+        pod = np.asarray(plan.pod, dtype=np.int64)[:, None]
+        with_pod = _balance(requested, alloc, plan.all_present)
+        without = _balance(requested - pod, alloc, plan.all_present)
+        return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without) // 2
+
+
+def _balance(requested: IntArray, alloc: IntArray, all_present: bool) -> IntArray:
+    """`balancedResourceScore` per node (column): ⌊(1 − std) · 100⌋ over the resources the node has."""
+    if all_present and requested.shape[0] == 2:
+        frac = np.minimum(requested / alloc, 1.0)
+        two: FloatArray = np.abs((frac[0] - frac[1]) / 2)
+        return ((1 - two) * MAX_NODE_SCORE).astype(np.int64)
+    mask = alloc > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.minimum(np.where(mask, requested / np.maximum(alloc, 1), 0.0), 1.0)
+    count = mask.sum(axis=0)
+    total = (frac * mask).sum(axis=0)
+    mean = total / np.maximum(count, 1)
+    variance = ((frac - mean) ** 2 * mask).sum(axis=0) / np.maximum(count, 1)
+    # For exactly two resources upstream takes |(f_first − f_second) / 2|, not the square root.
+    first = frac[mask.argmax(axis=0), np.arange(frac.shape[1])]
+    last = frac[mask.shape[0] - 1 - mask[::-1].argmax(axis=0), np.arange(frac.shape[1])]
+    std = np.where(count == 2, np.abs((first - last) / 2), np.sqrt(variance))
+    std = np.where(count < 2, 0.0, std)
+    return ((1 - std) * MAX_NODE_SCORE).astype(np.int64)

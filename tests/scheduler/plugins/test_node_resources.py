@@ -11,7 +11,7 @@ import pytest
 
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
-from phalanx.scheduler.plugins.node_resources import NodeResourcesBalancedAllocation, NodeResourcesFit
+from phalanx.scheduler.plugins.node_resources import NodeResourcesBalancedAllocation, NodeResourcesFit, _balance
 from tests.builders import MakeNode, MakePod, cycle_state, make_cluster
 
 GI = 2**30
@@ -219,32 +219,46 @@ def test_fit_exactly_full_is_fine() -> None:
 # --- NodeResourcesBalancedAllocation ---
 
 def test_balanced_allocation_two_resources() -> None:
-    # node-a: cpu 2/4 = 0.5, memory 5/10 = 0.5 → std 0 → 100.
-    # node-b: cpu 1/6, memory 3/10 → std = |0.1667 - 0.3|/2 = 0.0667 → (1 - 0.0667)·100 = 93.3 → 93
-    assert scores(NodeResourcesBalancedAllocation(), POD, two_nodes()) == [100, 93]
+    # v1.37 balancedResourceScorer: 50 + (50 + b(with pod) − b(without)) / 2, b = ⌊(1 − |f₀ − f₁|/2)·100⌋.
+    # node-a: without cpu 1/4, memory 2/10 → std .025 → 97; with .5 and .5 → 100: 50 + 53/2 = 76.
+    # node-b: without 0 and 0 → 100; with 1/6 and 3/10 → std .0667 → 93: 50 + 43/2 = 71.
+    assert scores(NodeResourcesBalancedAllocation(), POD, two_nodes()) == [76, 71]
+
+
+def test_balance_takes_half_the_difference_as_upstream() -> None:
+    # balancedResourceScore: std = |(f₀ − f₁) / 2| in float64; (1.0, 0.1) → .45 → 55, where |f₀ + f₁ − 2·min|/2
+    # rounds the other way and gives 54.
+    requested = np.array([[10], [1]], dtype=np.int64)
+    alloc = np.array([[10], [10]], dtype=np.int64)
+    assert _balance(requested, alloc, True).tolist() == [55]
+    assert _balance(requested, alloc, False).tolist() == [55]
+    # A resource the node does not have is left out: two of three resources present → the same formula.
+    three = np.array([[10], [0], [1]], dtype=np.int64)
+    assert _balance(three, np.array([[10], [0], [10]], dtype=np.int64), False).tolist() == [55]
 
 
 def test_balanced_allocation_three_resources_uses_the_standard_deviation() -> None:
     cluster = make_cluster([GPU_NODE])
     plugin = NodeResourcesBalancedAllocation({"resources": WITH_GPU})
     # fractions cpu 4/8 = .5, memory 8/16 = .5, gpu 1/4 = .25: mean .41667,
-    # std = sqrt((2·.08333² + .16667²)/3) = .11785 → 88.2 → 88
-    assert scores(plugin, MakePod().req({"nvidia.com/gpu": 1}, cpu="4", memory="8Gi"), cluster) == [88]
-    # A pod without GPUs is scored over cpu and memory only: .5 and .5 → 100
-    assert scores(plugin, MakePod().req(cpu="4", memory="8Gi"), cluster) == [100]
+    # std = sqrt((2·.08333² + .16667²)/3) = .11785 → 88.2 → 88; the empty node was even (100): 50 + 38/2 = 69
+    assert scores(plugin, MakePod().req({"nvidia.com/gpu": 1}, cpu="4", memory="8Gi"), cluster) == [69]
+    # A pod without GPUs is scored over cpu and memory only: .5 and .5 → 100, as before it: 50 + 50/2 = 75
+    assert scores(plugin, MakePod().req(cpu="4", memory="8Gi"), cluster) == [75]
 
 
 def test_balanced_allocation_counts_real_requests_not_defaults() -> None:
     cluster = make_cluster([MakeNode("n").alloc(cpu="4", memory="10Gi")])
-    # cpu 1/4 = .25, memory 0 (no 200Mi default here) → std .125 → 87 (the default would give 88)
-    assert scores(NodeResourcesBalancedAllocation(), MakePod().req(cpu="1"), cluster) == [87]
+    # cpu 1/4 = .25, memory 0 (no 200Mi default here) → std .125 → 87 (the default would give 88);
+    # the empty node scored 100: 50 + 37/2 = 68
+    assert scores(NodeResourcesBalancedAllocation(), MakePod().req(cpu="1"), cluster) == [68]
 
 
 def test_balanced_allocation_caps_fractions_at_one() -> None:
     cluster = make_cluster([MakeNode("n").alloc(cpu="4", memory="10Gi")],
                            running=[(MakePod().req(cpu="8"), "n")])  # already over (a snapshot can be)
-    # cpu fraction min(9/4, 1) = 1, memory .5 → std .25 → 75
-    assert scores(NodeResourcesBalancedAllocation(), MakePod().req(cpu="1", memory="5Gi"), cluster) == [75]
+    # with the pod: cpu min(9/4, 1) = 1, memory .5 → std .25 → 75; without: 1 and 0 → 50: 50 + 75/2 = 87
+    assert scores(NodeResourcesBalancedAllocation(), MakePod().req(cpu="1", memory="5Gi"), cluster) == [87]
 
 
 def test_balanced_allocation_skips_best_effort_pods() -> None:
@@ -254,8 +268,8 @@ def test_balanced_allocation_skips_best_effort_pods() -> None:
     plugin = NodeResourcesBalancedAllocation()
     best_effort = scores(plugin, MakePod().container(), cluster)
     assert best_effort[0] == best_effort[1]
-    assert scores(plugin, MakePod().req(cpu="500m", memory="512Mi"), cluster)[0] > \
-        scores(plugin, MakePod().req(cpu="500m", memory="512Mi"), cluster)[1]
+    # A memory-only pod evens out the cpu-heavy node (62 → 87: 87) and unbalances the empty one (100 → 75: 62).
+    assert scores(plugin, MakePod().req(memory="2Gi"), cluster) == [62, 87]
 
 
 def test_non_zero_defaults_apply_per_container() -> None:
