@@ -488,19 +488,21 @@ def resolve(inputs: Inputs) -> None:
                 raise InputError("is required (or a spec.workloadRef to a Workload template that sets it)",
                                  field="spec.schedulingPolicy", **_where(group, "PodGroup"))
             group.policy = template.policy
-        if template is not None:
-            group.priority_class_name = group.priority_class_name or template.priority_class_name
-            group.preemption_policy = group.preemption_policy or template.preemption_policy
-            group.disruption_mode = group.disruption_mode or template.disruption_mode
-            if group.priority is None:
-                group.priority = template.priority
-        group.disruption_mode = group.disruption_mode or "single"
-        if group.priority is None and group.priority_class_name is not None:
+        # Every other field is the PodGroup's own: the scheduler reads the PodGroup only, and the controller
+        # that creates a PodGroup copies the template's fields into it. Priority admission fills priority (and
+        # preemptionPolicy) from priorityClassName, else from the global default class, else 0.
+        pc = None
+        if group.priority_class_name is not None:
             pc = classes.get(group.priority_class_name)
             if pc is None:
                 raise InputError(f"no PriorityClass named {group.priority_class_name!r}",
                                  field="spec.priorityClassName", **_where(group, "PodGroup"))
-            group.priority = pc.value
+        elif defaults:
+            pc = defaults[0]
+        if group.priority is None:
+            group.priority = pc.value if pc is not None else default_priority
+        if group.preemption_policy is None:
+            group.preemption_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
     resolve_devices(inputs)
 
 

@@ -4,11 +4,18 @@ This is kube-scheduler's SchedulePod on arrays: static filter masks are cached p
 filter is a few vector comparisons, `percentageOfNodesToScore` limits scoring to the first feasible nodes
 from a rotating start index (and, as in kube-scheduler, filtering stops once more than that many are
 found), and ties go to a seeded random choice among the best nodes.
+
+As in schedule_one.go, the Filter counts the room of pods nominated (status.nominatedNodeName) at the
+pod's priority or higher as taken on their nodes (RunFilterPluginsWithNominatedPods); scoring does not
+see them. A pod with a nomination of its own tries that node first and takes it without scoring when it
+passes every filter (evaluateNominatedNode). The Scheduler supplies both through `nominated_pods` and
+`nominated_node`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,9 +28,12 @@ from phalanx.scheduler.framework import (
     CycleState,
     FilterPlugin,
     IntArray,
+    PerNodeCodePlugin,
     RangeFilterPlugin,
     ReservePlugin,
     ScorePlugin,
+    SkippingFilterPlugin,
+    SkippingScorePlugin,
     fit_error,
 )
 from phalanx.scheduler.plugins.registry import REGISTRY
@@ -82,6 +92,13 @@ class PodCycle:
         self._ranged = type(self).feasible is PodCycle.feasible and type(self).static_mask is PodCycle.static_mask
         self._range_filters = [f for f in self.dynamic_filters if isinstance(f, RangeFilterPlugin)]
         self._whole_filters = [f for f in self.dynamic_filters if not isinstance(f, RangeFilterPlugin)]
+        # PreFilter/PreScore Skip, by plugin id: a skipped Filter passes every node, a skipped Score gives 0.
+        self._filter_skips = {id(f): f.skips for f in self.filters if isinstance(f, SkippingFilterPlugin)}
+        self._score_skips = {id(p): p.skips_score for p, _ in self.scorers if isinstance(p, SkippingScorePlugin)}
+        # Nominated pods (set by the Scheduler): those whose room the Filter holds for them against `pod`, as
+        # (pod, node) pairs, and the node `pod` itself is nominated to.
+        self.nominated_pods: Callable[[Pod], Sequence[tuple[Pod, int]]] | None = None
+        self.nominated_node: Callable[[Pod], int | None] | None = None
 
     def cycle_state(self, pod: Pod) -> CycleState:
         return CycleState(pod=pod, demand=self.cluster.demand(pod))
@@ -104,9 +121,15 @@ class PodCycle:
         self._static_by_id[id(placement)] = (placement, mask)
         return mask
 
+    def _skipped(self, plugin: FilterPlugin, state: CycleState) -> bool:
+        skips = self._filter_skips.get(id(plugin))
+        return skips is not None and skips(state, self.cluster)
+
     def feasible(self, state: CycleState) -> BoolArray:
         mask = self.static_mask(state)
         for plugin in self.dynamic_filters:
+            if self._filter_skips and self._skipped(plugin, state):
+                continue
             mask = mask & plugin.filter(state, self.cluster)
         return mask
 
@@ -117,18 +140,28 @@ class PodCycle:
             return Result(None, "0/0 nodes are available: no nodes available to schedule pods.")
         to_find = num_feasible_nodes_to_find(self.percentage, n)
         start = self.next_start
-        if self._ranged and to_find < n:
-            feasible_idx, found = self._find_feasible(state, start, n, to_find)
-        else:
-            feasible_idx = np.flatnonzero(self.feasible(state))
-            found = feasible_idx.size
-            if start and found:
-                split = int(np.searchsorted(feasible_idx, start))
-                if split:
-                    feasible_idx = np.concatenate((feasible_idx[split:], feasible_idx[:split]))
-        if found == 0:
-            message, unresolvable = self.diagnose(state)
-            return Result(None, message, unresolvable)
+        held = self._hold(pod)
+        try:
+            nominated = self.nominated_node(pod) if self.nominated_node is not None else None
+            if nominated is not None and nominated < n and self.feasible(state)[nominated]:
+                if self.hints is not None:
+                    self.ties[pod.key] = (self.cluster.names[nominated],)
+                return Result(nominated)
+            if self._ranged and to_find < n:
+                feasible_idx, found = self._find_feasible(state, start, n, to_find)
+            else:
+                feasible_idx = np.flatnonzero(self.feasible(state))
+                found = feasible_idx.size
+                if start and found:
+                    split = int(np.searchsorted(feasible_idx, start))
+                    if split:
+                        feasible_idx = np.concatenate((feasible_idx[split:], feasible_idx[:split]))
+            if found == 0:
+                message, unresolvable = self.diagnose(state)
+                return Result(None, message, unresolvable)
+        finally:
+            for key in held:
+                self.cluster.forget(key)
         if found > to_find:
             feasible_idx = feasible_idx[:to_find]
             processed = (int(feasible_idx[-1]) - start) % n + 1
@@ -141,6 +174,17 @@ class PodCycle:
             return Result(int(feasible_idx[0]))
         return Result(self.select(state, feasible_idx))
 
+    def _hold(self, pod: Pod) -> list[str]:
+        """Assume the nominated pods that the Filter must count for `pod`; returns their keys (to forget)."""
+        if self.nominated_pods is None:
+            return []
+        held: list[str] = []
+        for other, node in self.nominated_pods(pod):
+            if other.key not in self.cluster.bound:
+                self.cluster.assume(other, node)
+                held.append(other.key)
+        return held
+
     def _find_feasible(self, state: CycleState, start: int, n: int, to_find: int) -> tuple[IntArray, int]:
         """Feasible nodes in the order kube-scheduler visits them (from `start` on, wrapping around), filtering
         range by range until more than `to_find` are found or every node was visited; and how many were found
@@ -148,7 +192,7 @@ class PodCycle:
         static = self.static_mask(state)
         cluster = self.cluster
         ranged = self._range_filters
-        whole = [plugin.filter(state, cluster) for plugin in self._whole_filters]
+        whole = [plugin.filter(state, cluster) for plugin in self._whole_filters if not self._skipped(plugin, state)]
         chunk = to_find + (to_find >> 2) + 64
         parts: list[IntArray] = []
         found = 0
@@ -178,6 +222,10 @@ class PodCycle:
     def scores(self, state: CycleState, nodes: IntArray) -> IntArray:
         total: IntArray | None = None
         for plugin, weight in self.scorers:
+            if self._score_skips:
+                skips = self._score_skips.get(id(plugin))
+                if skips is not None and skips(state, self.cluster):
+                    continue
             score = plugin.score(state, self.cluster, nodes)
             if weight != 1:
                 score = weight * score
@@ -223,11 +271,15 @@ class PodCycle:
         unresolvable = np.zeros(len(self.cluster), dtype=bool)
         reasons: Counter[str] = Counter()
         for plugin in self.filters:
+            if self._filter_skips and self._skipped(plugin, state):
+                continue
             mask = plugin.filter(state, self.cluster)
             failed = remaining & ~mask
             if failed.any():
                 reasons.update(plugin.reasons(state, self.cluster, failed))
                 if plugin.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     unresolvable |= failed
+                elif isinstance(plugin, PerNodeCodePlugin):
+                    unresolvable |= plugin.unresolvable(state, self.cluster, failed)
             remaining &= mask
         return fit_error(len(self.cluster), reasons), unresolvable

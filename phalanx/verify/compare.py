@@ -21,6 +21,7 @@ from phalanx.api.objects import Source
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
@@ -91,8 +92,11 @@ def _arrival(doc: Mapping[str, Any], source: Source) -> float:
         raise InputError(str(exc), file=source.file, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]") from None
 
 
-def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[str, Any]) -> list[Step]:
-    """The steps the real cluster replays: objects by arrival time, and the pods that Phalanx finished."""
+def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[str, Any],
+             attempts: Sequence[tuple[float, str]] = ()) -> list[Step]:
+    """The steps the real cluster replays: objects by arrival time, the pods that Phalanx finished, and the
+    order in which Phalanx's queue tried the pods that appeared (`attempts`: time and queue key of every
+    cycle; the first attempt of each orders the creations, and every cycle's time is a step)."""
     creates: dict[float, list[tuple[Source, Mapping[str, Any]]]] = {}
     for source, doc in docs:
         creates.setdefault(_arrival(doc, source), []).append((source, doc))
@@ -100,8 +104,32 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
     for pod in report["pods"]:
         if pod["phase"] == "Succeeded" and pod["finishedAt"] is not None:
             finishes.setdefault(float(pod["finishedAt"]), []).append(pod["name"])
-    times = sorted({0.0, *creates, *finishes})
-    return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ()))) for t in times]
+    members: dict[str, list[str]] = {}
+    for pod in report["pods"]:
+        if pod["podGroup"] is not None:
+            members.setdefault(pod["podGroup"], []).append(pod["name"])
+    units: dict[float, list[tuple[str, ...]]] = {}
+    for t, key in _first_attempts(attempts):
+        kind, _, name = key.partition(":")
+        units.setdefault(t, []).append(tuple(members.get(name, ())) if kind == "group" else (name,))
+    # Every instant Phalanx scheduled at is a step too: a graceful deletion that ends, a retry after it.
+    times = sorted({0.0, *creates, *finishes, *(t for t, _ in attempts), float(report["endTime"])})
+    return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ())), tuple(units.get(t, ())))
+            for t in times]
+
+
+class RecordingQueue(SchedulingQueue):
+    """The scheduling queue, noting the time and key of every entry it hands out."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.popped: list[tuple[float, str]] = []
+
+    def pop(self, now: float) -> str | None:
+        key = super().pop(now)
+        if key is not None:
+            self.popped.append((now, key))
+        return key
 
 
 def scheduler_config(profile: Profile) -> dict[str, Any]:
@@ -113,12 +141,43 @@ def scheduler_config(profile: Profile) -> dict[str, Any]:
                           "percentageOfNodesToScore": profile.percentage_of_nodes_to_score}]}
 
 
-def _simulate(inputs: Inputs, profile: Profile, seed: int,
-              hints: dict[str, str] | None = None) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+# Gates that need GenericWorkload (kube_features.go): off in the scheduler unless the profile models them.
+WORKLOAD_GATES = ("PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling", "CompositePodGroup",
+                  "WorkloadWithJob", "DRAWorkloadResourceClaims")
+
+
+def scheduler_gates(profile: Profile) -> dict[str, bool]:
+    """The real scheduler's gates for a Phalanx profile: GenericWorkload as the profile has it, and of the
+    gates that depend on it only PodGroupPreemptionPolicy, where the profile turns it on."""
+    gates = dict.fromkeys(WORKLOAD_GATES, False)
+    gates["GenericWorkload"] = profile.gang
+    gates["PodGroupPreemptionPolicy"] = profile.gang and profile.feature_gates.get("PodGroupPreemptionPolicy", False)
+    return gates
+
+
+@dataclass
+class _Run:
+    report: dict[str, Any]
+    ties: dict[str, tuple[str, ...]]
+    attempts: list[tuple[float, str]]
+
+
+def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None) -> _Run:
     sim = Simulation(inputs, profile, seed=seed)
+    queue = sim.scheduler.queue = RecordingQueue()
     sim.scheduler.cycle.hints = hints
     sim.run()
-    return build_report(sim), dict(sim.scheduler.cycle.ties)
+    return _Run(build_report(sim), dict(sim.scheduler.cycle.ties), queue.popped)
+
+
+def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
+    seen: set[str] = set()
+    first: list[tuple[float, str]] = []
+    for t, key in popped:
+        if key not in seen:
+            seen.add(key)
+            first.append((t, key))
+    return first
 
 
 def _state(pod: Mapping[str, Any]) -> str:
@@ -140,18 +199,17 @@ def normalise_message(message: str | None) -> str | None:
 def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0) -> Verdict:
     inputs = load_paths(paths)
     docs = list(raw_documents(paths))
-    first, _ = _simulate(inputs, profile, seed)
-    steps = timeline(docs, first)
-    controllers = ["job"] if inputs.jobs else []
-    gates = {**dict.fromkeys(("GenericWorkload", "PodGroupPreemptionPolicy"), False), **profile.feature_gates}
+    first = _simulate(inputs, profile, seed)
+    steps = timeline(docs, first.report, first.attempts)
+    controllers = ["job-controller"] if inputs.jobs else []
     oracle.reset()
-    real = oracle.run(steps, scheduler_config(profile), gates, controllers)
+    real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers)
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()
-    report, ties = _simulate(inputs, profile, seed, hints)
+    second = _simulate(inputs, profile, seed, hints)
     verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
-                      binds=int(report["stats"]["podsScheduled"]))
-    _compare(verdict, report, real, ties)
+                      binds=int(second.report["stats"]["podsScheduled"]))
+    _compare(verdict, second.report, real, second.ties)
     if real.skipped_finishes:
         verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
                              f"real cluster: {', '.join(real.skipped_finishes[:5])}")

@@ -74,9 +74,11 @@ def known_gates(binary: Path) -> set[str]:
     out = subprocess.run([str(binary), "-h"], capture_output=True, text=True, timeout=60, check=False)
     gates: set[str] = set()
     for line in (out.stdout + out.stderr).splitlines():
+        # `kube:GenericWorkload=true|false (BETA - default=false)`; older binaries leave out `kube:`.
         word = line.strip().split("=", 1)[0]
-        if "=true|false" in line and word.isidentifier():
-            gates.add(word)
+        component, _, name = word.rpartition(":")
+        if "=true|false" in line and name.isidentifier() and component in ("", "kube"):
+            gates.add(name)
     return gates
 
 
@@ -200,14 +202,21 @@ class ControlPlane:
             "--service-account-key-file", str(self.dir / "sa.pub"),
             "--service-account-signing-key-file", str(key),
             "--service-cluster-ip-range", "10.0.0.0/24", "--allow-privileged",
-            # No ServiceAccount controller runs, so pods are not given a default ServiceAccount.
-            "--disable-admission-plugins", "ServiceAccount",
+            # No ServiceAccount controller runs, so pods are not given a default ServiceAccount; no node
+            # lifecycle controller runs to lift the not-ready taint that TaintNodesByCondition puts on new nodes.
+            "--disable-admission-plugins", "ServiceAccount,TaintNodesByCondition",
             "--runtime-config", "api/all=true",
             "--feature-gates", self.gates_for("kube-apiserver"),
+            # Loopback addresses cannot be published as the `kubernetes` Service's endpoints.
+            "--endpoint-reconciler-type", "none",
             "--enable-priority-and-fairness=false", "--v", "0",
         ], self.dir)
         self.kubeconfig.write_text(yaml.safe_dump(self.client_config()))
         self._wait("kube-apiserver", self.apiserver, lambda: _http_ok(f"{self.server}/readyz", TOKEN), 120)
+
+    def get(self, path: str) -> str:
+        """GET a path of the API server as the admin (discovery, health)."""
+        return _http_get(f"{self.server}{path}", TOKEN)
 
     def client_config(self, user: str = "admin") -> dict[str, object]:
         return {
@@ -240,7 +249,7 @@ class ControlPlane:
             "--secure-port", str(self.scheduler_port), "--cert-dir", str(self.dir / "scheduler-certs"),
             "--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
             "--authentication-skip-lookup", "--feature-gates", self.gates_for("kube-scheduler", gates),
-            "--v", "0",
+            "--v", os.environ.get("PHALANX_KUBE_SCHEDULER_V", "0"),
         ], self.dir)
         self._wait("kube-scheduler", self.scheduler,
                    lambda: _http_ok(f"https://127.0.0.1:{self.scheduler_port}/readyz"), 60)
@@ -253,7 +262,7 @@ class ControlPlane:
             self.scheduler.stop()
             self.scheduler = None
 
-    def start_controller_manager(self, controllers: Iterable[str] = ("job",),
+    def start_controller_manager(self, controllers: Iterable[str] = ("job-controller",),
                                  gates: Mapping[str, bool] | None = None) -> None:
         """Start kube-controller-manager with only `controllers` (never the node lifecycle controller: no
         kubelet posts heartbeats here, and it would taint every node unreachable)."""

@@ -11,6 +11,7 @@ finishes pods whose time has come (phase Succeeded, then deleted) and completes 
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import time
 from collections import defaultdict
@@ -18,12 +19,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lightkube import ApiError, Client, KubeConfig, codecs
-from lightkube.core.exceptions import LoadResourceError
+from lightkube import ApiError, Client, KubeConfig
+from lightkube.core.resource import NamespacedResource
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, Pod
 from lightkube.resources.scheduling_v1beta1 import PodGroup
-from lightkube.types import PatchType
+from lightkube.types import CascadeType, PatchType
 
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
@@ -32,6 +34,7 @@ from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.1
+STILL_POLLS = 30  # unchanged polls that make "quiet" even while pods keep backing off (3 s, three backoffs)
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
@@ -39,11 +42,18 @@ FIRST = ("Namespace", "PriorityClass", "DeviceClass")
 
 @dataclass(frozen=True)
 class Step:
-    """One instant of the timeline: pods that finish, then objects that appear."""
+    """One instant of the timeline: pods that finish, then objects that appear.
+
+    `units` orders the pending pods that appear: each unit (a pod, or the members of a PodGroup) is created
+    only after the real scheduler has attempted the one before, in the order Phalanx's queue took them.
+    Created all at once, equal-priority pods would reach kube-scheduler's queue in informer order, which is
+    not the manifests' order; this removes that source of randomness as the tie hints remove the other.
+    """
 
     time: float
     finish: tuple[str, ...] = ()
     create: tuple[tuple[Source, Mapping[str, Any]], ...] = ()
+    units: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass
@@ -56,6 +66,7 @@ class RealPod:
     preempted: bool = False
     preempted_at: float | None = None
     finished: bool = False
+    gone_at: float | None = None  # a graceful deletion ends at this simulated time (as Phalanx's clock runs)
 
 
 @dataclass
@@ -112,30 +123,33 @@ class Oracle:
         self.plane = plane
         self.client = Client(KubeConfig.from_file(str(plane.kubeconfig)), field_manager="phalanx-verify")
 
-    def reset(self) -> None:
-        """Delete what a previous run created (every namespaced object, nodes, classes), for the next run."""
+    def reset(self, timeout: float = 60.0) -> None:
+        """Delete what a previous run created (namespaced objects, nodes, classes, rules), for the next run.
+        No garbage collector or finalizer controller runs here, so finalizers are cleared by hand."""
         self.plane.stop_scheduler()
         self.plane.stop_controller_manager()
-        for resource in _resources("namespaced"):
-            with contextlib.suppress(ApiError):
-                self.client.deletecollection(resource, namespace="*", grace_period=0)
-        for resource in _resources("cluster"):
-            with contextlib.suppress(ApiError):
-                self.client.deletecollection(resource)
-        # Pods and groups carry finalizers or graceful deletion; wait until they are gone.
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            left = self._pods()
-            for pod in left:
-                _strip_finalizers(self.client, Pod, pod)
-                self._delete_now(pod)
-            groups = [g.to_dict() for g in self.client.list(PodGroup, namespace="*")]
-            for group in groups:
-                _strip_finalizers(self.client, PodGroup, group)
-            if not left and not groups:
+            left = 0
+            for resource in _resources():
+                for obj in self.client.list(resource, namespace="*") if _namespaced(resource) \
+                        else self.client.list(resource):
+                    meta = obj.metadata
+                    if meta is None or not meta.name or meta.name.startswith("system-"):
+                        continue
+                    left += 1
+                    if meta.finalizers:
+                        with contextlib.suppress(ApiError):
+                            self.client.patch(resource, meta.name, {"metadata": {"finalizers": None}},
+                                              namespace=meta.namespace)
+                    if meta.deletionTimestamp is None:
+                        with contextlib.suppress(ApiError):
+                            self.client.delete(resource, meta.name, namespace=meta.namespace, grace_period=0,
+                                               cascade=CascadeType.BACKGROUND)
+            if not left:
                 return
             time.sleep(POLL_SECONDS)
-        raise ControlPlaneError("objects of the previous verify run were not deleted within 30s")
+        raise ControlPlaneError(f"objects of the previous verify run were not deleted within {timeout:g}s")
 
     def run(self, steps: Sequence[Step], scheduler_config: Mapping[str, Any], gates: Mapping[str, bool],
             controllers: Iterable[str] = ()) -> RealOutcome:
@@ -143,14 +157,26 @@ class Oracle:
         self._ensure_namespaces(steps)
         started: float | None = None
         for i, step in enumerate(steps):
+            self._end_graceful(step.time, outcome)
             self._finish(step, outcome)
+            pending = {pod_key(doc): (source, doc) for source, doc in step.create
+                       if doc.get("kind") == "Pod" and not _node_of(doc)}
             for source, doc in _ordered(step.create):
-                self._create(source, doc)
+                if pod_key(doc) not in pending or doc.get("kind") != "Pod":
+                    self._create(source, doc)
             if i == 0:
                 self.plane.start_scheduler(scheduler_config, gates)
                 if controllers:
                     self.plane.start_controller_manager(controllers, gates)
                 started = time.monotonic()
+            for unit in step.units:
+                keys = [key for key in unit if key in pending]
+                for key in keys:
+                    self._create(*pending.pop(key))
+                if keys:
+                    self._attempted(keys, step.time, outcome)
+            for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
+                self._create(source, doc)
             self._quiet(step.time, outcome)
         if started is not None:
             outcome.seconds = time.monotonic() - started
@@ -179,11 +205,7 @@ class Oracle:
             body["metadata"].setdefault("namespace", "default")
         name = f"{body.get('kind')} {body['metadata'].get('name')}"
         try:
-            obj = codecs.from_dict(body)
-        except (LoadResourceError, ValueError, TypeError) as exc:
-            raise InputError(f"cannot be sent to the API server: {exc}", file=source.file, obj=name) from None
-        try:
-            self.client.create(obj)
+            self.client.create(_generic(body))
         except ApiError as exc:
             if exc.status.code == 409 and body.get("kind") in ("Namespace", "PriorityClass"):
                 return
@@ -201,6 +223,9 @@ class Oracle:
             if pod is None or not _node_of(pod):
                 outcome.skipped_finishes.append(key)
                 continue
+            record = outcome.pods.setdefault(key, RealPod(key))
+            if record.bound_at is None:  # bound after the last step's quiet: seen first now
+                record.bound_at, record.node = step.time, _node_of(pod)
             meta = pod["metadata"]
             patch: dict[str, Any] = {"status": {"phase": "Succeeded", "conditions": [
                 {"type": "Ready", "status": "False", "reason": "PodCompleted"}]}}
@@ -223,18 +248,18 @@ class Oracle:
                 key = pod_key(pod)
                 record = outcome.pods.setdefault(key, RealPod(key))
                 if pod["metadata"].get("deletionTimestamp") is not None:
-                    self._terminate(pod, record, now)
-                    changed_here = True
+                    changed_here |= self._terminate(pod, record, now)
                 elif _node_of(pod) and record.bound_at is None:
                     record.bound_at = now
                     record.node = _node_of(pod)
             fingerprint = tuple(sorted(
                 (p["metadata"]["name"], _node_of(p), (p.get("status") or {}).get("nominatedNodeName") or "",
                  str(p["metadata"].get("deletionTimestamp"))) for p in pods))
-            busy = changed_here or self._queues_busy()
-            if fingerprint == last and not busy:
+            if fingerprint == last and not changed_here:
                 still += 1
-                if still >= QUIET_POLLS:
+                # Idle queues and a few unchanged polls; or, with retries still cycling (a pod backing off
+                # after an error), long enough unchanged that a retry (at most 1 s apart) changed nothing.
+                if (still >= QUIET_POLLS and not self._queues_busy()) or still >= STILL_POLLS:
                     return
             else:
                 still = 0
@@ -242,13 +267,46 @@ class Oracle:
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"the real scheduler did not settle within {timeout:g}s at simulated time {now:g}s")
 
-    def _terminate(self, pod: dict[str, Any], record: RealPod, now: float) -> None:
-        """A graceful deletion (preemption): the kubelet would stop the containers; here it ends at once."""
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "DisruptionTarget" for c in conditions) and not record.finished:
-            record.preempted = True
-            record.preempted_at = now
+    def _end_graceful(self, now: float, outcome: RealOutcome) -> None:
+        for pod in self._pods():
+            if pod["metadata"].get("deletionTimestamp") is not None:
+                key = pod_key(pod)
+                self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
+
+    def _attempted(self, keys: Sequence[str], now: float, outcome: RealOutcome, timeout: float = 3.0) -> None:
+        """Wait until the real scheduler has tried every pod of `keys` (bound, or PodScheduled=False), completing
+        graceful deletions meanwhile; after `timeout` go on (a gated pod may never be tried)."""
+        wanted = set(keys)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            tried = 0
+            for pod in self._pods():
+                key = pod_key(pod)
+                if pod["metadata"].get("deletionTimestamp") is not None:
+                    self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
+                    continue
+                if key not in wanted:
+                    continue
+                conditions = (pod.get("status") or {}).get("conditions") or []
+                if _node_of(pod) or any(c.get("type") == "PodScheduled" for c in conditions):
+                    tried += 1
+            if tried == len(wanted):
+                return
+            time.sleep(POLL_SECONDS / 5)
+
+    def _terminate(self, pod: dict[str, Any], record: RealPod, now: float) -> bool:
+        """A graceful deletion (a preemption): as a kubelet would, end it once its grace period has passed on
+        the simulated clock. True when the pod is gone now."""
+        if record.gone_at is None:
+            conditions = (pod.get("status") or {}).get("conditions") or []
+            if any(c.get("type") == "DisruptionTarget" for c in conditions) and not record.finished:
+                record.preempted = True
+                record.preempted_at = now
+            record.gone_at = now + float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
+        if now < record.gone_at:
+            return False
         self._delete_now(pod)
+        return True
 
     def _pods(self) -> list[dict[str, Any]]:
         return [p.to_dict() for p in self.client.list(Pod, namespace="*")]
@@ -288,31 +346,56 @@ class Oracle:
                                                "message": c.get("message", "")} for c in conditions}
 
 
+def _plural(kind: str) -> str:
+    lower = kind.lower()
+    if lower.endswith("s"):
+        return lower + "es"
+    if lower.endswith("y"):
+        return lower[:-1] + "ies"
+    return lower + "s"
+
+
+@functools.cache
+def _generic_class(api_version: str, kind: str) -> Any:
+    group, _, version = api_version.rpartition("/")
+    make = create_global_resource if kind in CLUSTER_SCOPED else create_namespaced_resource
+    return make(group, version, kind, _plural(kind))
+
+
+def _generic(body: Mapping[str, Any]) -> Any:
+    """The manifest as lightkube sends it: a generic resource, the body unchanged (typed models would drop
+    or refuse fields that the API server itself should judge)."""
+    return _generic_class(str(body.get("apiVersion")), str(body.get("kind"))).from_dict(dict(body))
+
+
 def _ordered(create: Sequence[tuple[Source, Mapping[str, Any]]]) -> list[tuple[Source, Mapping[str, Any]]]:
     """Namespaces, PriorityClasses and DeviceClasses first; the rest in document order."""
     return sorted(create, key=lambda item: (item[1].get("kind") not in FIRST, item[0].index))
 
 
-def _resources(scope: str) -> list[type]:
+def _resources() -> list[Any]:
+    """Every kind a verify run creates (or its controllers do), namespaced first."""
     from lightkube.resources.batch_v1 import Job
     from lightkube.resources.core_v1 import Node
     from lightkube.resources.policy_v1 import PodDisruptionBudget
-    from lightkube.resources.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+    from lightkube.resources.resource_v1 import (
+        DeviceClass,
+        DeviceTaintRule,
+        ResourceClaim,
+        ResourceClaimTemplate,
+        ResourceSlice,
+    )
     from lightkube.resources.scheduling_v1 import PriorityClass
     from lightkube.resources.scheduling_v1beta1 import Workload
 
-    if scope == "namespaced":
-        return [Job, Pod, PodGroup, Workload, PodDisruptionBudget, ResourceClaim, ResourceClaimTemplate]
-    return [Node, ResourceSlice, DeviceClass, PriorityClass]
+    return [Job, Pod, PodGroup, Workload, PodDisruptionBudget, ResourceClaim, ResourceClaimTemplate,
+            Node, ResourceSlice, DeviceClass, DeviceTaintRule, PriorityClass]
+
+
+def _namespaced(resource: Any) -> bool:
+    return issubclass(resource, NamespacedResource)
 
 
 def _node_of(pod: Mapping[str, Any]) -> str:
     node: str = (pod.get("spec") or {}).get("nodeName") or ""
     return node
-
-
-def _strip_finalizers(client: Client, resource: Any, obj: Mapping[str, Any]) -> None:
-    meta = obj["metadata"]
-    if meta.get("finalizers"):
-        with contextlib.suppress(ApiError):
-            client.patch(resource, meta["name"], {"metadata": {"finalizers": None}}, namespace=meta["namespace"])
