@@ -14,6 +14,8 @@ from phalanx.api.load import Inputs
 # kube-scheduler's scheduler_perf threshold for SchedulingBasic/5000Nodes_10000Pods, and Phalanx's targets.
 KUBE_SCHEDULER_FLOOR = 680
 ENGINE_TARGET = 10_000  # pods/s inside the engine at 5,000 nodes
+# Shapes with their own target (benchmarks/mix.py: 20% of the pods with spread or anti-affinity constraints).
+ENGINE_TARGETS = {"mix-constrained": 5_000}
 LOAD_TARGET = 3.0  # seconds for 15,000 objects
 
 RESULTS: dict[str, dict[str, Any]] = {}
@@ -52,7 +54,8 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
               f"   target {ENGINE_TARGET}")
         for key, r in engine.items():
             median = _median(r["engine_pods_per_second"])
-            verdict = "met" if median >= ENGINE_TARGET else "MISSED"
+            target = ENGINE_TARGETS.get(key[7:], ENGINE_TARGET)
+            verdict = ("met" if median >= target else "MISSED") + ("" if target == ENGINE_TARGET else f" ({target})")
             write(f"{key[7:]:<16}{r['pods']:>7}{median:>15,.0f}{max(r['engine_pods_per_second']):>9,.0f}"
                   f"{_median(r['whole_seconds']):>13.2f}{_median(r['whole_pods_per_second']):>14,.0f}   {verdict}")
         write(f"(kube-scheduler's scheduler_perf floor for 5000Nodes_10000Pods: {KUBE_SCHEDULER_FLOOR} pods/s)")

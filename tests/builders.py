@@ -209,6 +209,42 @@ class MakePod(_Builder):
             {"weight": weight, "preference": preference})
         return self
 
+    def spread(self, max_skew: int, topology_key: str, when: str = "DoNotSchedule",
+               match: Mapping[str, str] | None = None, **fields: Any) -> MakePod:
+        """Add a topologySpreadConstraint; `match` is its labelSelector.matchLabels (None: no labelSelector),
+        `fields` the optional ones as the API spells them (minDomains=2, nodeTaintsPolicy="Honor", …)."""
+        constraint: Doc = {"maxSkew": max_skew, "topologyKey": topology_key, "whenUnsatisfiable": when}
+        if match is not None:
+            constraint["labelSelector"] = {"matchLabels": dict(match)}
+        constraint.update(fields)
+        self.spec.setdefault("topologySpreadConstraints", []).append(constraint)
+        return self
+
+    def _pod_term(self, kind: str, topology_key: str, match: Mapping[str, str] | None, weight: int | None,
+                  fields: Mapping[str, Any]) -> MakePod:
+        term: Doc = {"topologyKey": topology_key}
+        if match is not None:
+            term["labelSelector"] = {"matchLabels": dict(match)}
+        term.update(fields)
+        section: Doc = self.spec.setdefault("affinity", {}).setdefault(kind, {})
+        if weight is None:
+            section.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        else:
+            section.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": weight, "podAffinityTerm": term})
+        return self
+
+    def pod_affinity(self, topology_key: str, match: Mapping[str, str] | None = None, *, weight: int | None = None,
+                     **fields: Any) -> MakePod:
+        """A podAffinity term (required, or preferred with `weight`); `match` is its labelSelector.matchLabels,
+        `fields` the others as the API spells them (namespaces=[...], namespaceSelector={}, matchLabelKeys=[...])."""
+        return self._pod_term("podAffinity", topology_key, match, weight, fields)
+
+    def pod_anti_affinity(self, topology_key: str, match: Mapping[str, str] | None = None, *,
+                          weight: int | None = None, **fields: Any) -> MakePod:
+        """A podAntiAffinity term, as `pod_affinity`."""
+        return self._pod_term("podAntiAffinity", topology_key, match, weight, fields)
+
     def group(self, pod_group: str) -> MakePod:
         """spec.schedulingGroup.podGroupName."""
         self.spec["schedulingGroup"] = {"podGroupName": pod_group}
@@ -332,7 +368,7 @@ class MakeJob(_Builder):
     def gang(self, min_count: int | None = None) -> MakeJob:
         """spec.scheduling.gang (minCount defaults to parallelism)."""
         gang: Doc = {} if min_count is None else {"minCount": min_count}
-        self.doc["spec"]["scheduling"] = {"gang": gang}
+        self.doc["spec"]["scheduling"] = {"schedulingPolicy": {"gang": gang}}
         return self
 
     def req(self, resources: Mapping[str, Any] | None = None, **kwargs: Any) -> MakeJob:

@@ -227,3 +227,21 @@ def test_feature_gates_pick_the_profile(tmp_path: Path, capsys: pytest.CaptureFi
     gated = _simulate(capsys, path, "--feature-gates=GenericWorkload=true")
     assert gated["profile"] == "gang" and gated["featureGates"]["GenericWorkload"] is True
     assert gated["pods"][0]["phase"] == "Pending"
+
+
+def test_verify_without_the_control_plane_names_the_build_script(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_manifests(tmp_path / "c.yaml", MakeNode("n").alloc(cpu="1"))
+    code, out, err = run(capsys, "verify", str(path), "--kube-bin", str(tmp_path / "bin"))
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0
+    assert "missing etcd, kube-apiserver, kube-scheduler, kube-controller-manager" in err
+    assert "tools/kube/build.sh" in err
+
+
+def test_verify_checks_its_input_before_starting_anything(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = write_manifests(tmp_path / "c.yaml", MakePod("p").req(cpu="4 cores"))
+    code, _, err = run(capsys, "verify", str(path), "--kube-bin", str(tmp_path / "bin"))
+    assert code == 2
+    assert "spec.containers[0].resources.requests.cpu" in err and "Traceback" not in err

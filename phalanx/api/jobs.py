@@ -8,12 +8,15 @@ from phalanx.api.objects import Job, Pod, PodGroup
 
 
 def job_pod_group(job: Job) -> PodGroup | None:
-    """The PodGroup the Job controller creates for a Job with `spec.scheduling`, named after the Job."""
+    """The PodGroup the Job controller creates for a Job with `spec.scheduling`, named after the Job: it copies
+    the pod template's priority class (and the priority and preemption policy admission gave the template),
+    so that its pods pass the scheduler's check that members share the group's priority and policy."""
     if job.policy is None:
         return None
+    template = job.template
     return PodGroup(namespace=job.namespace, name=job.name, policy=job.policy, arrival=job.arrival,
-                    disruption_mode="single",
-                    priority_class_name=None, source=job.source)
+                    disruption_mode="single", priority_class_name=template.priority_class_name,
+                    priority=template.priority, preemption_policy=template.preemption_policy, source=job.source)
 
 
 def job_pod(job: Job, index: int, now: float) -> Pod:

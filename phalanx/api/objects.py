@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from phalanx.api.dra import PodResourceClaim
+    from phalanx.api.pod_constraints import PodAffinity, SpreadConstraint
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
@@ -95,6 +96,9 @@ class Placement:
     preferred_terms: tuple[PreferredTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     node_name: str | None = None
+    # Constraints between pods (api/pod_constraints.py). Not static: they depend on the pods already placed.
+    spread: tuple[SpreadConstraint, ...] = ()
+    pod_affinity: PodAffinity | None = None
 
 
 @dataclass(slots=True)
@@ -225,10 +229,18 @@ class PodGroup:
     template_name: str | None = None
     priority_class_name: str | None = None
     priority: int | None = None
-    disruption_mode: Literal["single", "all"] | None = None  # None: from the Workload template, else single
+    disruption_mode: Literal["single", "all"] = "single"  # its own spec only (never the Workload template's)
     arrival: float = 0.0
     source: Source | None = None
     preemption_policy: str | None = None  # Never | PreemptLowerPriority (gate PodGroupPreemptionPolicy)
+    # status.conditions as read (a snapshot's), each with type, status, reason, message, lastTransitionTime.
+    conditions: tuple[dict[str, str], ...] = ()
+
+    @property
+    def initially_scheduled(self) -> bool:
+        """Its status already says PodGroupInitiallyScheduled=True: final, the scheduler never rewrites it."""
+        return any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True"
+                   for c in self.conditions)
 
     @property
     def key(self) -> str:

@@ -36,6 +36,7 @@ from phalanx.api.objects import (
     Toleration,
     Workload,
 )
+from phalanx.api.pod_constraints import parse_pod_affinity, parse_spread
 from phalanx.api.quantity import QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
 from phalanx.api.selectors import term as _term
@@ -168,7 +169,7 @@ def _toleration(raw: Any, field: str) -> Toleration:
     return parse_toleration(raw, field, _TAINT_EFFECTS)
 
 
-def _placement(spec: Mapping[str, Any], field: str) -> Placement:
+def _placement(spec: Mapping[str, Any], field: str, meta: Meta) -> Placement:
     selector = _labels(spec.get("nodeSelector"), f"{field}.nodeSelector")
     affinity = _mapping(_mapping(spec.get("affinity"), f"{field}.affinity").get("nodeAffinity"),
                         f"{field}.affinity.nodeAffinity")
@@ -188,7 +189,9 @@ def _placement(spec: Mapping[str, Any], field: str) -> Placement:
     tolerations = tuple(_toleration(t, f"{field}.tolerations[{i}]")
                         for i, t in enumerate(_list(spec.get("tolerations"), f"{field}.tolerations")))
     return Placement(node_selector=tuple(sorted(selector.items())), required_terms=required,
-                     preferred_terms=tuple(preferred), tolerations=tolerations)
+                     preferred_terms=tuple(preferred), tolerations=tolerations,
+                     spread=parse_spread(spec, field, meta.labels),
+                     pod_affinity=parse_pod_affinity(spec, field, meta.namespace, meta.labels))
 
 
 def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Source) -> Pod:
@@ -211,7 +214,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
     return Pod(
         namespace=meta.namespace, name=meta.name, requests=requests,
         scoring_requests=(scoring.get("cpu", 0), scoring.get("memory", 0)),
-        placement=_placement(spec, field), labels=meta.labels,
+        placement=_placement(spec, field, meta), labels=meta.labels,
         priority=explicit_priority or 0, explicit_priority=explicit_priority,
         priority_class_name=_text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None,
         preemption_policy=preemption_policy,
@@ -343,13 +346,27 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         workload_name=_text(ref.get("workloadName"), "spec.workloadRef.workloadName") or None,
         template_name=_text(ref.get("templateName"), "spec.workloadRef.templateName") or None,
         priority_class_name=pc_name, priority=priority,
-        disruption_mode=cast(Any, _disruption_mode(spec["disruptionMode"], "spec.disruptionMode")
-                             if spec.get("disruptionMode") is not None else None),
+        disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
         arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
+        conditions=_conditions(doc),
     )
     if ref and not (group.workload_name and group.template_name):
         raise _fail("spec.workloadRef", "needs both workloadName and templateName")
     return group
+
+
+def _conditions(doc: Manifest) -> tuple[dict[str, str], ...]:
+    """status.conditions of a PodGroup (a snapshot's), kept as written: type, status, reason, message, time."""
+    raw = _list(_mapping(doc.get("status"), "status").get("conditions"), "status.conditions")
+    out: list[dict[str, str]] = []
+    for i, item in enumerate(raw):
+        field = f"status.conditions[{i}]"
+        cond = _mapping(item, field)
+        out.append({k: str(v) for k, v in cond.items() if k in ("type", "status", "reason", "message",
+                                                                 "lastTransitionTime") and v is not None})
+        if not out[-1].get("type"):
+            raise _fail(f"{field}.type", "is required")
+    return tuple(out)
 
 
 # --- batch/v1 ----------------------------------------------------------------------------------------------
@@ -373,13 +390,19 @@ def parse_job(doc: Manifest, source: Source) -> Job:
         pod.duration = _seconds(meta.annotations, DURATION_ANNOTATION, "metadata.annotations")
     policy: GroupPolicy | None = None
     scheduling = _mapping(spec.get("scheduling"), "spec.scheduling")
-    if "gang" in scheduling:
-        gang = _mapping(scheduling.get("gang"), "spec.scheduling.gang")
+    for shorthand in ("gang", "basic"):
+        if shorthand in scheduling:  # the API server drops this unknown field: the Job would not be a gang
+            raise _fail(f"spec.scheduling.{shorthand}",
+                        f"is not a v1.37 Job field: write spec.scheduling.schedulingPolicy.{shorthand}")
+    chosen = _mapping(scheduling.get("schedulingPolicy"), "spec.scheduling.schedulingPolicy")
+    if "gang" in chosen:
+        # batch/v1 JobSchedulingConfiguration: without minCount the Job controller takes parallelism.
+        gang = _mapping(chosen.get("gang"), "spec.scheduling.schedulingPolicy.gang")
         min_count = parallelism
         if gang.get("minCount") is not None:
-            min_count = _int(gang.get("minCount"), "spec.scheduling.gang.minCount", minimum=1)
+            min_count = _int(gang.get("minCount"), "spec.scheduling.schedulingPolicy.gang.minCount", minimum=1)
         policy = GroupPolicy(kind="gang", min_count=min_count)
-    elif "basic" in scheduling:
+    elif "basic" in chosen:
         policy = GroupPolicy(kind="basic")
     return Job(namespace=meta.namespace, name=meta.name, template=pod, parallelism=parallelism,
                completions=completions, policy=policy, arrival=meta.arrival, source=source)

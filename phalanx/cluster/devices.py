@@ -170,7 +170,7 @@ class DeviceState:
         self._cel_results: dict[tuple[str, str], bool] = {}
         self._order: IntArray = np.zeros(0, dtype=np.int64)
         self._uniform = 0
-        self._last_available: tuple[ExactRequest, bool, int, BoolArray] | None = None
+        self._last_available: tuple[ExactRequest, int, BoolArray] | None = None
         self._bounds: IntArray = np.zeros(1, dtype=np.int64)
         self._eligible: dict[ExactRequest, tuple[BoolArray, IntArray]] = {}
         self._tolerated: dict[tuple[tuple[DeviceToleration, ...], int], BoolArray] = {}
@@ -395,20 +395,18 @@ class DeviceState:
         self._eligible[request] = cached
         return cached
 
-    def available(self, request: ExactRequest, *, ignore_taints: bool = False) -> BoolArray:
+    def available(self, request: ExactRequest) -> BoolArray:
         """Devices free for the request now: eligible, tolerated, not held (or with capacity left)."""
         last = self._last_available
-        if last is not None and last[0] is request and last[1] == ignore_taints and last[2] == self.version:
-            return last[3]
+        if last is not None and last[0] is request and last[1] == self.version:
+            return last[2]
         mask, need = self.eligible(request)
         free: BoolArray = self.allocations == 0
         if self.shared.any():
             room: BoolArray = np.all(self.cap_used + need <= self.cap_total, axis=1)
             free = np.where(self.shared, room, free)
-        out: BoolArray = mask & free
-        if not ignore_taints:
-            out = out & self.tolerated(request.tolerations)
-        self._last_available = (request, ignore_taints, self.version, out)
+        out: BoolArray = mask & free & self.tolerated(request.tolerations)
+        self._last_available = (request, self.version, out)
         return out
 
     # --- claims of a pod --------------------------------------------------------------------------------
@@ -484,7 +482,7 @@ class DeviceState:
             state.reach = np.concatenate([state.reach, np.zeros(n - state.reach.shape[0], dtype=bool)])
         return state.reach
 
-    def feasible(self, pod: Pod, *, ignore_taints: bool = False) -> BoolArray:
+    def feasible(self, pod: Pod) -> BoolArray:
         """Nodes where every claim of the pod is usable (allocated and reachable) or can be allocated."""
         self._sync_nodes()
         n = len(self.cluster)
@@ -503,10 +501,9 @@ class DeviceState:
         for request in requests:
             options: list[tuple[BoolArray, IntArray, BoolArray]] = []
             for alt in request.alternatives:
-                avail = self.available(alt, ignore_taints=ignore_taints)
+                avail = self.available(alt)
                 if alt.allocation_mode == "All":
-                    eligible = self.eligible(alt)[0] & (self.tolerated(alt.tolerations) if not ignore_taints
-                                                        else True)
+                    eligible = self.eligible(alt)[0] & self.tolerated(alt.tolerations)
                     need = self._count(eligible)
                     counts = self._count(avail)
                     ok = (need >= 1) & (counts == need)
@@ -526,7 +523,7 @@ class DeviceState:
             mask &= self._hall([options[0] for options in groups], mask)
         elif search:
             for node in np.flatnonzero(mask).tolist():
-                if self.search(pod, node, pending, ignore_taints=ignore_taints) is None:
+                if self.search(pod, node, pending) is None:
                     mask[node] = False
         return mask
 
@@ -552,8 +549,8 @@ class DeviceState:
 
     # --- per-node search --------------------------------------------------------------------------------
 
-    def search(self, pod: Pod, node: int, pending: Sequence[ClaimState] | None = None, *,
-               ignore_taints: bool = False) -> dict[str, tuple[Choice, ...]] | None:
+    def search(self, pod: Pod, node: int,
+               pending: Sequence[ClaimState] | None = None) -> dict[str, tuple[Choice, ...]] | None:
         """Devices on (or reachable from) `node` for every unallocated claim of the pod, or None."""
         if pending is None:
             pending = [s for s in self.pod_claims(pod) if s.allocation is None]
@@ -562,7 +559,7 @@ class DeviceState:
         if len(slots) == 1 and not slots[0][0].claim.spec.constraints:  # the common case: first fitting devices
             alt = slots[0][1].exactly
             if alt is not None and alt.allocation_mode == "ExactCount":
-                picked = local[self.available(alt, ignore_taints=ignore_taints)[local]][: alt.count]
+                picked = local[self.available(alt)[local]][: alt.count]
                 if picked.size < alt.count:
                     return None
                 need = self.eligible(alt)[1]
@@ -574,7 +571,7 @@ class DeviceState:
         budget = [SEARCH_BUDGET]
 
         def candidates(alt: ExactRequest) -> list[int]:
-            avail = self.available(alt, ignore_taints=ignore_taints)
+            avail = self.available(alt)
             return [d for d in local.tolist() if avail[d] and d not in used]
 
         def attribute(d: int, name: str) -> object:
@@ -629,9 +626,7 @@ class DeviceState:
                 cands = candidates(alt)
                 count = alt.count
                 if alt.allocation_mode == "All":
-                    eligible = self.eligible(alt)[0]
-                    if not ignore_taints:
-                        eligible = eligible & self.tolerated(alt.tolerations)
+                    eligible = self.eligible(alt)[0] & self.tolerated(alt.tolerations)
                     every = [d for d in local.tolist() if eligible[d]]
                     if not every or any(d not in cands for d in every):
                         continue

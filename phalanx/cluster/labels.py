@@ -44,6 +44,11 @@ class LabelIndex:
             self._build(key)
         return self._ids[key]
 
+    def count(self, key: str) -> int:
+        """How many distinct values nodes have for `key` (value ids run from 0 to count − 1)."""
+        self.ids(key)
+        return len(self._vocab[key])
+
     def has(self, key: str) -> BoolArray:
         return self.ids(key) >= 0
 

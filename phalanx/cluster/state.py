@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from phalanx.api.objects import Node, Pod, Taint
 from phalanx.cluster.labels import LabelIndex
+from phalanx.cluster.pods import PodIndex
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -53,6 +54,12 @@ class ClusterState:
         self.taint_set: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)
         self.version = 0
         self.bound: dict[str, tuple[int, PodDemand]] = {}
+        # The bound pods themselves, for the rules between pods (pod_index); `affinity_pods` counts those that
+        # carry pod (anti-)affinity terms, `terminating` those evicted and not gone yet.
+        self.pods: dict[str, Pod] = {}
+        self.affinity_pods = 0
+        self.terminating: set[str] = set()
+        self._pod_index: PodIndex | None = None
         self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
         self._grow_to = 0
         # Free capacity (allocatable − requested) and allocatable laid out resources × nodes, one contiguous
@@ -213,6 +220,11 @@ class ClusterState:
         self.free_by_resource[:, node] -= requests
         self._changed(node)
         self.bound[pod.key] = (node, demand)
+        self.pods[pod.key] = pod
+        if pod.placement.pod_affinity is not None:
+            self.affinity_pods += 1
+        if self._pod_index is not None:
+            self._pod_index.add(pod, node)
 
     def forget(self, pod_key: str) -> int:
         """Remove a bound pod's requests from its node; returns the node index."""
@@ -223,7 +235,33 @@ class ClusterState:
         self.nonzero_requested[node] -= demand.nonzero
         self.free_by_resource[:width, node] += requests
         self._changed(node)
+        pod = self.pods.pop(pod_key)
+        if pod.placement.pod_affinity is not None:
+            self.affinity_pods -= 1
+        if self.terminating:
+            self.terminating.discard(pod_key)
+        if self._pod_index is not None:
+            self._pod_index.remove(pod, node)
         return node
+
+    def mark_terminating(self, pod_key: str) -> None:
+        """A bound pod was evicted and keeps its node until it is gone (PodTopologySpread skips it)."""
+        if pod_key in self.bound:
+            self.terminating.add(pod_key)
+            if self._pod_index is not None:
+                self._pod_index.set_terminating(pod_key)
+
+    @property
+    def pod_index(self) -> PodIndex:
+        """The bound pods by labels and affinity terms; built on first use, then kept up to date."""
+        if self._pod_index is None:
+            index = PodIndex()
+            for key, pod in self.pods.items():
+                index.add(pod, self.bound[key][0])
+            for key in self.terminating:
+                index.set_terminating(key)
+            self._pod_index = index
+        return self._pod_index
 
     def fits(self, pod: Pod, node: int) -> bool:
         demand = self.demand(pod)

@@ -8,14 +8,14 @@ found), and ties go to a seeded random choice among the best nodes.
 As in schedule_one.go, the Filter counts the room of pods nominated (status.nominatedNodeName) at the
 pod's priority or higher as taken on their nodes (RunFilterPluginsWithNominatedPods); scoring does not
 see them. A pod with a nomination of its own tries that node first and takes it without scoring when it
-passes every filter (evaluateNominatedNode). The Scheduler supplies both through `nominated_pods` and
-`nominated_node`.
+passes every filter (evaluateNominatedNode). The Scheduler supplies both through `nominated_room`
+(resources × nodes, one vector subtraction per cycle) and `nominated_node`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,9 +95,9 @@ class PodCycle:
         # PreFilter/PreScore Skip, by plugin id: a skipped Filter passes every node, a skipped Score gives 0.
         self._filter_skips = {id(f): f.skips for f in self.filters if isinstance(f, SkippingFilterPlugin)}
         self._score_skips = {id(p): p.skips_score for p, _ in self.scorers if isinstance(p, SkippingScorePlugin)}
-        # Nominated pods (set by the Scheduler): those whose room the Filter holds for them against `pod`, as
-        # (pod, node) pairs, and the node `pod` itself is nominated to.
-        self.nominated_pods: Callable[[Pod], Sequence[tuple[Pod, int]]] | None = None
+        # Nominated pods (set by the Scheduler): the room (resources × nodes) the Filter holds for them against
+        # `pod` (None: none), and the node `pod` itself is nominated to.
+        self.nominated_room: Callable[[Pod], IntArray | None] | None = None
         self.nominated_node: Callable[[Pod], int | None] | None = None
 
     def cycle_state(self, pod: Pod) -> CycleState:
@@ -140,7 +140,9 @@ class PodCycle:
             return Result(None, "0/0 nodes are available: no nodes available to schedule pods.")
         to_find = num_feasible_nodes_to_find(self.percentage, n)
         start = self.next_start
-        held = self._hold(pod)
+        held = self.nominated_room(pod) if self.nominated_room is not None else None
+        if held is not None:
+            self.hold_room(held, -1, requested=False)  # the Filter reads free room; `diagnose` also requests
         try:
             nominated = self.nominated_node(pod) if self.nominated_node is not None else None
             if nominated is not None and nominated < n and self.feasible(state)[nominated]:
@@ -157,11 +159,17 @@ class PodCycle:
                     if split:
                         feasible_idx = np.concatenate((feasible_idx[split:], feasible_idx[:split]))
             if found == 0:
-                message, unresolvable = self.diagnose(state)
+                if held is not None:
+                    self.hold_room(held, -1, free=False)
+                try:
+                    message, unresolvable = self.diagnose(state)
+                finally:
+                    if held is not None:
+                        self.hold_room(held, 1, free=False)
                 return Result(None, message, unresolvable)
         finally:
-            for key in held:
-                self.cluster.forget(key)
+            if held is not None:
+                self.hold_room(held, 1, requested=False)
         if found > to_find:
             feasible_idx = feasible_idx[:to_find]
             processed = (int(feasible_idx[-1]) - start) % n + 1
@@ -174,16 +182,18 @@ class PodCycle:
             return Result(int(feasible_idx[0]))
         return Result(self.select(state, feasible_idx))
 
-    def _hold(self, pod: Pod) -> list[str]:
-        """Assume the nominated pods that the Filter must count for `pod`; returns their keys (to forget)."""
-        if self.nominated_pods is None:
-            return []
-        held: list[str] = []
-        for other, node in self.nominated_pods(pod):
-            if other.key not in self.cluster.bound:
-                self.cluster.assume(other, node)
-                held.append(other.key)
-        return held
+    def hold_room(self, room: IntArray, sign: int, *, free: bool = True, requested: bool = True) -> None:
+        """Take (sign -1) or give back (+1) the room held for nominated pods (resources × nodes) in the free
+        and/or requested arrays, without a change record: callers restore them before anything is scored."""
+        cluster = self.cluster
+        rows, cols = min(room.shape[0], cluster.free_by_resource.shape[0]), min(room.shape[1], len(cluster))
+        part = room[:rows, :cols]
+        if free:
+            target = cluster.free_by_resource[:rows, :cols]
+            (np.add if sign > 0 else np.subtract)(target, part, out=target)
+        if requested:
+            target = cluster.requested[:cols, :rows]
+            (np.subtract if sign > 0 else np.add)(target, part.T, out=target)
 
     def _find_feasible(self, state: CycleState, start: int, n: int, to_find: int) -> tuple[IntArray, int]:
         """Feasible nodes in the order kube-scheduler visits them (from `start` on, wrapping around), filtering

@@ -63,6 +63,28 @@ class RangeFilterPlugin(Protocol):
     def filter_range(self, state: CycleState, cluster: ClusterState, lo: int, hi: int) -> BoolArray: ...
 
 
+@runtime_checkable
+class SkippingFilterPlugin(Protocol):
+    """A Filter whose PreFilter can Skip it for a pod (kube-scheduler's Skip status): every node passes, and the
+    cycle does not call `filter` at all. Rules between pods use it so that pods without them cost nothing."""
+
+    def skips(self, state: CycleState, cluster: ClusterState) -> bool: ...
+
+
+@runtime_checkable
+class PerNodeCodePlugin(Protocol):
+    """A Filter whose failures are UnschedulableAndUnresolvable on some nodes only (its `code` covers the rest)."""
+
+    def unresolvable(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> BoolArray: ...
+
+
+@runtime_checkable
+class SkippingScorePlugin(Protocol):
+    """A Score plugin whose PreScore can Skip it for a pod: it scores every node 0 and is not called."""
+
+    def skips_score(self, state: CycleState, cluster: ClusterState) -> bool: ...
+
+
 class ScorePlugin(Protocol):
     name: str
 
@@ -92,6 +114,6 @@ def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
 
 
 def fit_error(total: int, reasons: Counter[str]) -> str:
-    """`0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {gpu: true}.`"""
+    """`0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint(s).`"""
     parts = sorted(f"{count} {reason}" for reason, count in reasons.items())
     return f"0/{total} nodes are available: {', '.join(parts)}."

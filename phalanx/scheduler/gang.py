@@ -3,7 +3,10 @@
 Members are tried in priority-then-age order with the normal pod algorithm, each assumed on its node so
 that later members see it. A member whose shape (requests and placement) already failed in this cycle
 fails at once, as the snapshot only fills up. If at least `minCount` members are then running or placed,
-every placed member binds; otherwise every assumption is rolled back and the group waits as one unit.
+and at least one member was placed, every placed member binds; otherwise every assumption is rolled back
+and the group waits as one unit. As in kube-scheduler's RunRootSchedulingAlgorithm, a group that places
+nothing is unschedulable even when it needs nothing more: a basic group none of whose pods fit, or a gang
+already running minCount members none of whose other members fit (both then go to preemption).
 """
 
 from __future__ import annotations
@@ -57,6 +60,10 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
         outcome.message = (f"pod group {group.key}: {have} of the {group.min_count} pods (minCount) could be "
                            f"placed; {why}")
         outcome.placed = []
+        return outcome
+    if not outcome.placed:  # "no pods were schedulable"
+        why = next(iter(outcome.failures.values()), "")
+        outcome.message = f"pod group {group.key}: none of its {len(pending)} pending pod(s) could be placed; {why}"
         return outcome
     outcome.success = True
     if outcome.failures:

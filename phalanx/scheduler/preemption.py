@@ -1,10 +1,11 @@
 """Preemption: kube-scheduler's DefaultPreemption for one pod, and KEP-5710 workload-aware preemption.
 
 Victims are *units*: a single pod, or every running member of a PodGroup with `disruptionMode: all`
-(evicted together or not at all). A unit is more important when it has a higher priority, then when it
-is a PodGroup rather than a pod, then a larger group (more running members), then an earlier start
-(`status.startTime` for pods running in the input, the simulated bind time otherwise); equally important
-units are ordered by when they were bound.
+(evicted together or not at all). A unit is more important (MoreImportantVictim) when it has a higher
+priority, then, with GenericWorkload on, when its pods belong to a PodGroup (`spec.schedulingGroup`, also a
+lone member of a `disruptionMode: single` group) rather than being bare pods, then a larger unit (more
+running members), then an earlier start (`status.startTime` for pods running in the input, the simulated
+bind time otherwise); equally important units are ordered by when they were bound.
 
 One pod (PostFilter): the potential nodes are those whose failure some eviction could fix (not
 UnschedulableAndUnresolvable). They are visited from a random offset; a node is a candidate when removing
@@ -66,14 +67,15 @@ class Unit:
 
     pods: tuple[str, ...]
     priority: int
-    group: str | None
+    group: str | None  # the `disruptionMode: all` group evicted as one unit
     size: int
     start: float
     seq: int = 0  # bind order of its first pod: the last tie-break
+    member: bool = False  # its pods have spec.schedulingGroup (GenericWorkload on): ranks above a bare pod
 
     def importance(self) -> tuple[int, int, int, float, int]:
         """Sort key: the most important unit first."""
-        return (-self.priority, 0 if self.group else 1, -self.size, self.start, self.seq)
+        return (-self.priority, 0 if self.member else 1, -self.size, self.start, self.seq)
 
 
 @dataclass(slots=True)
@@ -309,14 +311,16 @@ class Preemptor:
         running = self.running
         group = self._all_group(key)
         if group is None:
-            return Unit((key,), running.priority[key], None, 1, running.started[key], running.seq[key])
+            pod = self.pods.get(key)
+            member = self.gang and pod is not None and pod.pod_group is not None
+            return Unit((key,), running.priority[key], None, 1, running.started[key], running.seq[key], member)
         if group in seen:
             return None
         seen.add(group)
         pods = tuple(sorted(k for k in self.members.get(group, ()) if k in running.node_of
                             and k not in running.terminating))
         return Unit(pods, max(running.priority[k] for k in pods), group, len(pods),
-                    min(running.started[k] for k in pods), min(running.seq[k] for k in pods))
+                    min(running.started[k] for k in pods), min(running.seq[k] for k in pods), True)
 
     def units(self, keys: Iterable[str], below: int) -> list[Unit]:
         """Victim units among `keys` with a priority below `below`, the most important first."""
@@ -459,10 +463,14 @@ class Preemptor:
         victim = lower & ~back
         count = victim.sum(axis=0)
         if depth:
-            first = victim.argmax(axis=0)  # the most important victim: highest priority, earliest start
+            first = victim.argmax(axis=0)  # the most important victim: of the highest priority
             some = count > 0
-            out.top[into] = np.where(some, prio[first, np.arange(at.size)], NO_VICTIM_PRIORITY)
-            out.earliest[into] = np.where(some, running.slot_start[first, at], math.inf)
+            top = np.where(some, prio[first, np.arange(at.size)], NO_VICTIM_PRIORITY)
+            out.top[into] = top
+            # The earliest start among the highest-priority victims (a PodGroup member may rank before an
+            # older bare pod of its priority, so the first victim need not be the oldest).
+            starts = running.slot_start[:depth].take(at, axis=1)
+            out.earliest[into] = np.where(victim & (prio == top), starts, math.inf).min(axis=0)
             out.total[into] = (prio * victim).sum(axis=0) + PRIORITY_OFFSET * count
         out.count[into] = count
         out.candidate[into] = fits
@@ -497,18 +505,23 @@ class Preemptor:
 
     # --- a PodGroup -------------------------------------------------------------------------------------
 
-    def group_eligible(self, group: PodGroup, preemption_policy_gate: bool) -> bool:
-        """Not with `preemptionPolicy: Never` (behind its gate), and not while earlier victims of this group
-        or lower-priority pods on its members' nominated nodes are still terminating."""
-        if preemption_policy_gate and group.preemption_policy == "Never":
+    def group_eligible(self, group: PodGroup, pending: Sequence[Pod], preemption_policy_gate: bool) -> bool:
+        """Not when the group's preemption policy is Never (preemption/manager.go getPreemptionPolicy: with the
+        PodGroupPreemptionPolicy gate on, the PodGroup's own spec.preemptionPolicy, PreemptLowerPriority when
+        unset; with it off, Never as soon as one pending member says Never), and not while earlier victims of
+        this group or lower-priority pods on its members' nominated nodes are still terminating."""
+        if preemption_policy_gate:
+            if group.preemption_policy == "Never":
+                return False
+        elif any(pod.preemption_policy == "Never" for pod in pending):
             return False
         if any(preemptor == group.key for preemptor in self.running.terminating.values()):
             return False
-        if group.priority is not None:
-            for key in self.members.get(group.key, ()):
-                node = self.running.nominated_node(key)
-                if node is not None and self.running.terminating_below(node, group.priority):
-                    return False
+        priority = group.priority if group.priority is not None else 0
+        for key in self.members.get(group.key, ()):
+            node = self.running.nominated_node(key)
+            if node is not None and self.running.terminating_below(node, priority):
+                return False
         return True
 
     def for_group(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int) -> Outcome | None:
@@ -520,28 +533,28 @@ class Preemptor:
         removed = [(key, self.running.node_of[key]) for unit in units for key in unit.pods]
         for key, _ in removed:
             self.cycle.unreserve(key, self.pods[key])
-        # Room promised to other preemptors of at least this priority stays taken while the group is placed
-        # (kube-scheduler runs the filters with those nominated pods on their nodes).
-        held = [(key, node) for key, node in self.running.nominations_from(priority, self.members.get(group.key, ()))
-                if key in self.pods and key not in cluster.bound]
-        for key, node in held:
-            cluster.assume(self.pods[key], node)
+        # Room promised to other preemptors of at least this priority stays taken while the group is placed:
+        # the cycle's Filter holds it (kube-scheduler runs the filters with those nominated pods on their nodes).
         victims: list[str] = []
+        outcome = schedule_group(self.cycle, group, pending, running)
+        if not outcome.success or not outcome.placed:
+            for key, node in removed:
+                self.cycle.reserve(self.pods[key], node)
+            return None
+        violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
+        # Reprieved victims may not take that promised room either.
+        room = self.cycle.nominated_room(pending[0]) if self.cycle.nominated_room is not None else None
+        if room is not None:
+            self.cycle.hold_room(room, -1)
         try:
-            outcome = schedule_group(self.cycle, group, pending, running)
-            if not outcome.success or not outcome.placed:
-                for key, node in removed:
-                    self.cycle.reserve(self.pods[key], node)
-                return None
-            violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
             for unit in (*violating, *fine):
                 if not self._reprieve(unit):
                     victims.extend(unit.pods)
-            for pod, _ in outcome.placed:
-                self.cycle.unreserve(pod.key, pod)
         finally:
-            for key, _ in held:
-                cluster.forget(key)
+            if room is not None:
+                self.cycle.hold_room(room, 1)
+        for pod, _ in outcome.placed:
+            self.cycle.unreserve(pod.key, pod)
         for key in victims:  # victims hold their nodes until they are gone
             self.cycle.reserve(self.pods[key], self.running.node_of[key])
         return Outcome(victims=victims, nominations={pod.key: cluster.names[node] for pod, node in outcome.placed},

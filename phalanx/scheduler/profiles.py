@@ -30,7 +30,8 @@ KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWork
 # v1.37 defaults: GenericWorkload (gang scheduling, workload-aware preemption) is beta but off.
 DEFAULT_GATES: dict[str, bool] = {"GenericWorkload": False}
 DEFAULT_SCORE_WEIGHTS: dict[str, int] = {
-    "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1,
+    "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
+    "NodeResourcesBalancedAllocation": 1,
 }
 
 

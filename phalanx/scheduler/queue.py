@@ -33,14 +33,16 @@ class Entry:
     where: Where = Where.ACTIVE
     moved_while_in_flight: bool = False
 
-    def backoff_expiry(self) -> float:
+    def backoff_expiry(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> float:
         if self.attempts == 0:
             return self.last_failure
-        return self.last_failure + min(INITIAL_BACKOFF * 2.0 ** (self.attempts - 1), MAX_BACKOFF)
+        return self.last_failure + min(initial * 2.0 ** (self.attempts - 1), most)
 
 
 class SchedulingQueue:
-    def __init__(self) -> None:
+    def __init__(self, initial_backoff: float = INITIAL_BACKOFF, max_backoff: float = MAX_BACKOFF) -> None:
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
         self._active: list[tuple[int, float, int, str]] = []
         self._backoff: list[tuple[float, int, str]] = []
         self.entries: dict[str, Entry] = {}
@@ -95,7 +97,7 @@ class SchedulingQueue:
     def _to_backoff_or_active(self, entry: Entry, now: float) -> None:
         self._seq += 1
         entry.seq = self._seq
-        expiry = entry.backoff_expiry()
+        expiry = entry.backoff_expiry(self.initial_backoff, self.max_backoff)
         if expiry > now:
             entry.where = Where.BACKOFF
             heapq.heappush(self._backoff, (expiry, entry.seq, entry.key))

@@ -9,8 +9,9 @@ Three kinds of per-node sums (resources × nodes, one contiguous row per resourc
 few distinct priorities): the requests of running pods (`removable_below`), of pods that were
 evicted and are still terminating (`leaving_below`), and of preemptors nominated to a node
 (`incoming_from`). Besides, every node has a small table of *slots*, one per running pod that is not
-terminating, kept sorted most important first (priority, then start, then bind order): its requests,
-priority, start time, bind order and whether preemption must look at it one by one (a member of a
+terminating, kept sorted most important first (priority, then PodGroup members before bare pods, then
+start, then bind order): its requests, priority, membership, start time, bind order and whether preemption
+must look at it one by one (a member of a
 `disruptionMode: all` group, a pod a PodDisruptionBudget selects). The tables are slot-major, so that
 preemption gathers the slots of hundreds of candidate nodes into one padded array and reprieves victims
 on all of them at once. A pod that leaves leaves a hole, closed when a pod must go in between.
@@ -42,6 +43,7 @@ class RunningPods:
         self.priority: dict[str, int] = {}
         self.started: dict[str, float] = {}
         self.seq: dict[str, int] = {}  # bind order: the last tie-break between equally important pods
+        self.member: dict[str, bool] = {}  # has spec.schedulingGroup (GenericWorkload on): outranks a bare pod
         self.terminating: dict[str, str] = {}  # victim -> preemptor that evicted it
         # Decides whether a newly bound pod needs one-by-one treatment by preemption (set by the Preemptor).
         self.classify: Callable[[str], bool] | None = None
@@ -60,6 +62,7 @@ class RunningPods:
         self.slot_start: FloatArray = np.zeros((INITIAL_SLOTS, 0), dtype=np.float64)
         self.slot_seq: IntArray = np.zeros((INITIAL_SLOTS, 0), dtype=np.int64)
         self.slot_special: BoolArray = np.zeros((INITIAL_SLOTS, 0), dtype=bool)
+        self.slot_member: BoolArray = np.zeros((INITIAL_SLOTS, 0), dtype=bool)
         self.slot_count: IntArray = np.zeros(0, dtype=np.int64)
         # Per node, the lowest priority of a slot that needs one-by-one treatment (EMPTY_PRIORITY: none).
         self.special_floor: IntArray = np.zeros(0, dtype=np.int64)
@@ -106,6 +109,7 @@ class RunningPods:
         self.slot_start = np.hstack([self.slot_start, np.zeros((capacity, more))])
         self.slot_seq = np.hstack([self.slot_seq, np.zeros((capacity, more), dtype=np.int64)])
         self.slot_special = np.hstack([self.slot_special, np.zeros((capacity, more), dtype=bool)])
+        self.slot_member = np.hstack([self.slot_member, np.zeros((capacity, more), dtype=bool)])
         self.slot_count = np.concatenate([self.slot_count, np.zeros(more, dtype=np.int64)])
         self.special_floor = np.concatenate([self.special_floor, np.full(more, EMPTY_PRIORITY, dtype=np.int64)])
         for _ in range(have, n):
@@ -120,23 +124,29 @@ class RunningPods:
         self.slot_start = np.vstack([self.slot_start, np.zeros((more, n))])
         self.slot_seq = np.vstack([self.slot_seq, np.zeros((more, n), dtype=np.int64)])
         self.slot_special = np.vstack([self.slot_special, np.zeros((more, n), dtype=bool)])
+        self.slot_member = np.vstack([self.slot_member, np.zeros((more, n), dtype=bool)])
         for keys in self._slot_keys:
             keys.extend([None] * more)
 
-    def _slot_arrays(self) -> tuple[IntArray, IntArray, FloatArray, IntArray, BoolArray]:
-        return self.slot_requests, self.slot_priority, self.slot_start, self.slot_seq, self.slot_special
+    def _slot_arrays(self) -> tuple[IntArray, IntArray, FloatArray, IntArray, BoolArray, BoolArray]:
+        return (self.slot_requests, self.slot_priority, self.slot_start, self.slot_seq, self.slot_special,
+                self.slot_member)
 
     def _take_slot(self, key: str, node: int) -> None:
         """Insert the pod into its node's slots, which stay sorted most important first: priority (high
-        first), then start (early first), then bind order. Removals leave holes (empty slots) behind;
-        they are closed when a pod must go in between, or when the node's slots are all used."""
+        first), then PodGroup members before bare pods, then start (early first), then bind order. Removals
+        leave holes (empty slots) behind; they are closed when a pod must go in between, or when the node's
+        slots are all used."""
         self._sync_slots()
         count = int(self.slot_count[node])
-        priority, started, seq = self.priority[key], self.started[key], self.seq[key]
+        priority, started, seq, member = self.priority[key], self.started[key], self.seq[key], self.member[key]
         last_place = True  # the usual case: the least important pod of the node (it is the newest)
         if count:  # slot count-1 is occupied: trailing holes are trimmed
             last = int(self.slot_priority[count - 1, node])
-            last_place = last > priority or (last == priority and float(self.slot_start[count - 1, node]) <= started)
+            last_member = bool(self.slot_member[count - 1, node])
+            last_place = last > priority or (last == priority and (
+                last_member > member or (last_member == member
+                                         and float(self.slot_start[count - 1, node]) <= started)))
         if not last_place or count == self.slot_requests.shape[0]:
             if self._holes[node]:
                 self._compact(node)
@@ -147,8 +157,9 @@ class RunningPods:
         if not last_place:
             prio = self.slot_priority[:count, node]
             start = self.slot_start[:count, node]
+            members = self.slot_member[:count, node]
             later = (start > started) | ((start == started) & (self.slot_seq[:count, node] > seq))
-            after = (prio < priority) | ((prio == priority) & later)
+            after = (prio < priority) | ((prio == priority) & ((members < member) | ((members == member) & later)))
             pos = int(np.argmax(after)) if after.any() else count
         keys = self._slot_keys[node]
         if pos < count:
@@ -169,6 +180,7 @@ class RunningPods:
         self.slot_priority[pos, node] = priority
         self.slot_start[pos, node] = started
         self.slot_seq[pos, node] = seq
+        self.slot_member[pos, node] = member
         special = bool(self.classify(key)) if self.classify is not None else False
         self.slot_special[pos, node] = special
         self.slot_count[node] = count + 1
@@ -243,12 +255,13 @@ class RunningPods:
 
     # --- pods -----------------------------------------------------------------------------------------
 
-    def add(self, key: str, node: int, priority: int, started: float) -> None:
+    def add(self, key: str, node: int, priority: int, started: float, *, member: bool = False) -> None:
         requests = self.cluster.bound[key][1].requests
         self.on_node[node].add(key)
         self.node_of[key] = node
         self.priority[key] = priority
         self.started[key] = started
+        self.member[key] = member
         self._next_seq += 1
         self.seq[key] = self._next_seq
         self._requests[key] = requests
@@ -264,6 +277,7 @@ class RunningPods:
         """An evicted pod keeps its node until it is gone, but is no longer a victim to choose."""
         if key in self.node_of and key not in self.terminating:
             self.terminating[key] = preemptor
+            self.cluster.mark_terminating(key)
             self._unaccount(key)
             requests = self._requests[key]
             self._table(self._leaving, self.priority[key])[: requests.shape[0], self.node_of[key]] += requests
@@ -280,6 +294,7 @@ class RunningPods:
         self.terminating.pop(key, None)
         self.on_node[node].discard(key)
         del self.node_of[key], self.priority[key], self.started[key], self._requests[key], self.seq[key]
+        del self.member[key]
 
     # --- nominations ----------------------------------------------------------------------------------
 
@@ -338,6 +353,19 @@ class RunningPods:
             if entry is not None and (entry[2] is None or entry[2] >= priority):
                 total[: entry[1].shape[0], entry[0]] -= entry[1]
         return total
+
+    def held_for(self, priority: int, exclude: Iterable[str] = ()) -> IntArray | None:
+        """`incoming_from` for the Filter: None when no nomination of at least `priority` holds room, and the
+        level's own table (to read, not to change) when a single level holds it all and `exclude` takes
+        nothing from it; the table may be narrower than the cluster when nodes were added since."""
+        levels = [table for level, table in self._incoming.items() if level >= priority]
+        if not levels:
+            return None
+        own = any((entry := self._nominated.get(key)) is not None and (entry[2] is None or entry[2] >= priority)
+                  for key in exclude)
+        if len(levels) == 1 and not own:
+            return levels[0]
+        return self.incoming_from(priority, exclude)
 
     def pending_changes(self, priority: int | None = None, exclude: Iterable[str] = (),
                         out: IntArray | None = None) -> IntArray:

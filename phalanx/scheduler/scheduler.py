@@ -9,13 +9,13 @@ assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
-from phalanx.cluster.state import ClusterState
+from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import schedule_group
 from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
@@ -27,6 +27,7 @@ from phalanx.scheduler.running import RunningPods
 
 POD = "pod:"
 GROUP = "group:"
+INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +54,8 @@ class Evict:
 
 @dataclass(frozen=True, slots=True)
 class Nominate:
-    """Set the preemptor's status.nominatedNodeName: where it expects to land once its victims are gone."""
+    """Set the preemptor's status.nominatedNodeName: where it expects to land once its victims are gone
+    (an empty node clears it: its preemption found no candidate, or its group was rejected)."""
 
     pod: Pod
     node: str
@@ -70,7 +72,8 @@ class Preemption:
 
 @dataclass(frozen=True, slots=True)
 class GroupCondition:
-    """A PodGroup status condition: `PodGroupInitiallyScheduled` True/`Scheduled` or False/`Unschedulable`."""
+    """A PodGroup status condition: `PodGroupInitiallyScheduled` True/`Scheduled`, or False with reason
+    `Unschedulable` or `SchedulerError` (the group failed validation). Never False once it was True."""
 
     group: PodGroup
     type: str
@@ -111,6 +114,8 @@ class Scheduler:
         self.nominated: dict[str, str] = {}
         self.preemptor = Preemptor(self.cycle, self.running, self.pods, self.groups, self.members, profile.gang,
                                    lambda: list(self.pdbs.values()), seed)
+        self.cycle.nominated_room = self._nominated_room
+        self.cycle.nominated_node = self._nominated_node
         self._out: list[Decision] = []
         # DRA devices and claims, when the profile runs the DynamicResources plugin.
         self.devices: DeviceState | None = device_state(self.cluster) \
@@ -138,7 +143,10 @@ class Scheduler:
         if group_key is None:
             self.queue.add(POD + pod.key, self.priority_of(pod), pod.arrival)
         else:
+            # GangScheduling's EventsToRegister: an unscheduled member appearing requeues its group, also one
+            # already waiting as unschedulable (the new member may be what it was missing).
             self._pre_enqueue(group_key, now)
+            self.queue.move(GROUP + group_key, now)
 
     def delete_pod(self, key: str, now: float) -> None:
         """A pod finished or was deleted: free its node and let waiting entries retry."""
@@ -161,8 +169,11 @@ class Scheduler:
             self.devices.forget_pod(pod)
 
     def add_pod_group(self, group: PodGroup, now: float) -> None:
-        """A PodGroup appears or changes (e.g. its minCount): its members pass PreEnqueue again."""
+        """A PodGroup appears or changes (e.g. its minCount): its members pass PreEnqueue again. One whose
+        status already says PodGroupInitiallyScheduled=True (a snapshot's) keeps that condition for good."""
         self.groups[group.key] = group
+        if group.initially_scheduled:
+            self.initially_scheduled.add(group.key)
         if self.profile.gang:
             self._pre_enqueue(group.key, now)
             self.queue.move(GROUP + group.key, now)
@@ -171,11 +182,12 @@ class Scheduler:
         self.pdbs[pdb.key] = pdb
 
     def priority_of(self, pod: Pod) -> int:
-        """With GenericWorkload on, a PodGroup's priority overrides its pods' (KEP-5710)."""
+        """With GenericWorkload on, a PodGroup's priority overrides its pods' (KEP-5710): its spec.priority,
+        0 when unset (kube-scheduler's PodGroupPriority)."""
         if self.profile.gang and pod.group_key is not None:
             group = self.groups.get(pod.group_key)
-            if group is not None and group.priority is not None:
-                return group.priority
+            if group is not None:
+                return group_priority(group)
         return pod.priority
 
     def _bound(self, pod: Pod, node: int, now: float, *, reserve: bool) -> None:
@@ -183,7 +195,8 @@ class Scheduler:
             self.cycle.reserve(pod, node)
         self.nominated.pop(pod.key, None)
         self.running.clear_nomination(pod.key)
-        self.running.add(pod.key, node, self.priority_of(pod), now)
+        self.running.add(pod.key, node, self.priority_of(pod), now,
+                         member=self.profile.gang and pod.pod_group is not None)
 
     # --- PreEnqueue -----------------------------------------------------------------------------------
 
@@ -205,11 +218,32 @@ class Scheduler:
                     "exist")
         return None
 
-    def _group_priority(self, group_key: str, pending: Sequence[Pod]) -> int:
-        group = self.groups[group_key]
-        if group.priority is not None:
-            return group.priority
-        return max((p.priority for p in pending), default=0)
+    def _group_priority(self, group_key: str) -> int:
+        return group_priority(self.groups[group_key])
+
+    def _running_pods(self, group_key: str) -> list[Pod]:
+        return [self.pods[k] for k in sorted(self.members[group_key]) if k in self.cluster.bound]
+
+    def _validate(self, group: PodGroup, pending: Sequence[Pod]) -> str | None:
+        """schedule_one_podgroup.go validatePodGroup: every member, pending or bound, has the group's priority
+        (spec.priority, 0 when unset), one schedulerName, and one preemption policy (the PodGroup's with the
+        PodGroupPreemptionPolicy gate on, else the first pending member's). Returns why not, or None."""
+        priority = group_priority(group)
+        gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
+        first = pending[0]
+        policy = (group.preemption_policy or PREEMPT_LOWER) if gate else first.preemption_policy
+        for pod in (*pending, *self._running_pods(group.key)):
+            if pod.scheduler_name != first.scheduler_name:
+                return (f"pods of pod group {group.key} name different schedulers: {pod.scheduler_name!r} "
+                        f"({pod.name}) and {first.scheduler_name!r} ({first.name})")
+            if pod.priority != priority:
+                return (f"pod {pod.name} has priority {pod.priority}, its pod group {group.key} has {priority}: "
+                        "every pod of a pod group must have the group's priority")
+            if pod.preemption_policy != policy:
+                whose = f"pod group {group.key}" if gate else f"pod {first.name}"
+                return (f"pod {pod.name} has preemptionPolicy {pod.preemption_policy}, {whose} has {policy}: "
+                        "every pod of a pod group must have the same preemption policy")
+        return None
 
     def _pre_enqueue(self, group_key: str, now: float) -> None:
         """Gate the group (PodGroup missing, fewer than minCount members) or queue it as one entry.
@@ -229,7 +263,7 @@ class Scheduler:
         pending = [self.pods[k] for k in self.members[group_key] if k not in self.cluster.bound]
         if pending:
             group = self.groups[group_key]
-            self.queue.add(GROUP + group_key, self._group_priority(group_key, pending),
+            self.queue.add(GROUP + group_key, self._group_priority(group_key),
                            min(group.arrival, *(p.arrival for p in pending)))
 
     def pod_message(self, key: str) -> str | None:
@@ -329,6 +363,8 @@ class Scheduler:
                 outcome = self.preemptor.for_pod(pod, priority, result.unresolvable)
                 if outcome is not None:
                     self._preempt(pod_key, False, outcome, f"pod {pod_key}")
+                else:  # preemption.go Preempt: no candidate clears the pod's nominatedNodeName
+                    self._clear_nominations([pod])
             return
         self._bound(pod, result.node, now, reserve=True)
         self.messages.pop(pod_key, None)
@@ -343,42 +379,84 @@ class Scheduler:
             if group is not None:
                 self._pre_enqueue(group_key, now)
             return
+        invalid = self._validate(group, pending)
+        if invalid is not None:  # handlePodGroupFailureBeforeScheduling: nothing binds, nothing preempts
+            self._group_failed(group, pending, invalid, "SchedulerError", entry, now)
+            return
         outcome = schedule_group(self.cycle, group, pending, self._running_members(group_key))
         for pod, node in outcome.placed:
             self._bound(pod, node, now, reserve=False)
             self.messages.pop(pod.key, None)
             self._out.append(Bind(pod, self.cluster.names[node]))
-        for pod_key, why in outcome.failures.items():
-            message = outcome.message if not outcome.success and outcome.message else why
-            self.messages[pod_key] = message
-            self._out.append(Unschedulable(self.pods[pod_key], message))
         if outcome.success:
+            for pod_key, why in outcome.failures.items():
+                self.messages[pod_key] = why
+                self._out.append(Unschedulable(self.pods[pod_key], why))
             self.messages.pop(GROUP + group_key, None)
             if outcome.failures:
                 self.messages[GROUP + group_key] = outcome.message or ""
                 self.queue.failed(entry, now)
             else:
                 self.queue.done(entry)
-            if group_key not in self.initially_scheduled:
-                self.initially_scheduled.add(group_key)
-                self._out.append(GroupCondition(group, "PodGroupInitiallyScheduled", True, "Scheduled",
-                                                f"{len(outcome.placed)} pod(s) bound"))
+            self._condition(group, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
             return
+        # Unschedulable (RunRootSchedulingAlgorithm): a gang short of minCount, a basic group with nothing placed,
+        # or a gang already at minCount none of whose other members fit. All go to workload-aware preemption.
         message = outcome.message or "pod group could not be placed"
-        self.messages[GROUP + group_key] = message
-        for pod in pending:  # members that fitted were rolled back: they wait for the same reason
-            if pod.key not in outcome.failures:
-                self.messages[pod.key] = message
-                self._out.append(Unschedulable(pod, message))
-        self.queue.failed(entry, now)
-        if group_key not in self.initially_scheduled:
-            self._out.append(GroupCondition(group, "PodGroupInitiallyScheduled", False, "Unschedulable", message))
+        self._group_failed(group, pending, message, "Unschedulable", entry, now)
         gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
-        if self.preemptor.group_eligible(group, gate):
-            priority = self._group_priority(group_key, pending)
-            preempted = self.preemptor.for_group(group, priority, pending, self._running_members(group_key))
-            if preempted is not None:
-                self._preempt(group_key, True, preempted, f"pod group {group_key}")
+        preempted = None
+        if self.preemptor.group_eligible(group, pending, gate):
+            preempted = self.preemptor.for_group(group, self._group_priority(group_key), pending,
+                                                 self._running_members(group_key))
+        if preempted is not None:
+            self._preempt(group_key, True, preempted, f"pod group {group_key}")
+        else:  # submitPodGroupResult: a rejected group not waiting on preemption clears its pods' nominations
+            self._clear_nominations(pending)
+
+    def _group_failed(self, group: PodGroup, pending: Sequence[Pod], message: str, reason: str, entry: str,
+                      now: float) -> None:
+        """Nothing of the group binds this cycle: every pending member waits with the group's message, and the
+        group waits as one unschedulable entry until an event moves it."""
+        self.messages[GROUP + group.key] = message
+        for pod in pending:
+            self.messages[pod.key] = message
+            self._out.append(Unschedulable(pod, message))
+        self.queue.failed(entry, now)
+        self._condition(group, False, reason, message)
+
+    def _condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None:
+        """Write PodGroupInitiallyScheduled: True once, then final (updatePodGroupCondition never regresses
+        it to False); False (Unschedulable, SchedulerError) while it was never True."""
+        if group.key in self.initially_scheduled:
+            return
+        if status:
+            self.initially_scheduled.add(group.key)
+        self._out.append(GroupCondition(group, INITIALLY_SCHEDULED, status, reason, message))
+
+    def _clear_nominations(self, pods: Sequence[Pod]) -> None:
+        for pod in pods:
+            if self.nominated.pop(pod.key, None) is not None:
+                self.running.clear_nomination(pod.key)
+                self._out.append(Nominate(pod, ""))
+
+    # --- nominated pods in the Filter (schedule_one.go) ------------------------------------------------
+
+    def _nominated_room(self, pod: Pod) -> IntArray | None:
+        """The room of pods nominated at the pod's priority or higher, which the Filter counts as taken on
+        their nodes (addGENominatedPods); the pod itself and, in a PodGroup cycle, its fellow members are
+        left out. None when nothing is nominated."""
+        if not self.nominated:
+            return None
+        exclude: Iterable[str] = (pod.key,)
+        if self.profile.gang and pod.group_key is not None:
+            exclude = {pod.key, *self.members.get(pod.group_key, ())}  # each left out once
+        return self.running.held_for(self.priority_of(pod), exclude)
+
+    def _nominated_node(self, pod: Pod) -> int | None:
+        """The pod's own status.nominatedNodeName, tried before every other node (evaluateNominatedNode)."""
+        name = self.nominated.get(pod.key)
+        return self.cluster.index.get(name) if name else None
 
     def _preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str) -> None:
         """Carry out a preemption decision: evict the victims, nominate the preemptor's nodes."""
@@ -393,3 +471,11 @@ class Scheduler:
             self.running.nominate(key, self.cluster.index[node], self.cluster.demand(self.pods[key]).requests,
                                   outcome.priority)
             self._out.append(Nominate(self.pods[key], node))
+
+
+PREEMPT_LOWER = "PreemptLowerPriority"
+
+
+def group_priority(group: PodGroup) -> int:
+    """A PodGroup's priority as kube-scheduler reads it: spec.priority, 0 when unset."""
+    return group.priority if group.priority is not None else 0

@@ -134,7 +134,7 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
         "running": running, "pending": pending, "succeeded": phases.count("Succeeded"),
         "scheduled": record.started_at is not None,
         "startedAt": None if record.started_at is None else _round(record.started_at),
-        "disruptionMode": group.disruption_mode or "single",
+        "disruptionMode": group.disruption_mode,
         "priority": group.priority,
         "preemptedCount": record.preempted_count,
         "waitSeconds": _round(sum(record.waits)),

@@ -175,8 +175,8 @@ class Simulation:
                     self._condition(decision)
                 elif isinstance(decision, Evict):
                     self._evict(decision)
-                elif isinstance(decision, Nominate):
-                    self.pods[decision.pod.key].nominated = decision.node
+                elif isinstance(decision, Nominate):  # an empty node clears the nomination
+                    self.pods[decision.pod.key].nominated = decision.node or None
                 elif isinstance(decision, Preemption):
                     self._preemption(decision)
                 elif isinstance(decision, DeviceTaintEviction):
@@ -204,8 +204,12 @@ class Simulation:
             self.scheduler.add_nodes([event], self.now)
             self._count_node(event)
         elif isinstance(event, PodGroup):
+            earlier = self.groups.get(event.key)
             group = self.groups[event.key] = GroupRecord(event, waiting_since=self.now if self.members[event.key]
                                                          else None)
+            # The status it carries (a snapshot's conditions) stands until the scheduler writes a newer one.
+            group.conditions = {**(earlier.conditions if earlier is not None else {}),
+                                **{c["type"]: dict(c) for c in event.conditions}}
             self.scheduler.add_pod_group(event, self.now)
             self._adopt_members(group)
         elif isinstance(event, Job):

@@ -25,7 +25,7 @@ from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
-from phalanx.verify.oracle import ARRIVAL_ANNOTATION, Oracle, RealOutcome, Step
+from phalanx.verify.oracle import ARRIVAL_ANNOTATION, Oracle, RealOutcome, Step, pod_key
 
 SCHEMA_VERSION = 1
 CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "messages")
@@ -119,10 +119,13 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
 
 
 class RecordingQueue(SchedulingQueue):
-    """The scheduling queue, noting the time and key of every entry it hands out."""
+    """The scheduling queue, noting the time and key of every entry it hands out.
+
+    Without backoff: the real scheduler's backoff (1 s here) runs on the wall clock, which passes while the
+    oracle replays a step, so its retries land in the same simulated step; Phalanx's must too."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(initial_backoff=0.0, max_backoff=0.0)
         self.popped: list[tuple[float, str]] = []
 
     def pop(self, now: float) -> str | None:
@@ -133,12 +136,26 @@ class RecordingQueue(SchedulingQueue):
 
 
 def scheduler_config(profile: Profile) -> dict[str, Any]:
-    """The real scheduler's configuration for a Phalanx profile: the default plugins, and a 1 s backoff so
-    that quiet comes quickly (backoff changes when a retry happens, not what it decides)."""
+    """The real scheduler's configuration for a Phalanx profile: its score plugins and weights (the default
+    ones it drops are disabled), its plugin arguments, its percentageOfNodesToScore; and a 1 s backoff so that
+    quiet comes quickly (backoff changes when a retry happens, not what it decides)."""
+    defaults = Profile("defaults")
+    dropped = [{"name": name} for name in defaults.scores if name not in profile.scores]
+    enabled = [{"name": name, "weight": weight} for name, weight in profile.scores.items()
+               if defaults.scores.get(name) != weight]
+    score: dict[str, Any] = {}
+    if enabled:
+        score["enabled"] = enabled
+    if dropped:
+        score["disabled"] = dropped
+    entry: dict[str, Any] = {"schedulerName": "default-scheduler",
+                             "percentageOfNodesToScore": profile.percentage_of_nodes_to_score}
+    if score:
+        entry["plugins"] = {"score": score}
+    if profile.plugin_args:
+        entry["pluginConfig"] = [{"name": name, "args": dict(args)} for name, args in profile.plugin_args.items()]
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-            "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1,
-            "profiles": [{"schedulerName": "default-scheduler",
-                          "percentageOfNodesToScore": profile.percentage_of_nodes_to_score}]}
+            "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 1, "profiles": [entry]}
 
 
 # Gates that need GenericWorkload (kube_features.go): off in the scheduler unless the profile models them.
@@ -201,7 +218,10 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     docs = list(raw_documents(paths))
     first = _simulate(inputs, profile, seed)
     steps = timeline(docs, first.report, first.attempts)
-    controllers = ["job-controller"] if inputs.jobs else []
+    controllers = [name for name, needed in (
+        ("job-controller", inputs.jobs),
+        ("resourceclaim-controller", inputs.claim_templates),
+        ("device-taint-eviction-controller", inputs.device_taint_rules)) if needed]
     oracle.reset()
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers)
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
@@ -209,7 +229,8 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     second = _simulate(inputs, profile, seed, hints)
     verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
                       binds=int(second.report["stats"]["podsScheduled"]))
-    _compare(verdict, second.report, real, second.ties)
+    prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}
+    _compare(verdict, second.report, real, second.ties, prebound)
     if real.skipped_finishes:
         verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
                              f"real cluster: {', '.join(real.skipped_finishes[:5])}")
@@ -217,7 +238,9 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
 
 
 def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,
-             ties: Mapping[str, tuple[str, ...]]) -> None:
+             ties: Mapping[str, tuple[str, ...]], prebound: set[str]) -> None:
+    """Per pod: victims, then (unless preempted) outcome, and for pods a scheduler placed (not those bound in
+    the manifests) the node and the time of binding; per PodGroup its PodGroupInitiallyScheduled status."""
     for pod in report["pods"]:
         key = pod["name"]
         theirs = real.pods.get(key)
@@ -227,7 +250,8 @@ def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,
         if theirs is None:
             verdict.check("outcome", key, _state(pod), "missing")
             continue
-        real_state = "bound" if theirs.node is not None or theirs.finished else "pending"
+        real_state = "failed" if theirs.evicted else \
+            "bound" if theirs.node is not None or theirs.finished else "pending"
         entry = {"name": key, "phalanx": {"state": _state(pod), "node": pod["node"], "boundAt": pod["boundAt"],
                                           "message": pod["message"] if pod["phase"] == "Pending" else None},
                  "kubeScheduler": {"state": real_state, "node": theirs.node, "boundAt": theirs.bound_at,
@@ -237,7 +261,7 @@ def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,
             continue  # Phalanx recreates a preempted member; the real cluster has no controller to do so
         if not verdict.check("outcome", key, _state(pod), real_state):
             continue
-        if real_state == "bound":
+        if real_state == "bound" and key not in prebound:
             verdict.check("boundAt", key, pod["boundAt"], theirs.bound_at)
             if pod["node"] is not None and theirs.node is not None:
                 best = ties.get(key, ())
@@ -249,9 +273,13 @@ def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,
                     verdict.check("node", key, pod["node"], theirs.node)
         elif pod["phase"] == "Pending":
             verdict.check("messages", key, normalise_message(pod["message"]), normalise_message(theirs.message))
+    # The real group of a Phalanx PodGroup: its own name, or (a Job controller's, named with a hash) the
+    # group its members joined.
+    joined = {pod["podGroup"]: real.pods[pod["name"]].group for pod in report["pods"]
+              if pod["podGroup"] and pod["name"] in real.pods and real.pods[pod["name"]].group}
     for group in report.get("podGroups", []):
         key = group["name"]
         mine = {c["type"]: c["status"] for c in group.get("conditions", []) if "type" in c}
-        theirs_group = real.groups.get(key, {})
+        theirs_group = real.groups.get(key) or real.groups.get(joined.get(key) or "", {})
         for ctype in ("PodGroupInitiallyScheduled",):
             verdict.check("podGroups", f"{key} {ctype}", mine.get(ctype), theirs_group.get(ctype, {}).get("status"))

@@ -23,7 +23,7 @@ from lightkube import ApiError, Client, KubeConfig
 from lightkube.core.resource import NamespacedResource
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Namespace, Pod
+from lightkube.resources.core_v1 import Event, Namespace, Pod
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import CascadeType, PatchType
 
@@ -33,8 +33,8 @@ from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
-POLL_SECONDS = 0.1
-STILL_POLLS = 30  # unchanged polls that make "quiet" even while pods keep backing off (3 s, three backoffs)
+POLL_SECONDS = 0.05
+STILL_POLLS = 25  # unchanged polls that make "quiet" while pods keep backing off (over 2 s: two 1 s backoffs)
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
@@ -67,6 +67,8 @@ class RealPod:
     preempted_at: float | None = None
     finished: bool = False
     gone_at: float | None = None  # a graceful deletion ends at this simulated time (as Phalanx's clock runs)
+    evicted: bool = False  # deleted by a (device) taint eviction controller: a bare pod ends Failed
+    group: str | None = None  # its PodGroup (`namespace/name`; a Job controller's PodGroup has a hashed name)
 
 
 @dataclass
@@ -122,12 +124,14 @@ class Oracle:
     def __init__(self, plane: ControlPlane) -> None:
         self.plane = plane
         self.client = Client(KubeConfig.from_file(str(plane.kubeconfig)), field_manager="phalanx-verify")
+        self._keys: dict[str, str] = {}  # uid -> key, of every pod this run has seen
+        # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
+        self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
 
     def reset(self, timeout: float = 60.0) -> None:
         """Delete what a previous run created (namespaced objects, nodes, classes, rules), for the next run.
         No garbage collector or finalizer controller runs here, so finalizers are cleared by hand."""
-        self.plane.stop_scheduler()
-        self.plane.stop_controller_manager()
+        self.plane.stop_controller_manager()  # its controllers would recreate what is deleted
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             left = 0
@@ -154,6 +158,7 @@ class Oracle:
     def run(self, steps: Sequence[Step], scheduler_config: Mapping[str, Any], gates: Mapping[str, bool],
             controllers: Iterable[str] = ()) -> RealOutcome:
         outcome = RealOutcome()
+        self._keys.clear()
         self._ensure_namespaces(steps)
         started: float | None = None
         for i, step in enumerate(steps):
@@ -165,9 +170,12 @@ class Oracle:
                 if pod_key(doc) not in pending or doc.get("kind") != "Pod":
                     self._create(source, doc)
             if i == 0:
-                self.plane.start_scheduler(scheduler_config, gates)
-                if controllers:
-                    self.plane.start_controller_manager(controllers, gates)
+                wanted = (dict(scheduler_config), dict(gates))
+                if self.plane.scheduler is None or self._scheduler_setup != wanted:
+                    self.plane.start_scheduler(scheduler_config, gates)
+                    self._scheduler_setup = wanted
+                if controllers:  # with every workload gate on: controllers stamp what Phalanx stamps
+                    self.plane.start_controller_manager(controllers)
                 started = time.monotonic()
             for unit in step.units:
                 keys = [key for key in unit if key in pending]
@@ -196,8 +204,15 @@ class Oracle:
                 elif doc.get("kind") not in CLUSTER_SCOPED:
                     wanted.add(meta.get("namespace") or "default")
         for name in sorted(wanted - declared):
-            with contextlib.suppress(ApiError):
-                self.client.create(Namespace(metadata=ObjectMeta(name=name)))
+            self.ensure_namespace(name)
+
+    def ensure_namespace(self, name: str) -> None:
+        with contextlib.suppress(ApiError):  # 409: it exists
+            self.client.create(Namespace(metadata=ObjectMeta(name=name)))
+
+    def create(self, source: Source, doc: Mapping[str, Any]) -> None:
+        """Create one manifest as the API server should receive it (see `prepare`)."""
+        self._create(source, doc)
 
     def _create(self, source: Source, doc: Mapping[str, Any]) -> None:
         body = prepare(doc, source)
@@ -205,7 +220,13 @@ class Oracle:
             body["metadata"].setdefault("namespace", "default")
         name = f"{body.get('kind')} {body['metadata'].get('name')}"
         try:
-            self.client.create(_generic(body))
+            created = self.client.create(_generic(body))
+            status = doc.get("status")
+            if body.get("kind") == "PodGroup" and isinstance(status, Mapping) and status:
+                # A snapshot's PodGroup keeps its status (PodGroupInitiallyScheduled is final once True).
+                meta = created.metadata
+                self.client.patch(PodGroup.Status, meta.name, {"status": dict(status)}, namespace=meta.namespace,
+                                  patch_type=PatchType.MERGE)
         except ApiError as exc:
             if exc.status.code == 409 and body.get("kind") in ("Namespace", "PriorityClass"):
                 return
@@ -247,6 +268,9 @@ class Oracle:
             for pod in pods:
                 key = pod_key(pod)
                 record = outcome.pods.setdefault(key, RealPod(key))
+                group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+                if group:
+                    record.group = f"{pod['metadata']['namespace']}/{group}"
                 if pod["metadata"].get("deletionTimestamp") is not None:
                     changed_here |= self._terminate(pod, record, now)
                 elif _node_of(pod) and record.bound_at is None:
@@ -299,9 +323,12 @@ class Oracle:
         the simulated clock. True when the pod is gone now."""
         if record.gone_at is None:
             conditions = (pod.get("status") or {}).get("conditions") or []
-            if any(c.get("type") == "DisruptionTarget" for c in conditions) and not record.finished:
+            reasons = {c.get("reason") for c in conditions if c.get("type") == "DisruptionTarget"}
+            if "PreemptionByScheduler" in reasons and not record.finished:
                 record.preempted = True
                 record.preempted_at = now
+            elif reasons and not record.finished:  # a taint eviction controller's DeletionBy… reason
+                record.evicted = True
             record.gone_at = now + float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
         if now < record.gone_at:
             return False
@@ -309,7 +336,10 @@ class Oracle:
         return True
 
     def _pods(self) -> list[dict[str, Any]]:
-        return [p.to_dict() for p in self.client.list(Pod, namespace="*")]
+        pods = [p.to_dict() for p in self.client.list(Pod, namespace="*")]
+        for pod in pods:
+            self._keys[pod["metadata"]["uid"]] = pod_key(pod)
+        return pods
 
     def _delete_now(self, pod: Mapping[str, Any]) -> None:
         meta = pod["metadata"]
@@ -324,7 +354,8 @@ class Oracle:
         pending: dict[str, float] = defaultdict(float)
         for match in re.finditer(r'^scheduler_pending_pods\{queue="(\w+)"\} ([0-9.e+]+)$', text, re.M):
             pending[match.group(1)] += float(match.group(2))
-        return pending["active"] > 0 or pending["backoff"] > 0
+        # "pending": members that arrived while their group was in a cycle, waiting for it to requeue.
+        return pending["active"] + pending["backoff"] + pending["pending"] > 0
 
     def _collect(self, outcome: RealOutcome, now: float) -> None:
         for pod in self._pods():
@@ -338,6 +369,15 @@ class Oracle:
             for condition in status.get("conditions") or []:
                 if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
                     record.message = condition.get("message")
+        # A victim with no grace period is deleted at once, before a poll sees it terminating: the
+        # scheduler's `Preempted` event names it (and only victims of preemption).
+        for event in self.client.list(Event, namespace="*"):
+            involved = event.involvedObject
+            if event.reason != "Preempted" or involved.kind != "Pod" or not involved.uid:
+                continue
+            victim = self._keys.get(involved.uid)
+            if victim is not None and not outcome.pods.setdefault(victim, RealPod(victim)).finished:
+                outcome.pods[victim].preempted = True
         for group in self.client.list(PodGroup, namespace="*"):
             body = group.to_dict()
             key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"

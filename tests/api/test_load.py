@@ -166,21 +166,37 @@ def test_pod_group_priority_from_its_class() -> None:
 
 # --- Workload templates ---
 
-def test_pod_group_takes_its_policy_from_the_workload_template() -> None:
+def test_pod_group_takes_only_its_scheduling_policy_from_the_workload_template() -> None:
+    # The scheduler reads the PodGroup only (controllers copy template fields when they create one): the
+    # template's priority class is not the PodGroup's, which Priority admission gives priority 0.
     inputs = inputs_of(MakePriorityClass("batch", 100),
                        MakeWorkload("training").template("workers", gang=4, priority_class="batch"),
                        MakePodGroup("training-workers").workload("training", "workers"))
     group = inputs.pod_groups[0]
     assert group.is_gang and group.min_count == 4
-    assert group.priority_class_name == "batch" and group.priority == 100
+    assert group.priority_class_name is None and group.priority == 0
+    assert group.preemption_policy == "PreemptLowerPriority"
 
 
-def test_pod_group_takes_its_disruption_mode_from_the_template_else_single() -> None:
+def test_pod_group_reads_only_its_own_disruption_mode_which_defaults_to_single() -> None:
+    """K-b1 PodGroupSpec.disruptionMode defaults to single; the scheduler never reads the Workload template
+    (it was inherited from the template before, commit 531adde)."""
     inputs = inputs_of(MakeWorkload("training").template("workers", gang=4, disruption="all"),
                        MakePodGroup("from-template").workload("training", "workers"),
                        MakePodGroup("standalone").gang(2))
     modes = {g.name: g.disruption_mode for g in inputs.pod_groups}
-    assert modes == {"from-template": "all", "standalone": "single"}
+    assert modes == {"from-template": "single", "standalone": "single"}
+
+
+def test_pod_group_priority_and_policy_are_filled_as_priority_admission_does() -> None:
+    """Priority admission: priority and preemptionPolicy from the PodGroup's own priorityClassName, else the
+    global default class, else 0 and PreemptLowerPriority."""
+    inputs = inputs_of(MakePriorityClass("quiet", 50).preemption_policy("Never"), MakePodGroup("own").gang(2)
+                       .priority_class("quiet"), MakePodGroup("bare").gang(2))
+    got = {g.name: (g.priority, g.preemption_policy) for g in inputs.pod_groups}
+    assert got == {"own": (50, "Never"), "bare": (0, "PreemptLowerPriority")}
+    inputs = inputs_of(MakePriorityClass("base", 7).global_default(), MakePodGroup("bare").gang(2))
+    assert inputs.pod_groups[0].priority == 7
 
 
 def test_the_pod_group_own_policy_wins_over_the_template() -> None:

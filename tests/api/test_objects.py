@@ -147,7 +147,7 @@ def test_gang_pod_group() -> None:
     assert group.key == "batch/workers"
     assert group.policy == GroupPolicy("gang", 4)
     assert group.is_gang and group.min_count == 4
-    assert group.disruption_mode is None  # unset: resolve takes it from the Workload template, else single
+    assert group.disruption_mode == "single"  # unset: single (the PodGroup's own spec, never the template's)
 
 
 def test_basic_pod_group_has_no_gang_requirement() -> None:
@@ -246,7 +246,7 @@ def test_job_without_scheduling_stamps_no_pod_group() -> None:
 
 def test_job_basic_scheduling() -> None:
     builder = MakeJob("b").parallelism(3).req(cpu="1")
-    builder.doc["spec"]["scheduling"] = {"basic": {}}
+    builder.doc["spec"]["scheduling"] = {"schedulingPolicy": {"basic": {}}}
     group = job_pod_group(builder.obj())
     assert group is not None and not group.is_gang
 
@@ -254,7 +254,17 @@ def test_job_basic_scheduling() -> None:
 def test_job_gang_min_count_below_one_is_rejected() -> None:
     with pytest.raises(InputError) as err:
         MakeJob().parallelism(2).gang(min_count=0).req(cpu="1").obj()
-    assert err.value.field == "spec.scheduling.gang.minCount"
+    assert err.value.field == "spec.scheduling.schedulingPolicy.gang.minCount"
+
+
+def test_job_scheduling_shorthand_is_not_a_v137_field() -> None:
+    # batch/v1 JobSchedulingConfiguration has schedulingPolicy; the API server drops a bare `gang`.
+    builder = MakeJob("old").parallelism(2).req(cpu="1")
+    builder.doc["spec"]["scheduling"] = {"gang": {}}
+    with pytest.raises(InputError) as err:
+        builder.obj()
+    assert err.value.field == "spec.scheduling.gang"
+    assert "spec.scheduling.schedulingPolicy.gang" in str(err.value)
 
 
 def test_job_template_errors_name_the_template_field() -> None:

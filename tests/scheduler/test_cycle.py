@@ -30,7 +30,7 @@ def test_the_issue_example() -> None:
     node, message = schedule(nodes, MakePod().req(cpu="4"))
     assert node is None
     # gpu-1 also lacks cpu, but a node reports only its first failing plugin (TaintToleration before Fit).
-    assert message == "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint {gpu: true}."
+    assert message == "0/4 nodes are available: 2 Insufficient cpu, 2 node(s) had untolerated taint(s)."
 
 
 def test_only_the_first_failing_plugin_counts_per_node() -> None:
@@ -42,8 +42,8 @@ def test_only_the_first_failing_plugin_counts_per_node() -> None:
     node, message = schedule([bad_everything, tainted_elsewhere, wrong_zone_small, small], pod)
     assert node is None
     assert message == ("0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, "
-                       "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint "
-                       "{gpu: true}, 1 node(s) were unschedulable.")
+                       "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint(s), "
+                       "1 node(s) were unschedulable.")
 
 
 def test_reasons_sort_as_strings() -> None:
@@ -51,7 +51,7 @@ def test_reasons_sort_as_strings() -> None:
     nodes += [MakeNode(f"gpu-{i}").alloc(cpu="8").taint("gpu", "true") for i in range(2)]
     _, message = schedule(nodes, MakePod().req(cpu="2"))
     # "10 …" sorts before "2 …" as kube-scheduler's sort.Strings does
-    assert message == "0/12 nodes are available: 10 Insufficient cpu, 2 node(s) had untolerated taint {gpu: true}."
+    assert message == "0/12 nodes are available: 10 Insufficient cpu, 2 node(s) had untolerated taint(s)."
 
 
 def test_fit_error_format() -> None:
@@ -71,7 +71,7 @@ def test_unresolvable_nodes_are_told_apart_for_preemption() -> None:
     assert result.unresolvable.tolist() == [True, False]  # a taint cannot be fixed by evicting pods
 
 
-KUBE_FILTER_ORDER = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+KUBE_FILTER_ORDER = ["NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
 
 
 def test_filter_plugins_run_in_kube_scheduler_order_with_their_codes() -> None:

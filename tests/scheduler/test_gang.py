@@ -186,12 +186,13 @@ def test_basic_policy_places_whatever_fits() -> None:
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
 
 
-def test_members_are_placed_in_priority_then_age_order() -> None:
+def test_members_are_placed_in_age_order() -> None:
+    # Members share the group's priority (validatePodGroup), so within a group age decides.
     scheduler = gang_scheduler(4)
     scheduler.add_pod_group(MakePodGroup("g").basic().obj(), 0.0)
-    scheduler.add_pod(member(0), 0.0)
-    scheduler.add_pod(member(1, priority=100), 0.0)
-    assert set(binds(scheduler.schedule(0.0))) == {"w-1"}
+    scheduler.add_pod(MakePod("late").req(cpu="4").group("g").arrival(5).obj(), 5.0)
+    scheduler.add_pod(MakePod("early").req(cpu="4").group("g").arrival(1).obj(), 5.0)
+    assert set(binds(scheduler.schedule(5.0))) == {"early"}
 
 
 # --- queue order across entries ---
@@ -219,7 +220,7 @@ def test_a_group_queues_with_its_priority() -> None:
     scheduler.add_pod(MakePod("single").req(cpu="4").priority(10).obj(), 0.0)
     scheduler.add_pod_group(MakePodGroup("g").gang(2).priority(100).obj(), 0.0)
     for i in range(2):
-        scheduler.add_pod(member(i), 0.0)
+        scheduler.add_pod(member(i, priority=100), 0.0)
     decisions = scheduler.schedule(0.0)
     assert set(binds(decisions)) == {"w-0", "w-1"}
     assert set(unschedulable(decisions)) == {"single"}
@@ -232,3 +233,85 @@ def test_a_deleted_pending_pod_leaves_the_queue() -> None:
     scheduler.delete_pod("default/big", 1.0)
     assert "pod:default/big" not in scheduler.queue
     assert scheduler.pod_message("default/big") is None
+
+
+# --- requeue: a late member (gangscheduling.go EventsToRegister) -----------------------------------------
+
+def test_a_late_member_requeues_its_unschedulable_group() -> None:
+    """GangScheduling's EventsToRegister: adding an unscheduled pod of a group requeues the group, so a gang
+    that failed is retried when the member it lacked arrives (it used to wait for an unrelated event)."""
+    scheduler = gang_scheduler(4, 4)
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+    scheduler.add_pod(member(0, cpu="8"), 0.0)   # fits nowhere
+    scheduler.add_pod(member(1), 0.0)
+    assert binds(scheduler.schedule(0.0)) == {}
+    scheduler.add_pod(member(2), 5.0)            # what the gang lacked
+    decisions = scheduler.schedule(5.0)
+    assert set(binds(decisions)) == {"w-1", "w-2"}
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
+
+
+# --- validatePodGroup (schedule_one_podgroup.go) ------------------------------------------------------------
+
+def test_members_must_have_the_groups_priority() -> None:
+    """validatePodGroup: every member's priority equals the group's (spec.priority, 0 when unset); otherwise
+    nothing binds, nothing preempts, and PodGroupInitiallyScheduled is False with reason SchedulerError."""
+    scheduler = gang_scheduler(16)
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+    scheduler.add_pod(member(0), 0.0)
+    scheduler.add_pod(member(1, priority=100), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert binds(decisions) == {}
+    assert conditions(decisions) == [("PodGroupInitiallyScheduled", False, "SchedulerError")]
+    assert set(unschedulable(decisions)) == {"w-0", "w-1"}
+    assert "must have the group's priority" in unschedulable(decisions)["w-0"]
+
+
+def test_members_must_share_scheduler_name_and_preemption_policy() -> None:
+    for field, value in (("schedulerName", "other-scheduler"), ("preemptionPolicy", "Never")):
+        scheduler = gang_scheduler(16)
+        scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+        scheduler.add_pod(member(0), 0.0)
+        odd = MakePod("w-1").req(cpu="4").group("g")
+        odd.spec[field] = value
+        scheduler.add_pod(odd.obj(), 0.0)
+        decisions = scheduler.schedule(0.0)
+        assert binds(decisions) == {}
+        assert conditions(decisions) == [("PodGroupInitiallyScheduled", False, "SchedulerError")]
+
+
+def test_a_bound_member_with_another_priority_fails_validation_too() -> None:
+    scheduler = gang_scheduler(16)
+    scheduler.add_pod_group(MakePodGroup("g").gang(1).priority(5).obj(), 0.0)
+    scheduler.add_pod(member(0, priority=7), 0.0, node="node-0")
+    scheduler.add_pod(member(1, priority=5), 0.0)
+    assert conditions(scheduler.schedule(0.0)) == [("PodGroupInitiallyScheduled", False, "SchedulerError")]
+
+
+# --- PodGroupInitiallyScheduled is final once True ----------------------------------------------------------
+
+def test_initially_scheduled_is_never_rewritten_to_false() -> None:
+    """updatePodGroupCondition: a True PodGroupInitiallyScheduled does not regress to False, neither for
+    members that fail later nor for a later SchedulerError."""
+    scheduler = gang_scheduler(8)
+    scheduler.add_pod_group(MakePodGroup("g").gang(1).obj(), 0.0)
+    scheduler.add_pod(member(0), 0.0)
+    assert conditions(scheduler.schedule(0.0)) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
+    scheduler.add_pod(member(1, priority=9), 1.0)  # another priority: SchedulerError, but the group stays True
+    decisions = scheduler.schedule(1.0)
+    assert binds(decisions) == {} and conditions(decisions) == []
+
+
+def test_a_snapshot_group_already_initially_scheduled_keeps_its_condition() -> None:
+    """A PodGroup read with status.conditions PodGroupInitiallyScheduled=True is not re-evaluated as
+    initially unscheduled when a member fails."""
+    carried = MakePodGroup("g").gang(1)
+    carried.doc["status"] = {"conditions": [{"type": "PodGroupInitiallyScheduled", "status": "True",
+                                             "reason": "Scheduled", "message": "minCount pods were scheduled"}]}
+    group = carried.obj()
+    assert group.initially_scheduled
+    scheduler = gang_scheduler(2)
+    scheduler.add_pod_group(group, 0.0)
+    scheduler.add_pod(member(0), 0.0)   # does not fit
+    decisions = scheduler.schedule(0.0)
+    assert set(unschedulable(decisions)) == {"w-0"} and conditions(decisions) == []

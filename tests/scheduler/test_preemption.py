@@ -344,6 +344,60 @@ def test_a_lower_priority_nomination_does_not_hold_room_against_a_higher_preempt
     assert evicted(second) == ["squatter"] and nominated(second)["top"] == "node-a"
 
 
+def binds(decisions: Iterable[Decision]) -> dict[str, str]:
+    return {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
+
+
+def test_a_lower_priority_pod_does_not_take_the_room_held_for_a_nominated_preemptor() -> None:
+    """schedule_one.go: the Filter adds the pods nominated at equal or higher priority to their nodes
+    (addGENominatedPods, RunFilterPluginsWithNominatedPods). While p waits out its backoff after its victim
+    left, a lower-priority pod must not land in p's room (and then be preempted by p in turn)."""
+    cluster = Cluster(node("node-a"))
+    cluster.running("node-a", pod("a", "4", 1))
+    first = cluster.schedule(pod("p", "4", 20))
+    assert evicted(first) == ["a"] and nominated(first) == {"p": "node-a"}
+    cluster.retry(29.0)  # p fails again (its victim is still terminating): backoff until 31 s
+    cluster.gone("a", now=30.0)
+    decisions = cluster.schedule(pod("low", "4", 5), now=30.0)
+    assert binds(decisions) == {} and evicted(decisions) == []
+    assert [d.pod.name for d in decisions if isinstance(d, Unschedulable)] == ["low"]
+    decisions = cluster.scheduler.schedule(31.0)
+    assert binds(decisions) == {"p": "node-a"} and evicted(decisions) == []
+
+
+def test_an_equal_priority_nomination_holds_room_too_but_a_lower_one_does_not() -> None:
+    for nominee, expected in ((5, {}), (4, {"q": "node-a"})):
+        cluster = Cluster(node("node-a"))
+        cluster.running("node-a", pod("a", "4", 1))
+        cluster.schedule(pod("p", "4", nominee))
+        cluster.retry(29.0)
+        cluster.gone("a", now=30.0)
+        assert binds(cluster.schedule(pod("q", "4", 5), now=30.0)) == expected
+
+
+def test_a_pod_tries_its_nominated_node_first() -> None:
+    """schedule_one.go evaluateNominatedNode: a pod with status.nominatedNodeName takes that node when it
+    passes every filter, without scoring the others (a roomier node-b would score higher)."""
+    cluster = Cluster(node("node-a"))
+    cluster.running("node-a", pod("a", "4", 1))
+    assert nominated(cluster.schedule(pod("p", "4", 20))) == {"p": "node-a"}
+    cluster.gone("a", now=30.0)
+    cluster.scheduler.add_nodes([node("node-b", "64").obj()], 30.0)
+    assert binds(cluster.scheduler.schedule(30.0)) == {"p": "node-a"}
+
+
+def test_a_preemption_without_candidates_clears_the_nomination() -> None:
+    """preemption.go Preempt: no candidate clears the preemptor's nominatedNodeName (and the room it held)."""
+    cluster = Cluster(node("node-a"))
+    cluster.running("node-a", pod("a", "4", 1))
+    assert nominated(cluster.schedule(pod("p", "4", 10))) == {"p": "node-a"}
+    cluster.gone("a", now=30.0)
+    cluster.running("node-a", pod("squatter", "4", 50), now=30.0)  # a higher-priority pod took the room
+    decisions = cluster.retry(31.0)
+    assert evicted(decisions) == [] and nominated(decisions) == {"p": ""}
+    assert "default/p" not in cluster.scheduler.nominated
+
+
 def test_nothing_is_preempted_for_a_preemptor_of_equal_or_lower_priority() -> None:
     for preemptor in (5, 4):
         cluster = Cluster(node("node-a"))

@@ -11,13 +11,14 @@ from phalanx.scheduler.profiles import builtin, load_profile, parse_feature_gate
 def test_built_in_profiles() -> None:
     default, gang = builtin("default"), builtin("gang")
     assert not default.gang and gang.gang
-    kube_order = ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+    kube_order = ["NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+                  "PodTopologySpread", "InterPodAffinity"]
     assert [f for f in default.filters if f in kube_order] == kube_order
     # kube-scheduler's default score weights
     assert default.scores == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1,
-                              "NodeResourcesBalancedAllocation": 1}
+                              "PodTopologySpread": 2, "InterPodAffinity": 2, "NodeResourcesBalancedAllocation": 1}
     assert default.percentage_of_nodes_to_score == 0  # adaptive
-    assert "PodTopologySpread" in default.missing_plugins and "InterPodAffinity" in default.missing_plugins
+    assert "PodTopologySpread" not in default.missing_plugins and "InterPodAffinity" not in default.missing_plugins
 
 
 def test_feature_gates() -> None:
@@ -54,7 +55,8 @@ profiles:
     assert profile.name == "bin-packing"
     assert profile.gang
     assert profile.percentage_of_nodes_to_score == 30
-    assert profile.scores == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5}
+    assert profile.scores == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "PodTopologySpread": 2,
+                              "InterPodAffinity": 2}
     assert profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
 
 

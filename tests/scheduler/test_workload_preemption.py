@@ -14,7 +14,7 @@ import numpy as np
 
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import Bind, Evict, Preemption, Unschedulable
+from phalanx.scheduler.scheduler import Bind, Evict, GroupCondition, Preemption, Unschedulable
 from phalanx.sim.simulation import Simulation
 from tests.builders import MakeNode, MakePod, MakePodGroup, MakePriorityClass, MakeWorkload, inputs_of
 from tests.scheduler.test_preemption import Cluster, evicted, node, nominated, pod
@@ -47,12 +47,14 @@ def members(name: str, count: int, cpu: str = "4", priority: int = 0) -> list[Po
 
 # --- priority --------------------------------------------------------------------------------------------
 
-def test_a_pod_groups_priority_overrides_its_pods_for_the_preemptor() -> None:
-    for group_priority, expected in ((100, ["low"]), (None, [])):
+def test_a_pod_group_preempts_with_its_priority_which_its_pods_must_share() -> None:
+    # validatePodGroup: pending members must have the group's priority (spec.priority, 0 when unset);
+    # a group whose pods do not is a SchedulerError and preempts nothing.
+    for group_priority, pod_priority, expected in ((100, 100, ["low"]), (None, 0, []), (100, 0, [])):
         cluster = gang_cluster(node("node-a"))
         cluster.running("node-a", pod("low", "4", 50))
         cluster.group(group("train", 1, priority=group_priority))
-        decisions = cluster.schedule(*members("train", 1, priority=0))
+        decisions = cluster.schedule(*members("train", 1, priority=pod_priority))
         assert evicted(decisions) == expected
 
 
@@ -64,12 +66,13 @@ def test_a_pod_groups_priority_overrides_its_pods_as_victims() -> None:
     assert evicted(cluster.schedule(pod("p", "4", 10))) == ["batch-0"]
 
 
-def test_a_pod_groups_priority_from_its_workload_templates_priority_class() -> None:
+def test_a_pod_groups_priority_from_its_own_priority_class() -> None:
     workload = MakeWorkload("job").template("workers", gang=2, priority_class="urgent")
     inputs = inputs_of(MakePriorityClass("urgent", 1000), workload,
-                       MakePodGroup("job-workers").workload("job", "workers"),
-                       *(MakePod(f"w-{i}").req(cpu="4", memory="1Gi").group("job-workers") for i in range(2)))
-    assert inputs.pod_groups[0].priority == 1000 and inputs.pods[0].priority == 0
+                       MakePodGroup("job-workers").workload("job", "workers").priority_class("urgent"),
+                       *(MakePod(f"w-{i}").req(cpu="4", memory="1Gi").group("job-workers").priority_class("urgent")
+                         for i in range(2)))
+    assert inputs.pod_groups[0].priority == 1000 and inputs.pods[0].priority == 1000
     cluster = gang_cluster(node("node-a"), node("node-b"))
     cluster.running("node-a", pod("a", "4", 500)).running("node-b", pod("b", "4", 500))
     cluster.group(inputs.pod_groups[0])
@@ -84,7 +87,7 @@ def test_a_gang_that_cannot_place_min_count_finds_victims_across_the_cluster() -
         cluster.running(f"node-{name}", pod(name, "4", 1))
     cluster.running("node-d", pod("d", "4", 50))
     cluster.group(group("train", 3, priority=10))
-    decisions = cluster.schedule(*members("train", 3))
+    decisions = cluster.schedule(*members("train", 3, priority=10))
     assert sorted(evicted(decisions)) == ["a", "b", "c"]
     assert sorted(nominated(decisions).values()) == ["node-a", "node-b", "node-c"]
     assert [(d.preemptor, d.group, len(d.victims)) for d in decisions if isinstance(d, Preemption)] == [
@@ -95,7 +98,7 @@ def test_a_gang_preempts_nothing_when_removing_every_lower_priority_pod_is_not_e
     cluster = gang_cluster(node("node-a"), node("node-b"))
     cluster.running("node-a", pod("a", "4", 1)).running("node-b", pod("b", "4", 50))
     cluster.group(group("train", 2, priority=10))
-    decisions = cluster.schedule(*members("train", 2))
+    decisions = cluster.schedule(*members("train", 2, priority=10))
     assert evicted(decisions) == [] and nominated(decisions) == {}
 
 
@@ -107,7 +110,7 @@ def test_a_gang_reprieves_victims_that_still_fit_beside_it() -> None:
         cluster.running(f"node-{x}", pod(f"{x}1", "1", 1, start=-100), pod(f"{x}2", "1", 1, start=-10),
                         pod(f"{x}3", "2", 1, start=0.0))
     cluster.group(group("train", 2, priority=10))
-    decisions = cluster.schedule(*members("train", 2, cpu="2"))
+    decisions = cluster.schedule(*members("train", 2, cpu="2", priority=10))
     assert sorted(evicted(decisions)) == ["a3", "b3"]
 
 
@@ -121,7 +124,7 @@ def test_a_gang_does_not_take_room_promised_to_a_nominated_preemptor() -> None:
     taken = nominated(first)["p"]
     cluster.gone(*evicted(first), now=0.5)
     cluster.group(group("train", 2, priority=10), now=0.5)
-    decisions = cluster.schedule(*members("train", 2), now=0.5)
+    decisions = cluster.schedule(*members("train", 2, priority=10), now=0.5)
     assert sorted(nominated(decisions).values()) == sorted({"node-a", "node-b", "node-c"} - {taken})
     assert len(evicted(decisions)) == 2
 
@@ -150,7 +153,7 @@ def test_a_group_is_reprieved_before_a_pod_of_the_same_priority() -> None:
     cluster.group(group("keep", 1, priority=1, mode="all"))
     cluster.running("node-a", pod("solo", "4", 1, start=-1000), *members("keep", 1, priority=1))
     cluster.group(group("train", 1, priority=10))
-    assert evicted(cluster.schedule(*members("train", 1))) == ["solo"]
+    assert evicted(cluster.schedule(*members("train", 1, priority=10))) == ["solo"]
 
 
 # --- disruptionMode: all ------------------------------------------------------------------------------------
@@ -163,7 +166,7 @@ def test_an_all_group_is_reprieved_or_evicted_whole_with_rollback() -> None:
     cluster.running("node-b", pod("keep-0", "2", group="keep"), pod("y", "2", 1))
     cluster.running("node-a", pod("keep-1", "2", group="keep"), pod("x", "2", 1))
     cluster.group(group("train", 1, priority=10))
-    decisions = cluster.schedule(pod("train-0", "4", group="train", selector={"zone": "a"}))
+    decisions = cluster.schedule(pod("train-0", "4", 10, group="train", selector={"zone": "a"}))
     assert sorted(evicted(decisions)) == ["keep-0", "keep-1", "x"]
     state = cluster.scheduler.cluster
     assert state.requested[:, state.column["cpu"]].tolist() == [4000, 4000]  # victims hold until gone
@@ -211,9 +214,64 @@ def test_pod_group_preemption_policy_never_counts_only_behind_its_gate() -> None
         cluster = gang_cluster(node("node-a"), gates={"PodGroupPreemptionPolicy": gate})
         cluster.running("node-a", pod("a", "4", 1))
         cluster.group(group("train", 1, priority=10, policy="Never"))
-        decisions = cluster.schedule(*members("train", 1))
+        # With the gate on, the pods must share the group's policy (validatePodGroup).
+        decisions = cluster.schedule(pod("train-0", "4", 10, group="train", policy="Never" if gate else None))
         assert evicted(decisions) == expected
         assert [d.pod.name for d in decisions if isinstance(d, Unschedulable)] == ["train-0"]
+
+
+def test_with_the_gate_off_a_group_never_preempts_when_a_pending_member_says_never() -> None:
+    """preemption/manager.go getPreemptionPolicy, PodGroupPreemptionPolicy off: Never as soon as one pending
+    member's preemptionPolicy is Never (pods take it from their PriorityClass)."""
+    inputs = inputs_of(MakePriorityClass("quiet", 10).preemption_policy("Never"), MakePodGroup("train").gang(1)
+                       .priority(10), MakePod("train-0").req(cpu="4", memory="1Gi").group("train")
+                       .priority_class("quiet"))
+    assert inputs.pods[0].preemption_policy == "Never"
+    cluster = gang_cluster(node("node-a"))
+    cluster.running("node-a", pod("a", "4", 1))
+    cluster.group(inputs.pod_groups[0])
+    assert evicted(cluster.schedule(*inputs.pods)) == []
+
+
+def test_with_the_gate_on_a_groups_policy_comes_from_its_own_priority_class() -> None:
+    """getPreemptionPolicy, PodGroupPreemptionPolicy on: the PodGroup's spec.preemptionPolicy, which Priority
+    admission fills from the group's PriorityClass (PreemptLowerPriority without one)."""
+    for policy, expected in (("Never", []), ("PreemptLowerPriority", ["a"])):
+        inputs = inputs_of(MakePriorityClass("batch", 10).preemption_policy(policy),
+                           MakePodGroup("train").gang(1).priority_class("batch"),
+                           MakePod("train-0").req(cpu="4", memory="1Gi").group("train").priority_class("batch"))
+        assert inputs.pod_groups[0].preemption_policy == policy
+        cluster = gang_cluster(node("node-a"), gates={"PodGroupPreemptionPolicy": True})
+        cluster.running("node-a", pod("a", "4", 1))
+        cluster.group(inputs.pod_groups[0])
+        assert evicted(cluster.schedule(*inputs.pods)) == expected
+
+
+# --- unschedulable outcomes that go to preemption ---------------------------------------------------------
+
+def test_a_basic_group_that_places_nothing_preempts() -> None:
+    """algorithm_podgroup.go RunRootSchedulingAlgorithm: success with nothing scheduled is Unschedulable
+    ("no pods were schedulable"), so a basic group none of whose pods fit goes to workload-aware preemption."""
+    cluster = gang_cluster(node("node-a"), node("node-b"))
+    cluster.running("node-a", pod("a", "4", 1)).running("node-b", pod("b", "4", 50))
+    cluster.group(group("web", None, priority=10))
+    decisions = cluster.schedule(*members("web", 2, priority=10))
+    assert evicted(decisions) == ["a"]
+    assert list(nominated(decisions).values()) == ["node-a"]
+    conditions = [(d.status, d.reason) for d in decisions if isinstance(d, GroupCondition)]
+    assert conditions == [(False, "Unschedulable")]
+
+
+def test_extra_members_of_a_gang_already_at_min_count_preempt() -> None:
+    """RunRootSchedulingAlgorithm: a gang whose running members already make minCount but none of whose
+    pending members fit is Unschedulable too, and preempts for them."""
+    cluster = gang_cluster(node("node-a"), node("node-b"))
+    cluster.group(group("train", 1, priority=10))
+    cluster.running("node-a", pod("train-0", "4", 10, group="train"))
+    cluster.running("node-b", pod("b", "4", 1))
+    decisions = cluster.schedule(pod("train-1", "4", 10, group="train"))
+    assert evicted(decisions) == ["b"]
+    assert nominated(decisions) == {"train-1": "node-b"}
 
 
 def test_a_gang_whose_victims_are_still_terminating_does_not_preempt_again() -> None:
@@ -221,7 +279,7 @@ def test_a_gang_whose_victims_are_still_terminating_does_not_preempt_again() -> 
     for name in ("a", "b", "c"):
         cluster.running(f"node-{name}", pod(name, "4", 1))
     cluster.group(group("train", 2, priority=10))
-    first = cluster.schedule(*members("train", 2))
+    first = cluster.schedule(*members("train", 2, priority=10))
     assert len(evicted(first)) == 2
     assert evicted(cluster.retry(5.0)) == []
     cluster.gone(*evicted(first), now=30.0)
@@ -257,8 +315,38 @@ def test_no_node_is_over_committed_after_group_preemption() -> None:
         for j in range(4):
             cluster.running(f"node-{i}", pod(f"v-{i}-{j}", "2", int(rng.integers(0, 3))))
     cluster.group(group("train", 5, priority=10))
-    decisions = cluster.schedule(*members("train", 5, cpu="6"))
+    decisions = cluster.schedule(*members("train", 5, cpu="6", priority=10))
     assert len(nominated(decisions)) == 5
     assert not cluster.scheduler.cluster.overcommitted().any()
     victims = [d for d in decisions if isinstance(d, Evict)]
     assert victims and all(cluster.scheduler.running.priority[d.pod.key] < 10 for d in victims)
+
+
+# --- MoreImportantVictim: a PodGroup member outranks a bare pod, in single mode too ------------------------
+
+def test_a_single_mode_member_is_reprieved_before_an_older_bare_pod_of_equal_priority() -> None:
+    """preemption's MoreImportantVictim (GenericWorkload on): priority, then a pod with spec.schedulingGroup
+    before a bare pod (IsPodGroup reads the pod, so a `disruptionMode: single` member counts), then larger,
+    then older. Both the vectorised and the one-by-one victim selection follow it."""
+    for vectorised in (True, False):
+        cluster = gang_cluster(node("node-a"))
+        cluster.scheduler.preemptor.vectorised = vectorised
+        cluster.group(group("batch", 1, priority=1, mode="single"))
+        cluster.running("node-a", pod("solo", "2", 1, start=-1000), pod("batch-0", "2", 1, group="batch", start=0))
+        assert evicted(cluster.schedule(pod("p", "2", 10))) == ["solo"]
+
+
+def test_victim_units_rank_group_members_before_bare_pods_in_single_mode() -> None:
+    cluster = gang_cluster(node("node-0", "32"))
+    cluster.group(group("one", 1, priority=5, mode="single"))
+    cluster.running("node-0", pod("bare-old", "1", 5, start=-900), pod("one-0", "1", 5, group="one", start=-1),
+                    pod("bare-new", "1", 5, start=-10), pod("one-1", "1", 5, group="one", start=-50))
+    units = cluster.scheduler.preemptor.units(cluster.scheduler.running.node_of, 10)
+    assert [u.pods[0].split("/")[1] for u in units] == ["one-1", "one-0", "bare-old", "bare-new"]
+
+
+def test_without_generic_workload_membership_does_not_rank() -> None:
+    cluster = Cluster(node("node-a"), profile="default")
+    cluster.group(group("batch", 1, priority=1, mode="single"))
+    cluster.running("node-a", pod("solo", "2", 1, start=-1000), pod("batch-0", "2", 1, group="batch", start=0))
+    assert evicted(cluster.schedule(pod("p", "2", 10))) == ["batch-0"]

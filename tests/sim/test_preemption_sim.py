@@ -113,7 +113,7 @@ def test_a_workload_owned_pod_is_recreated_and_queues_again() -> None:
     inputs = inputs_of(
         MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
         MakePodGroup("train").gang(1).priority(1),
-        MakePod("train-0").req(cpu="4").group("train").node("node-a").duration("2h"),
+        MakePod("train-0").req(cpu="4").priority(1).group("train").node("node-a").duration("2h"),
         MakePod("p").req(cpu="4").priority(100).arrival("600").duration("1h"),
     )
     sim = Simulation(inputs, builtin("gang"), until=20000.0).run()

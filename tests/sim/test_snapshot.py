@@ -64,3 +64,15 @@ def test_cli_counts_skipped_kinds(capsys: pytest.CaptureFixture[str], tmp_path: 
     captured = capsys.readouterr()
     assert "valid: 4 node(s), 19 pod(s), 2 pod group(s), 1 workload(s)" in captured.out
     assert "ConfigMap: 1" in captured.err and "Service: 1" in captured.err
+
+
+def test_a_snapshot_pod_group_keeps_the_conditions_it_carries() -> None:
+    """PodGroupInitiallyScheduled is final once True: the fine-tuning group's True condition from the snapshot
+    stands (it is not re-evaluated as initially unscheduled), and eval-sweep's False one is the scheduler's
+    to update."""
+    sim = Simulation(load_paths([SNAPSHOT]), load_profile("gang"), until=60.0).run()
+    trainer = sim.groups["ml/llm-finetune-trainer"].conditions["PodGroupInitiallyScheduled"]
+    assert (trainer["status"], trainer["reason"]) == ("True", "Scheduled")
+    assert "ml/llm-finetune-trainer" in sim.scheduler.initially_scheduled
+    sweep = sim.groups["ml/eval-sweep"].conditions["PodGroupInitiallyScheduled"]
+    assert (sweep["status"], sweep["reason"]) == ("False", "Unschedulable")

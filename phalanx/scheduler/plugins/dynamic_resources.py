@@ -3,10 +3,9 @@
 Filter: a pod without claims passes everywhere at once. Otherwise a node passes when every claim of the
 pod is either allocated already and usable there (its devices are on or reachable from the node, and it
 is not being evicted for a NoExecute taint) or can be allocated there now (`DeviceState.feasible`).
-Why a node fails is counted once per node, in this order: `resourceclaim not available on the node`
-(a claim allocated elsewhere, or being deallocated), `device(s) had untolerated taint {key: effect}`
-(the node would pass if untolerated device taints were ignored; the first such taint on the node's
-matching devices is named), else `cannot allocate all claims`.
+Why a node fails is counted once per node: `resourceclaim not available on the node` (a claim allocated
+elsewhere, or being deallocated), else `cannot allocate all claims` (untolerated device taints included,
+as v1.37 words it).
 
 Failures are UnschedulableAndUnresolvable: preemption does not free devices in Phalanx, so evicting
 pods for a pod short of devices is not attempted.
@@ -27,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from phalanx.api.objects import Pod
-from phalanx.api.tolerations import first_untolerated
 from phalanx.cluster.devices import device_state
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
@@ -79,35 +77,12 @@ class DynamicResources:
         unavailable = failed & ~usable
         if unavailable.any():
             out[NOT_AVAILABLE] += int(unavailable.sum())
-        rest = failed & usable
-        if not rest.any():
-            return out
-        untainted = devices.feasible(state.pod, ignore_taints=True)
-        tainted = rest & untainted
-        for node in np.flatnonzero(tainted).tolist():
-            out[f"device(s) had untolerated taint {self._taint_on(state.pod, cluster, node)}"] += 1
-        blocked = int((rest & ~untainted).sum())
+        # An untolerated device taint makes a device unallocatable like any other reason: v1.37 reports
+        # these nodes as `cannot allocate all claims` too (checked against the real kube-scheduler).
+        blocked = int((failed & usable).sum())
         if blocked:
             out[CANNOT_ALLOCATE] += blocked
         return out
-
-    @staticmethod
-    def _taint_on(pod: Pod, cluster: ClusterState, node: int) -> str:
-        """The first untolerated taint on a device of the node that one of the pod's requests could use."""
-        devices = device_state(cluster)
-        on_node = devices.on_node(node).tolist()
-        for claim in devices.pod_claims(pod):
-            if claim.allocation is not None:
-                continue
-            for request in claim.claim.spec.requests:
-                for alt in request.alternatives:
-                    eligible = devices.eligible(alt)[0]
-                    for d in on_node:
-                        if eligible[d]:
-                            taint = first_untolerated(devices.taints(d), alt.tolerations, harmless="None")
-                            if taint is not None:
-                                return taint.describe()
-        return "{}"
 
     # --- Reserve ---
 

@@ -1,0 +1,53 @@
+"""The differential suite: generated small clusters through the real kube-scheduler and through Phalanx.
+
+PHALANX_DIFFERENTIAL_CASES sets how many (default 500, as CI runs; seeds 0…N-1). The goal is agreement on
+every case; what the suite measures today, and the open disagreements, are in docs/fidelity.md. The test
+fails when the share of disagreeing cases or of disagreeing pod outcomes grows past what was measured, and
+prints every disagreeing seed: `python -m benchmarks.fidelity --seeds N` replays one with its differences.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from phalanx.scheduler.profiles import builtin
+from phalanx.verify.compare import CATEGORIES, verify
+from phalanx.verify.generator import generate_case
+from phalanx.verify.oracle import Oracle
+
+pytestmark = pytest.mark.kube
+
+CASES = int(os.environ.get("PHALANX_DIFFERENTIAL_CASES", "500"))
+# Measured on seeds 0-499 (docs/fidelity.md), with a margin for the oracle's timing: at most this share
+# of cases may disagree anywhere but in messages, and pod outcomes must agree at least this often.
+MAX_DISAGREEING_CASES = 0.15
+MIN_OUTCOME_AGREEMENT = 0.98
+
+
+def test_generated_clusters_agree(oracle: Oracle, tmp_path: Path) -> None:
+    agree: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    disagreeing: dict[int, list[str]] = {}
+    for seed in range(CASES):
+        case = generate_case(seed, spread=seed % 2 == 1, pod_affinity=seed % 3 == 1)
+        path = tmp_path / f"case-{seed}.yaml"
+        path.write_text(yaml.safe_dump_all(case.manifests, sort_keys=False))
+        verdict = verify([str(path)], builtin(case.profile), oracle, seed=seed)
+        agree.update(verdict.agree)
+        total.update(verdict.total)
+        wrong = [f"{d.category} {d.name}: {d.phalanx!r} vs {d.real!r}" for d in verdict.differences
+                 if d.category != "messages"]
+        if wrong:
+            disagreeing[seed] = wrong
+    summary = ", ".join(f"{c} {agree[c]}/{total[c]}" for c in CATEGORIES)
+    print(f"\n{CASES} generated clusters: {summary}; disagreeing seeds: {sorted(disagreeing)}")
+    for seed, wrong in sorted(disagreeing.items()):
+        print(f"  seed {seed}: {'; '.join(wrong[:5])}")
+    assert total["outcome"] > 0
+    assert agree["outcome"] >= MIN_OUTCOME_AGREEMENT * total["outcome"], summary
+    assert len(disagreeing) <= MAX_DISAGREEING_CASES * CASES, f"{len(disagreeing)} of {CASES} cases disagree"
