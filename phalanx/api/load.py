@@ -483,11 +483,9 @@ def resolve(inputs: Inputs) -> None:
                 if template is None:
                     raise InputError(f"Workload {workload.key} has no podGroupTemplate {group.template_name!r}",
                                      field="spec.workloadRef.templateName", **_where(group, "PodGroup"))
-        if group.policy is None:
-            if template is None or template.policy is None:
-                raise InputError("is required (or a spec.workloadRef to a Workload template that sets it)",
-                                 field="spec.schedulingPolicy", **_where(group, "PodGroup"))
-            group.policy = template.policy
+        if group.policy is None:  # the API server rejects it: the controller that creates it copies the policy
+            raise InputError("is required: one of basic, gang", field="spec.schedulingPolicy",
+                             **_where(group, "PodGroup"))
         # Every other field is the PodGroup's own: the scheduler reads the PodGroup only, and the controller
         # that creates a PodGroup copies the template's fields into it. Priority admission fills priority (and
         # preemptionPolicy) from priorityClassName, else from the global default class, else 0.

@@ -56,16 +56,33 @@ class PodIndex:
         self._alive: BoolArray = np.zeros(64, dtype=bool)
         self._terminating: BoolArray = np.zeros(64, dtype=bool)
         self._sig_ids: dict[tuple[str, frozenset[tuple[str, str]]], int] = {}
+        self._last: tuple[Pod, dict[str, str], str, int] | None = None
+        # Per-node counts of the pods a selector matches (`counts`), kept up to date as pods come and go once
+        # asked for: (key, skip_terminating) -> counts; and per signature the counters it adds to.
+        self._counters: dict[tuple[Hashable, bool], tuple[IntArray, Matcher]] = {}
+        self._sig_counters: dict[int, list[tuple[IntArray, bool]]] = {}
         self.sig_namespace: list[str] = []
         self.sig_labels: list[dict[str, str]] = []
         self._masks: dict[Hashable, BoolArray] = {}
         # Distinct terms of bound pods -> node -> how many pods there carry the term.
         self.terms: dict[TermKey, dict[int, int]] = {}
+        # Bumped whenever a distinct term appears in or leaves `terms` (not when only its counts change).
+        self.terms_version = 0
+        # Per signature: the terms of bound pods that match a pod of that signature, at a terms_version.
+        self._matching: dict[int, tuple[int, tuple[tuple[TermKey, dict[int, int]], ...]]] = {}
 
     def __len__(self) -> int:
         return len(self._slot)
 
     def _signature(self, pod: Pod) -> int:
+        last = self._last
+        if last is not None and last[0] is pod and last[1] is pod.labels and last[2] == pod.namespace:
+            return last[3]  # the same pod again (its cycle, then its bind)
+        sig = self._signature_of(pod)
+        self._last = (pod, pod.labels, pod.namespace, sig)
+        return sig
+
+    def _signature_of(self, pod: Pod) -> int:
         key = (pod.namespace, frozenset(pod.labels.items()))
         sig = self._sig_ids.get(key)
         if sig is None:
@@ -94,14 +111,21 @@ class PodIndex:
         self._sig[slot] = self._signature(pod)
         self._alive[slot] = True
         self._terminating[slot] = False
+        if self._counters:
+            self._count(int(self._sig[slot]), node, 1, terminating=False)
         for term in _pod_terms(pod):
-            per_node = self.terms.setdefault(term, {})
+            per_node = self.terms.get(term)
+            if per_node is None:
+                per_node = self.terms[term] = {}
+                self.terms_version += 1
             per_node[node] = per_node.get(node, 0) + 1
 
     def remove(self, pod: Pod, node: int) -> None:
         slot = self._slot.pop(pod.key)
         self._alive[slot] = False
         self._free.append(slot)
+        if self._counters:
+            self._count(int(self._sig[slot]), node, -1, terminating=bool(self._terminating[slot]))
         for term in _pod_terms(pod):
             per_node = self.terms[term]
             left = per_node[node] - 1
@@ -111,11 +135,55 @@ class PodIndex:
                 del per_node[node]
                 if not per_node:
                     del self.terms[term]
+                    self.terms_version += 1
+
+    def terms_matching(self, pod: Pod) -> tuple[tuple[TermKey, dict[int, int]], ...]:
+        """The terms of bound pods that match `pod` (by its namespace and labels), each with its pods per node
+        (the live counts, which stay up to date as pods come and go)."""
+        sig = self._signature(pod)
+        known = self._matching.get(sig)
+        if known is not None and known[0] == self.terms_version:
+            return known[1]
+        namespace, labels = pod.namespace, pod.labels
+        found = tuple((key, per_node) for key, per_node in self.terms.items() if key[2].matches(namespace, labels))
+        if len(self._matching) >= _MAX_MATCHERS:
+            self._matching.clear()
+        self._matching[sig] = (self.terms_version, found)
+        return found
 
     def set_terminating(self, key: str) -> None:
         slot = self._slot.get(key)
         if slot is not None:
+            if self._counters and not self._terminating[slot]:
+                # Counters that leave terminating pods out stop counting it.
+                node = int(self._node[slot])
+                for counts, skip_terminating in self._counters_of(int(self._sig[slot])):
+                    if node >= counts.shape[0]:
+                        self._counters.clear()
+                        self._sig_counters.clear()
+                        break
+                    if skip_terminating:
+                        counts[node] -= 1
             self._terminating[slot] = True
+
+    def _counters_of(self, sig: int) -> list[tuple[IntArray, bool]]:
+        known = self._sig_counters.get(sig)
+        if known is None:
+            known = self._sig_counters[sig] = [
+                (counts, skip) for (key, skip), (counts, matches) in self._counters.items()
+                if self.signature_mask(key, matches)[sig]]
+        return known
+
+    def _count(self, sig: int, node: int, change: int, *, terminating: bool) -> None:
+        """Add `change` to the counters a pod of signature `sig` on `node` counts in (a terminating one only in
+        those that count terminating pods)."""
+        for counts, skip_terminating in self._counters_of(sig):
+            if node >= counts.shape[0]:  # a node added since: start the counters afresh when next asked
+                self._counters.clear()
+                self._sig_counters.clear()
+                return
+            if not (terminating and skip_terminating):
+                counts[node] += change
 
     def signature_mask(self, key: Hashable, matches: Matcher) -> BoolArray:
         """Which signatures `matches` (namespace, labels) accepts; remembered under `key`, which must name
@@ -136,9 +204,20 @@ class PodIndex:
     def counts(self, key: Hashable, matches: Matcher, nodes: int, *, skip_terminating: bool = False) -> IntArray:
         """How many bound pods on each of `nodes` nodes `matches` accepts (terminating ones left out when
         `skip_terminating`)."""
+        known = self._counters.get((key, skip_terminating))
+        if known is not None and known[0].shape[0] == nodes:
+            return known[0].copy()
         mask = self.signature_mask(key, matches)
         top = self._top
         chosen = self._alive[:top] & mask[self._sig[:top]]
         if skip_terminating:
             chosen &= ~self._terminating[:top]
-        return np.bincount(self._node[:top][chosen], minlength=nodes)
+        counts: IntArray = np.bincount(self._node[:top][chosen], minlength=nodes)
+        if counts.shape[0] == nodes:
+            if len(self._counters) >= _MAX_MATCHERS:
+                self._counters.clear()
+            # Signatures not seen yet are matched against the selector when they first appear (signature_mask
+            # extends the mask); a new counter changes what every signature counts in.
+            self._counters[(key, skip_terminating)] = (counts.copy(), matches)
+            self._sig_counters.clear()
+        return counts

@@ -61,6 +61,7 @@ class ClusterState:
         self.terminating: set[str] = set()
         self._pod_index: PodIndex | None = None
         self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
+        self._last_demand: tuple[Pod, dict[str, int], PodDemand] | None = None
         self._grow_to = 0
         # Free capacity (allocatable − requested) and allocatable laid out resources × nodes, one contiguous
         # row per resource, which is how the fit filter and the scores read them. Kept in step with the
@@ -97,6 +98,7 @@ class ClusterState:
         self.allocatable = np.hstack([self.allocatable, pad])
         self.requested = np.hstack([self.requested, pad])
         self._demand_cache.clear()
+        self._last_demand = None
         self.bound = {k: (n, self._widen(d)) for k, (n, d) in self.bound.items()}
         self._lay_out()
         return col
@@ -191,9 +193,13 @@ class ClusterState:
 
     def demand(self, pod: Pod) -> PodDemand:
         """The pod's requests as vectors; pods with equal requests share one (read-only) PodDemand."""
+        last = self._last_demand
+        if last is not None and last[0] is pod and last[1] is pod.requests:
+            return last[2]  # a cycle asks for the same pod's demand several times
         key = (*sorted(pod.requests.items()), ("", pod.nonzero("cpu")), ("", pod.nonzero("memory")))
         cached = self._demand_cache.get(key)
         if cached is not None:
+            self._last_demand = (pod, pod.requests, cached)
             return cached
         for name in pod.requests:
             self.ensure_resource(name)
@@ -207,6 +213,7 @@ class ClusterState:
         columns = tuple(int(c) for c in np.flatnonzero(req))
         demand = PodDemand(req, nonzero, columns)
         self._demand_cache[key] = demand
+        self._last_demand = (pod, pod.requests, demand)
         return demand
 
     def assume(self, pod: Pod, node: int) -> None:

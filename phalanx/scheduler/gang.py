@@ -40,14 +40,17 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
     outcome = GroupOutcome()
     failed_shapes: dict[Shape, str] = {}
     for pod in pending:
-        shape = _shape(pod)
-        if shape in failed_shapes:
+        # A member with topology spread or pod (anti-)affinity depends on the members placed before it, so
+        # its failure says nothing about the next one (upstream's pod signatures leave such pods out too).
+        shape = None if pod.placement.spread or pod.placement.pod_affinity else _shape(pod)
+        if shape is not None and shape in failed_shapes:
             outcome.failures[pod.key] = failed_shapes[shape]
             continue
         result = cycle.schedule(pod)
         if result.node is None:
             message = result.message or "no node fits"
-            failed_shapes[shape] = message
+            if shape is not None:
+                failed_shapes[shape] = message
             outcome.failures[pod.key] = message
             continue
         cycle.reserve(pod, result.node)

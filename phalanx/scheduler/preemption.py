@@ -239,6 +239,24 @@ def _pick(kept: Sequence[tuple[_Batch, IntArray]]) -> tuple[_Batch, int]:
     return kept[int(which[best])][0], int(row_of[best])
 
 
+def _rank(batch: _Batch, row: int) -> tuple[int, int, int, int, float]:
+    """What pickOneNodeForPreemption compares, in its order (lower is better)."""
+    return (int(batch.violations[row]), int(batch.top[row]), int(batch.total[row]), int(batch.count[row]),
+            -float(batch.earliest[row]))
+
+
+def _hinted(kept: Sequence[tuple[_Batch, IntArray]], batch: _Batch, row: int,
+            want: int | None) -> tuple[_Batch, int]:
+    """The hinted node's candidate instead of the picked one, where the two rank equal."""
+    if want is None:
+        return batch, row
+    for other, rows in kept:
+        for r in rows.tolist():
+            if int(other.nodes[r]) == want and _rank(other, r) == _rank(batch, row):
+                return other, r
+    return batch, row
+
+
 def _key(running: RunningPods, pods: Sequence[str]) -> tuple[int, int, int, float]:
     """(top priority, priority sum, count, earliest start of the top-priority victims) of a victim list."""
     if not pods:
@@ -270,6 +288,9 @@ class Preemptor:
         self._pdb_ids: tuple[int, ...] = ()
         self._seen_groups: set[str] = set()
         running.classify = self._special
+        # Verification only (`phalanx verify`): the node the real scheduler preempted on, per preemptor, taken
+        # when it ranks equal with Phalanx's pick (kube-scheduler visits candidates from a random offset).
+        self.hints: dict[str, str] | None = None
 
     # --- which pods need one-by-one treatment ---------------------------------------------------------
 
@@ -413,6 +434,8 @@ class Preemptor:
         if good + bad == 0:
             return None
         batch, row = _pick(kept)
+        if self.hints is not None and pod.key in self.hints:
+            batch, row = _hinted(kept, batch, row, cluster.index.get(self.hints[pod.key]))
         node = int(batch.nodes[row])
         return Outcome(victims=batch.victims_of(row, self.running), nominations={pod.key: cluster.names[node]},
                        node=cluster.names[node], priority=priority)

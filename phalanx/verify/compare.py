@@ -179,10 +179,12 @@ class _Run:
     attempts: list[tuple[float, str]]
 
 
-def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None) -> _Run:
+def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None,
+              preemption_hints: dict[str, str] | None = None) -> _Run:
     sim = Simulation(inputs, profile, seed=seed)
     queue = sim.scheduler.queue = RecordingQueue()
     sim.scheduler.cycle.hints = hints
+    sim.scheduler.preemptor.hints = preemption_hints
     sim.run()
     return _Run(build_report(sim), dict(sim.scheduler.cycle.ties), queue.popped)
 
@@ -226,7 +228,8 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers)
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()
-    second = _simulate(inputs, profile, seed, hints)
+    preempted_on = {key: pod.preempted_on for key, pod in real.pods.items() if pod.preempted_on is not None}
+    second = _simulate(inputs, profile, seed, hints, preempted_on)
     verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
                       binds=int(second.report["stats"]["podsScheduled"]))
     prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}

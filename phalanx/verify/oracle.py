@@ -34,7 +34,10 @@ from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
-STILL_POLLS = 25  # unchanged polls that make "quiet" while pods keep backing off (over 2 s: two 1 s backoffs)
+# Unchanged seconds that make "quiet" while pods or groups keep retrying: longer than a retry round of
+# kube-scheduler's queue with a 1 s backoff (up to 1 s backoff, then up to 1 s until the next flush).
+STILL_SECONDS = 3.5
+_PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
@@ -69,6 +72,7 @@ class RealPod:
     gone_at: float | None = None  # a graceful deletion ends at this simulated time (as Phalanx's clock runs)
     evicted: bool = False  # deleted by a (device) taint eviction controller: a bare pod ends Failed
     group: str | None = None  # its PodGroup (`namespace/name`; a Job controller's PodGroup has a hashed name)
+    preempted_on: str | None = None  # as a preemptor: the node whose pods the real scheduler evicted for it
 
 
 @dataclass
@@ -185,7 +189,7 @@ class Oracle:
                     self._attempted(keys, step.time, outcome)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
-            self._quiet(step.time, outcome)
+            self._quiet(step.time, outcome, groups=bool(gates.get("GenericWorkload")))
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, steps[-1].time if steps else 0.0)
@@ -256,12 +260,17 @@ class Oracle:
             outcome.pods.setdefault(key, RealPod(key)).finished = True
             self._delete_now(pod)
 
-    def _quiet(self, now: float, outcome: RealOutcome, timeout: float = 120.0) -> None:
+    def _quiet(self, now: float, outcome: RealOutcome, *, groups: bool = False, timeout: float = 120.0) -> None:
         """Wait until the scheduler has nothing active or backing off and nothing changed for a few polls;
-        complete graceful deletions meanwhile and note when each pod was first seen bound."""
+        complete graceful deletions meanwhile and note when each pod was first seen bound.
+
+        With `groups` (GenericWorkload on) and a PodGroup member pending, a group that failed retries after
+        its backoff without showing in the pending-pods metric: then only a still spell longer than a backoff
+        round (1 s backoff, 1 s flush) makes quiet."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         still = 0
+        since = time.monotonic()
         while time.monotonic() < deadline:
             pods = self._pods()
             changed_here = False
@@ -283,10 +292,15 @@ class Oracle:
                 still += 1
                 # Idle queues and a few unchanged polls; or, with retries still cycling (a pod backing off
                 # after an error), long enough unchanged that a retry (at most 1 s apart) changed nothing.
-                if (still >= QUIET_POLLS and not self._queues_busy()) or still >= STILL_POLLS:
+                waiting_group = groups and any(
+                    not _node_of(p) and ((p.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+                    for p in pods)
+                if still >= QUIET_POLLS and (time.monotonic() - since >= STILL_SECONDS
+                                             or (not waiting_group and not self._queues_busy())):
                     return
             else:
                 still = 0
+                since = time.monotonic()
             last = fingerprint
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"the real scheduler did not settle within {timeout:g}s at simulated time {now:g}s")
@@ -378,6 +392,11 @@ class Oracle:
             victim = self._keys.get(involved.uid)
             if victim is not None and not outcome.pods.setdefault(victim, RealPod(victim)).finished:
                 outcome.pods[victim].preempted = True
+            # executor.go: "Preempted by <pod|podgroup> <uid> on node <node>".
+            said = _PREEMPTED_BY.match(event.message or "")
+            preemptor = self._keys.get(said.group(2)) if said and said.group(1) == "pod" else None
+            if said and preemptor is not None:
+                outcome.pods.setdefault(preemptor, RealPod(preemptor)).preempted_on = said.group(3)
         for group in self.client.list(PodGroup, namespace="*"):
             body = group.to_dict()
             key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"

@@ -166,23 +166,32 @@ def test_pod_group_priority_from_its_class() -> None:
 
 # --- Workload templates ---
 
-def test_pod_group_takes_only_its_scheduling_policy_from_the_workload_template() -> None:
+def test_pod_group_reads_nothing_from_the_workload_template() -> None:
     # The scheduler reads the PodGroup only (controllers copy template fields when they create one): the
     # template's priority class is not the PodGroup's, which Priority admission gives priority 0.
     inputs = inputs_of(MakePriorityClass("batch", 100),
                        MakeWorkload("training").template("workers", gang=4, priority_class="batch"),
-                       MakePodGroup("training-workers").workload("training", "workers"))
+                       MakePodGroup("training-workers").workload("training", "workers").gang(4))
     group = inputs.pod_groups[0]
     assert group.is_gang and group.min_count == 4
     assert group.priority_class_name is None and group.priority == 0
     assert group.preemption_policy == "PreemptLowerPriority"
 
 
+def test_pod_group_without_its_own_policy_is_rejected_as_the_api_server_does() -> None:
+    # The real v1.37.2 API server: "spec.schedulingPolicy: Invalid value: "": must specify one of: `basic`,
+    # `gang`", also when the Workload template has one.
+    with pytest.raises(InputError) as err:
+        inputs_of(MakeWorkload("training").template("workers", gang=4),
+                  MakePodGroup("training-workers").workload("training", "workers"))
+    assert err.value.field == "spec.schedulingPolicy"
+
+
 def test_pod_group_reads_only_its_own_disruption_mode_which_defaults_to_single() -> None:
     """K-b1 PodGroupSpec.disruptionMode defaults to single; the scheduler never reads the Workload template
     (it was inherited from the template before, commit 531adde)."""
     inputs = inputs_of(MakeWorkload("training").template("workers", gang=4, disruption="all"),
-                       MakePodGroup("from-template").workload("training", "workers"),
+                       MakePodGroup("from-template").workload("training", "workers").gang(4),
                        MakePodGroup("standalone").gang(2))
     modes = {g.name: g.disruption_mode for g in inputs.pod_groups}
     assert modes == {"from-template": "single", "standalone": "single"}

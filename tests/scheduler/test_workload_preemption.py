@@ -69,7 +69,7 @@ def test_a_pod_groups_priority_overrides_its_pods_as_victims() -> None:
 def test_a_pod_groups_priority_from_its_own_priority_class() -> None:
     workload = MakeWorkload("job").template("workers", gang=2, priority_class="urgent")
     inputs = inputs_of(MakePriorityClass("urgent", 1000), workload,
-                       MakePodGroup("job-workers").workload("job", "workers").priority_class("urgent"),
+                       MakePodGroup("job-workers").workload("job", "workers").gang(2).priority_class("urgent"),
                        *(MakePod(f"w-{i}").req(cpu="4", memory="1Gi").group("job-workers").priority_class("urgent")
                          for i in range(2)))
     assert inputs.pod_groups[0].priority == 1000 and inputs.pods[0].priority == 1000

@@ -112,7 +112,11 @@ class InterPodAffinity:
         """PreFilter's Skip: no required term on the pod and no bound pod with pod (anti-)affinity."""
         affinity = state.pod.placement.pod_affinity
         has_required = affinity is not None and bool(affinity.required or affinity.required_anti)
-        return not has_required and cluster.affinity_pods == 0
+        if has_required:
+            return False
+        # Every node passes too when no bound pod's required anti-affinity term matches the pod.
+        return cluster.affinity_pods == 0 or not any(
+            key[0] == "required_anti" for key, _ in cluster.pod_index.terms_matching(state.pod))
 
     def _filtered(self, state: CycleState, cluster: ClusterState) -> _Filtered:
         mark = (id(cluster), cluster.generation, cluster.version)
@@ -157,8 +161,8 @@ class InterPodAffinity:
     def _existing_anti(pod: Pod, cluster: ClusterState) -> BoolArray:
         """Nodes in a domain where a bound pod's required anti-affinity term matches the incoming pod."""
         bad: dict[str, set[int]] = {}
-        for (kind, _, term), per_node in cluster.pod_index.terms.items():
-            if kind != "required_anti" or not term.matches(pod.namespace, pod.labels):
+        for (kind, _, term), per_node in cluster.pod_index.terms_matching(pod):
+            if kind != "required_anti":
                 continue
             dom = cluster.labels.ids(term.topology_key)
             values = dom[np.fromiter(per_node.keys(), dtype=np.int64)]
@@ -190,7 +194,16 @@ class InterPodAffinity:
     def skips_score(self, state: CycleState, cluster: ClusterState) -> bool:
         affinity = state.pod.placement.pod_affinity
         preferred = affinity is not None and bool(affinity.preferred or affinity.preferred_anti)
-        return not preferred and (self.ignore_existing_preferred or cluster.affinity_pods == 0)
+        if preferred:
+            return False
+        if self.ignore_existing_preferred or cluster.affinity_pods == 0:
+            return True
+        # Every node scores the same (0) too when no bound pod's term that scores matches the pod.
+        return not any(self._scores_term(kind) for (kind, _, _), _ in cluster.pod_index.terms_matching(state.pod))
+
+    def _scores_term(self, kind: str) -> bool:
+        """Whether an existing pod's term of this kind adds to the score of a pod it matches."""
+        return kind != "required_anti" and (kind != "required" or self.hard_weight > 0)
 
     def _contributions(self, pod: Pod, cluster: ClusterState) -> Iterable[tuple[str, IntArray]]:
         """(topology key, amount per node) for every matching term: the pod's preferred terms against bound
@@ -203,10 +216,8 @@ class InterPodAffinity:
                     yield weighted.term.topology_key, sign * weighted.weight * counts
         if not cluster.affinity_pods:
             return
-        for (kind, weight, term), per_node in cluster.pod_index.terms.items():
-            if kind == "required_anti" or (kind == "required" and self.hard_weight <= 0):
-                continue
-            if not term.matches(pod.namespace, pod.labels):
+        for (kind, weight, term), per_node in cluster.pod_index.terms_matching(pod):
+            if not self._scores_term(kind):
                 continue
             amount = self.hard_weight if kind == "required" else weight
             sign = -1 if kind == "preferred_anti" else 1

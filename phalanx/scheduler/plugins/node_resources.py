@@ -164,17 +164,21 @@ Formula = Callable[[IntArray, IntArray, IntArray, "_Plan"], IntArray]
 # The same for one node: (shapes × resources requests of the shapes, resources requests of the node without
 # the pod, resources allocatable, the plan) -> shapes.
 NodeFormula = Callable[[IntArray, IntArray, IntArray, "_Plan"], IntArray]
-# The same for one node and one shape's requests, in Python numbers (None: values too large for that).
-OneFormula = Callable[["_Plan", ClusterState, int, tuple[int, ...]], "int | None"]
-# Below this many (shape, node) scores to bring up to date, Python arithmetic beats NumPy's per-call cost.
-_SCALAR_WORK = 4
+# The same for one node in Python numbers: (the shapes' requests, the node's requests without the pod, its
+# allocatable, the plan) -> a score per shape, or None when a value is too large for the int64 formulas to
+# be sure not to overflow (the node then takes the NumPy path). Tables whose shapes request such amounts
+# always take the NumPy path.
+ColumnFormula = Callable[[list[tuple[int, ...]], list[int], list[int], "_Plan"], "list[int] | None"]
+# Up to this many (shape, node) scores to bring up to date, Python arithmetic beats NumPy's per-call cost.
+_PYTHON_WORK = 8
 _SCALAR_LIMIT = 1 << 55
 
 
 class _Table:
     """Scores of every node for the pod shapes (the plan's pod requests) of one plan layout."""
 
-    __slots__ = ("alloc", "clock", "cluster", "layout", "mark", "pods", "rows", "scores", "span", "used")
+    __slots__ = ("alloc", "alloc_rows", "clock", "cluster", "layout", "mark", "pod_list", "pods", "python", "rows",
+                 "scores", "span", "used")
 
     def __init__(self, cluster: ClusterState, plan: _Plan) -> None:
         self.cluster = weakref.ref(cluster)
@@ -182,6 +186,8 @@ class _Table:
         self.mark = cluster.change_mark()
         self.rows: dict[tuple[int, ...], int] = {}
         self.pods = np.zeros((0, len(plan.pod)), dtype=np.int64)
+        self.pod_list: list[tuple[int, ...]] = []  # the rows' pod requests, in row order
+        self.python = True  # every row's requests are small enough for the Python path
         self.scores = np.zeros((0, len(cluster)), dtype=np.int64)
         self.used: list[int] = []
         self.clock = 0
@@ -190,6 +196,19 @@ class _Table:
         # The plan's requested rows as a slice of the resources × nodes arrays, when they are contiguous.
         first, count = plan.rows[0], len(plan.rows)
         self.span = slice(first, first + count) if plan.rows == tuple(range(first, first + count)) else None
+        self.alloc_rows: list[list[int]] | None = None  # allocatable per node as Python ints, made on first use
+
+    def base_row(self, cluster: ClusterState, plan: _Plan, node: int) -> tuple[list[int], list[int]]:
+        """`base` of one node as Python ints."""
+        if self.alloc_rows is None:
+            self.alloc_rows = self.alloc.T.tolist()
+        alloc = self.alloc_rows[node]
+        span = self.span
+        if span is not None and all(plan.from_nonzero):
+            return cluster.nonzero_requested[node, span].tolist(), alloc
+        if span is not None and not any(plan.from_nonzero) and plan.rows == plan.columns:
+            return [a - f for a, f in zip(alloc, cluster.free_by_resource[span, node].tolist(), strict=True)], alloc
+        return self.base(cluster, plan, node)[0].tolist(), alloc
 
     def base(self, cluster: ClusterState, plan: _Plan, nodes: IntArray | slice | int) -> tuple[IntArray, IntArray]:
         """The nodes' requests (without the pod) and allocatable of the plan's resources (resources × nodes,
@@ -213,10 +232,10 @@ class _ScoreCache:
 
     A shape gets its row on its second use (a shape seen once is scored on the candidate nodes only)."""
 
-    def __init__(self, formula: Formula, node_formula: NodeFormula, one: OneFormula) -> None:
+    def __init__(self, formula: Formula, node_formula: NodeFormula, column: ColumnFormula) -> None:
         self.formula = formula
         self.node_formula = node_formula
-        self.one = one
+        self.column = column
         self._tables: dict[tuple[int, tuple[bool, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]],
                            _Table] = {}
         self._seen: set[tuple[int, tuple[int, ...]]] = set()
@@ -266,18 +285,17 @@ class _ScoreCache:
             table.scores[:count] = self._compute(table, cluster, plan, table.pods[:count], slice(None))
             return
         unique = changed if len(changed) == 1 else sorted(set(changed))
-        if count * len(unique) <= _SCALAR_WORK:
+        if count * len(unique) <= _PYTHON_WORK and table.python:
             scores = table.scores
-            one = self.one
-            for pods, row in table.rows.items():
-                for node in unique:
-                    value = one(plan, cluster, node, pods)
-                    if value is None:
-                        break
-                    scores[row, node] = value
+            for node in unique:
+                base, alloc = table.base_row(cluster, plan, node)
+                values = self.column(table.pod_list, base, alloc, plan)
+                if values is None:
+                    break
+                if count == 1:
+                    scores[0, node] = values[0]
                 else:
-                    continue
-                break
+                    scores[:count, node] = values
             else:
                 return
         if len(unique) == 1:
@@ -305,6 +323,12 @@ class _ScoreCache:
             del table.rows[next(k for k, v in table.rows.items() if v == row)]
         table.pods[row] = pod
         table.rows[plan.pod] = row
+        if not all(-_SCALAR_LIMIT < v < _SCALAR_LIMIT for v in plan.pod):
+            table.python = False
+        if row == len(table.pod_list):
+            table.pod_list.append(plan.pod)
+        else:
+            table.pod_list[row] = plan.pod
         table.scores[row] = self._compute(table, cluster, plan, pod[None, :], slice(None))[0]
         return row
 
@@ -392,7 +416,7 @@ class NodeResourcesFit:
                                        ".requestedToCapacityRatio.shape")
             self.shape = BrokenLinear(sorted(points))
         self._plans = _Plans(self.resources, nonzero=True)
-        self._cache = _ScoreCache(self._table_formula, self._node_formula, self._score_one)
+        self._cache = _ScoreCache(self._table_formula, self._node_formula, self._column)
 
     # --- Filter ---
 
@@ -484,28 +508,25 @@ class NodeResourcesFit:
         parts = [(self._ratio(requested[i], alloc[i]), alloc[i], w) for i, w in enumerate(plan.weights)]
         return self._ratio_combine(parts, len(nodes))
 
-    def _score_one(self, plan: _Plan, cluster: ClusterState, node: int, pods: tuple[int, ...]) -> int | None:
-        """`_table_formula` of one node and one shape (its requests `pods`), in Python integers; None for
-        huge values (which the int64 formula might overflow)."""
-        nonzero, free = cluster.nonzero_requested, cluster.free_by_resource
-        allocatable = cluster.allocatable_by_resource
-        least = self.strategy == "LeastAllocated"
-        total = 0
-        for from_nonzero, row, pod, col, weight in zip(plan.from_nonzero, plan.rows, pods, plan.columns,
-                                                       plan.weights, strict=True):
-            alloc = int(allocatable[col, node])
-            req = (int(nonzero[node, row]) if from_nonzero else alloc - int(free[row, node])) + pod
-            if not (-_SCALAR_LIMIT < req < _SCALAR_LIMIT and 0 < alloc < _SCALAR_LIMIT):
-                return None
-            if least:
-                score = (alloc - req) * MAX_NODE_SCORE // alloc
-                if score < 0:
-                    score = 0
-            else:
-                score = min(req, alloc) * MAX_NODE_SCORE // alloc
-            total += score * weight
-        weight_sum = sum(plan.weights)
-        return total // weight_sum if weight_sum > 0 else 0
+    def _column(self, pods: list[tuple[int, ...]], base: list[int], alloc: list[int], plan: _Plan) -> list[int] | None:
+        """`_node_formula` in Python integers (exact; None for values the int64 formula might overflow)."""
+        limit = _SCALAR_LIMIT
+        if not all(0 < a < limit for a in alloc) or not all(-limit < b < limit for b in base):
+            return None
+        weights = plan.weights
+        weight_sum = sum(weights)
+        if weight_sum <= 0:
+            return [0] * len(pods)
+        if self.strategy == "LeastAllocated":
+            if weights == (1, 1):
+                (b0, b1), (a0, a1) = base, alloc
+                c0, c1 = (a0 - b0) * MAX_NODE_SCORE, (a1 - b1) * MAX_NODE_SCORE
+                return [(max((c0 - p0 * MAX_NODE_SCORE) // a0, 0) + max((c1 - p1 * MAX_NODE_SCORE) // a1, 0)) // 2
+                        for p0, p1 in pods]
+            return [sum(max((a - b - p) * MAX_NODE_SCORE // a, 0) * w
+                        for a, b, p, w in zip(alloc, base, pod, weights, strict=True)) // weight_sum for pod in pods]
+        return [sum(min(b + p, a) * MAX_NODE_SCORE // a * w
+                    for a, b, p, w in zip(alloc, base, pod, weights, strict=True)) // weight_sum for pod in pods]
 
     def _ratio(self, requested: IntArray, alloc: IntArray) -> IntArray:
         assert self.shape is not None
@@ -542,7 +563,7 @@ class NodeResourcesBalancedAllocation:
         self.resources = tuple(ResourceSpec(str(r["name"]), int(r.get("weight", 1))) for r in raw) \
             if raw else DEFAULT_RESOURCES
         self._plans = _Plans(self.resources, nonzero=False)
-        self._cache = _ScoreCache(self._table_formula, self._node_formula, self._score_one)
+        self._cache = _ScoreCache(self._table_formula, self._node_formula, self._column)
 
     def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
         plan = self._plans.get(state.demand, cluster)
@@ -554,23 +575,19 @@ class NodeResourcesBalancedAllocation:
         return self._score(state, cluster, nodes)
 
     @staticmethod
-    def _score_one(plan: _Plan, cluster: ClusterState, node: int, pods: tuple[int, ...]) -> int | None:
-        """`_table_formula` of one node and one shape (two resources the node has), in Python floats (the
-        same IEEE operations); None for huge values."""
-        free, allocatable = cluster.free_by_resource, cluster.allocatable_by_resource
-        before: list[float] = []
-        after: list[float] = []
-        for row, pod, col in zip(plan.rows, pods, plan.columns, strict=True):
-            alloc = int(allocatable[col, node])
-            req = alloc - int(free[row, node])
-            if not (-_SCALAR_LIMIT < req + pod < _SCALAR_LIMIT and -_SCALAR_LIMIT < req < _SCALAR_LIMIT
-                    and 0 < alloc < _SCALAR_LIMIT):
-                return None
-            before.append(min(float(req) / float(alloc), 1.0))
-            after.append(min(float(req + pod) / float(alloc), 1.0))
-        with_pod = int((1 - abs((after[0] - after[1]) / 2)) * MAX_NODE_SCORE)
-        without = int((1 - abs((before[0] - before[1]) / 2)) * MAX_NODE_SCORE)
-        return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without) // 2
+    def _column(pods: list[tuple[int, ...]], base: list[int], alloc: list[int], plan: _Plan) -> list[int] | None:
+        """`_node_formula` in Python numbers (the same IEEE operations on the same values; None for values
+        the int64 formula might overflow)."""
+        limit = _SCALAR_LIMIT
+        (b0, b1), (a0, a1) = base, alloc
+        if not (0 < a0 < limit and 0 < a1 < limit and -limit < b0 < limit and -limit < b1 < limit):
+            return None
+        f0, f1 = float(a0), float(a1)
+        without = int((1 - abs((min(float(b0) / f0, 1.0) - min(float(b1) / f1, 1.0)) / 2)) * MAX_NODE_SCORE)
+        half = MAX_NODE_SCORE // 2
+        rest = half - without
+        return [half + (int((1 - abs((min(float(b0 + p0) / f0, 1.0) - min(float(b1 + p1) / f1, 1.0)) / 2))
+                             * MAX_NODE_SCORE) + rest) // 2 for p0, p1 in pods]
 
     @staticmethod
     def _node_formula(pods: IntArray, base: IntArray, alloc: IntArray, plan: _Plan) -> IntArray:
