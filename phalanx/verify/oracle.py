@@ -166,7 +166,9 @@ class Oracle:
         self._ensure_namespaces(steps)
         started: float | None = None
         for i, step in enumerate(steps):
-            self._end_graceful(step.time, outcome)
+            # Room may free up at this step: a PodGroup that failed before retries on its own time.
+            freed = self._end_graceful(step.time, outcome) or bool(step.finish) or \
+                any(doc.get("kind") == "Node" for _, doc in step.create)
             self._finish(step, outcome)
             pending = {pod_key(doc): (source, doc) for source, doc in step.create
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
@@ -189,7 +191,7 @@ class Oracle:
                     self._attempted(keys, step.time, outcome)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
-            self._quiet(step.time, outcome, groups=bool(gates.get("GenericWorkload")))
+            self._quiet(step.time, outcome, groups=freed and bool(gates.get("GenericWorkload")))
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, steps[-1].time if steps else 0.0)
@@ -264,9 +266,9 @@ class Oracle:
         """Wait until the scheduler has nothing active or backing off and nothing changed for a few polls;
         complete graceful deletions meanwhile and note when each pod was first seen bound.
 
-        With `groups` (GenericWorkload on) and a PodGroup member pending, a group that failed retries after
-        its backoff without showing in the pending-pods metric: then only a still spell longer than a backoff
-        round (1 s backoff, 1 s flush) makes quiet."""
+        With `groups` (GenericWorkload on, and room freed at this step) and a PodGroup member pending, a
+        group that failed before may retry after its backoff without showing in the pending-pods metric: then
+        only a still spell longer than a retry round (1 s backoff, 1 s flush) makes quiet."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         still = 0
@@ -305,11 +307,14 @@ class Oracle:
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"the real scheduler did not settle within {timeout:g}s at simulated time {now:g}s")
 
-    def _end_graceful(self, now: float, outcome: RealOutcome) -> None:
+    def _end_graceful(self, now: float, outcome: RealOutcome) -> bool:
+        """End the graceful deletions due by `now`; True when one ended."""
+        ended = False
         for pod in self._pods():
             if pod["metadata"].get("deletionTimestamp") is not None:
                 key = pod_key(pod)
-                self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
+                ended |= self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
+        return ended
 
     def _attempted(self, keys: Sequence[str], now: float, outcome: RealOutcome, timeout: float = 3.0) -> None:
         """Wait until the real scheduler has tried every pod of `keys` (bound, or PodScheduled=False), completing
