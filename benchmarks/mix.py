@@ -12,7 +12,7 @@ three zones) and 10,000 pending pods under the `default` profile:
 - `mix-constrained`: the same request shapes, and 20% of the pods carry one constraint selecting their own
   `app` label: a topology spread constraint (maxSkew 1, on topology.kubernetes.io/zone or
   kubernetes.io/hostname, DoNotSchedule or ScheduleAnyway) or a pod anti-affinity (required or preferred,
-  on kubernetes.io/hostname). Each kind has its own apps (10 apps of about 50 pods per kind).
+  on kubernetes.io/hostname). Each kind has its own apps (10 apps of about 33 pods per kind).
 
 Everything is deterministic (NumPy's generator with a fixed seed); every pod fits, so every pod binds.
 Engine pods/s is pods bound per second inside `Scheduler.schedule` (`benchmarks.measure`), CPU time of the
