@@ -7,12 +7,15 @@ The API server signs its own serving certificate; clients authenticate with a st
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import os
 import shutil
 import signal
 import socket
 import ssl
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -86,6 +89,14 @@ def gate_flag(gates: Mapping[str, bool], known: set[str]) -> str:
     return ",".join(f"{name}={'true' if on else 'false'}" for name, on in sorted(gates.items()) if name in known)
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: ask Linux to kill it when the parent dies (PR_SET_PDEATHSIG), so that a
+    killed test run or `phalanx verify` leaves no control plane behind (a throwaway one: SIGKILL, since an
+    API server whose etcd is gone would drain for a long time on SIGTERM)."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+
+
 class _Process:
     """A child process whose output goes to a log file, stopped with SIGTERM then SIGKILL."""
 
@@ -94,7 +105,8 @@ class _Process:
         self.log = log_dir / f"{name}.log"
         self._handle = open(self.log, "wb")  # noqa: SIM115 - closed in stop()
         self.proc = subprocess.Popen(argv, stdout=self._handle, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+                                     stdin=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=_die_with_parent if sys.platform == "linux" else None)
 
     def alive(self) -> bool:
         return self.proc.poll() is None
