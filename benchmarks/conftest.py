@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,23 @@ ENGINE_TARGETS = {"mix-constrained": 5_000}
 LOAD_TARGET = 3.0  # seconds for 15,000 objects
 
 RESULTS: dict[str, dict[str, Any]] = {}
+
+
+def record_engine(benchmark: Any, name: str, runs: Sequence[Any], nodes: int, profile: str,
+                  **extra: list[float]) -> None:
+    """Keep an engine benchmark's rounds for the summary, and in pytest-benchmark's extra info."""
+    result: dict[str, Any] = {
+        "pods": runs[0].pods,
+        "engine_pods_per_second": [r.engine_pods_per_second for r in runs],
+        "scheduling_seconds": [r.scheduling_seconds for r in runs],
+        "whole_seconds": [r.whole_seconds for r in runs],
+        "whole_pods_per_second": [r.pods / r.whole_seconds for r in runs],
+        **extra,
+    }
+    RESULTS[f"engine:{name}"] = result
+    benchmark.extra_info.update({"pods": result["pods"], "nodes": nodes, "profile": profile,
+                                 "engine_pods_per_second": result["engine_pods_per_second"],
+                                 "scheduling_seconds": result["scheduling_seconds"]})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

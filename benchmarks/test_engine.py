@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.conftest import RESULTS
+from benchmarks.conftest import record_engine
 from benchmarks.measure import EngineRun, run_engine
 from benchmarks.synthetic import SHAPES
 from phalanx.api.load import Inputs
@@ -22,13 +22,4 @@ def test_engine(benchmark: Any, shape_inputs: dict[str, Inputs], rounds: int, na
 
     benchmark.group = "engine"
     benchmark.pedantic(one_run, rounds=rounds, iterations=1, warmup_rounds=0)
-    RESULTS[f"engine:{name}"] = {
-        "pods": runs[0].pods,
-        "engine_pods_per_second": [r.engine_pods_per_second for r in runs],
-        "scheduling_seconds": [r.scheduling_seconds for r in runs],
-        "whole_seconds": [r.whole_seconds for r in runs],
-        "whole_pods_per_second": [r.whole_pods_per_second for r in runs],
-    }
-    benchmark.extra_info.update({"pods": runs[0].pods, "nodes": shape.nodes, "profile": shape.profile,
-                                 "engine_pods_per_second": RESULTS[f"engine:{name}"]["engine_pods_per_second"],
-                                 "scheduling_seconds": RESULTS[f"engine:{name}"]["scheduling_seconds"]})
+    record_engine(benchmark, name, runs, shape.nodes, shape.profile)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.conftest import RESULTS
+from benchmarks.conftest import record_engine
 from benchmarks.mix import MIXES, MixRun, inputs, run
 from phalanx.api.load import Inputs
 
@@ -27,14 +27,4 @@ def test_mix(benchmark: Any, mix_inputs: dict[str, Inputs], rounds: int, name: s
 
     benchmark.group = "engine"
     benchmark.pedantic(one_run, rounds=rounds, iterations=1, warmup_rounds=0)
-    RESULTS[f"engine:{name}"] = {
-        "pods": runs[0].pods,
-        "engine_pods_per_second": [r.engine_pods_per_second for r in runs],
-        "scheduling_seconds": [r.scheduling_seconds for r in runs],
-        "whole_seconds": [r.whole_seconds for r in runs],
-        "whole_pods_per_second": [r.pods / r.whole_seconds for r in runs],
-        "cpu_seconds": [r.cpu_seconds for r in runs],
-    }
-    benchmark.extra_info.update({"pods": runs[0].pods, "nodes": mix.nodes, "profile": mix.profile,
-                                 "engine_pods_per_second": RESULTS[f"engine:{name}"]["engine_pods_per_second"],
-                                 "scheduling_seconds": RESULTS[f"engine:{name}"]["scheduling_seconds"]})
+    record_engine(benchmark, name, runs, mix.nodes, mix.profile, cpu_seconds=[r.cpu_seconds for r in runs])

@@ -16,16 +16,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api.fields import seconds
 from phalanx.api.load import Inputs, load_paths, raw_documents
-from phalanx.api.objects import Source
-from phalanx.api.quantity import parse_duration
-from phalanx.errors import InputError
+from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
-from phalanx.verify.oracle import ARRIVAL_ANNOTATION, Oracle, RealOutcome, Step, pod_key
+from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
 
 SCHEMA_VERSION = 1
 CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "messages")
@@ -81,15 +80,10 @@ class Verdict:
         }
 
 
-def _arrival(doc: Mapping[str, Any], source: Source) -> float:
-    annotations = (doc.get("metadata") or {}).get("annotations") or {}
-    text = annotations.get(ARRIVAL_ANNOTATION)
-    if text is None:
-        return 0.0
-    try:
-        return parse_duration(str(text))
-    except ValueError as exc:
-        raise InputError(str(exc), file=source.file, field=f"metadata.annotations[{ARRIVAL_ANNOTATION}]") from None
+def _arrival(doc: Mapping[str, Any]) -> float:
+    """`phalanx.dev/arrival` as the loader reads it (verify loads the inputs first, so it is valid here)."""
+    return seconds((doc.get("metadata") or {}).get("annotations") or {}, ARRIVAL_ANNOTATION,
+                   "metadata.annotations") or 0.0
 
 
 def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[str, Any],
@@ -99,7 +93,7 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
     cycle; the first attempt of each orders the creations, and every cycle's time is a step)."""
     creates: dict[float, list[tuple[Source, Mapping[str, Any]]]] = {}
     for source, doc in docs:
-        creates.setdefault(_arrival(doc, source), []).append((source, doc))
+        creates.setdefault(_arrival(doc), []).append((source, doc))
     finishes: dict[float, list[str]] = {}
     for pod in report["pods"]:
         if pod["phase"] == "Succeeded" and pod["finishedAt"] is not None:

@@ -31,7 +31,6 @@ from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 
-ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
 # Unchanged seconds that make "quiet" while pods or groups keep retrying: longer than a retry round of
@@ -65,9 +64,7 @@ class RealPod:
     node: str | None = None
     bound_at: float | None = None
     message: str | None = None
-    nominated: str | None = None
     preempted: bool = False
-    preempted_at: float | None = None
     finished: bool = False
     gone_at: float | None = None  # a graceful deletion ends at this simulated time (as Phalanx's clock runs)
     evicted: bool = False  # deleted by a (device) taint eviction controller: a bare pod ends Failed
@@ -345,7 +342,6 @@ class Oracle:
             reasons = {c.get("reason") for c in conditions if c.get("type") == "DisruptionTarget"}
             if "PreemptionByScheduler" in reasons and not record.finished:
                 record.preempted = True
-                record.preempted_at = now
             elif reasons and not record.finished:  # a taint eviction controller's DeletionBy… reason
                 record.evicted = True
             record.gone_at = now + float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
@@ -384,7 +380,6 @@ class Oracle:
             if record.node is not None and record.bound_at is None:
                 record.bound_at = now
             status = pod.get("status") or {}
-            record.nominated = status.get("nominatedNodeName") or None
             for condition in status.get("conditions") or []:
                 if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
                     record.message = condition.get("message")
