@@ -10,7 +10,8 @@ state never decides anything; it only holds and checks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -258,6 +259,17 @@ class ClusterState:
             if self._pod_index is not None:
                 self._pod_index.set_terminating(pod_key)
 
+    @contextmanager
+    def hidden_pods(self) -> Iterator[HiddenPods]:
+        """A block in which bound pods can be hidden from the rules between pods (the pod index), as
+        preemption's dry run removes victims before it runs those filters; resources are not touched. Every
+        pod still hidden when the block ends is shown again."""
+        hidden = HiddenPods(self)
+        try:
+            yield hidden
+        finally:
+            hidden.show_all()
+
     @property
     def pod_index(self) -> PodIndex:
         """The bound pods by labels and affinity terms; built on first use, then kept up to date."""
@@ -281,3 +293,37 @@ class ClusterState:
     def overcommitted(self) -> BoolArray:
         """Nodes whose requests exceed allocatable in any resource (must never happen)."""
         return np.asarray(np.any(self.requested > self.allocatable, axis=1))
+
+
+class HiddenPods:
+    """Bound pods taken out of a ClusterState's pod index for a dry run (`ClusterState.hidden_pods`)."""
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self._cluster = cluster
+        self._hidden: dict[str, tuple[Pod, int]] = {}
+
+    def hide(self, key: str) -> None:
+        cluster = self._cluster
+        if key in self._hidden or key not in cluster.bound:
+            return
+        pod, node = cluster.pods[key], cluster.bound[key][0]
+        cluster.pod_index.remove(pod, node)
+        if pod.placement.pod_affinity is not None:
+            cluster.affinity_pods -= 1
+        self._hidden[key] = (pod, node)
+
+    def show(self, key: str) -> None:
+        found = self._hidden.pop(key, None)
+        if found is None:
+            return
+        pod, node = found
+        cluster = self._cluster
+        cluster.pod_index.add(pod, node)
+        if key in cluster.terminating:
+            cluster.pod_index.set_terminating(key)
+        if pod.placement.pod_affinity is not None:
+            cluster.affinity_pods += 1
+
+    def show_all(self) -> None:
+        for key in list(self._hidden):
+            self.show(key)

@@ -94,6 +94,9 @@ class PodCycle:
         self._whole_filters = [f for f in self.dynamic_filters if not isinstance(f, RangeFilterPlugin)]
         # PreFilter/PreScore Skip, by plugin id: a skipped Filter passes every node, a skipped Score gives 0.
         self._filter_skips = {id(f): f.skips for f in self.filters if isinstance(f, SkippingFilterPlugin)}
+        # Filters that read the other pods bound to the nodes (PodTopologySpread, InterPodAffinity):
+        # preemption's dry run runs them again with the victims gone.
+        self._pod_rules = [f for f in self.dynamic_filters if getattr(f, "reads_bound_pods", False)]
         self._score_skips = {id(p): p.skips_score for p, _ in self.scorers if isinstance(p, SkippingScorePlugin)}
         # Nominated pods (set by the Scheduler): the room (resources × nodes) the Filter holds for them against
         # `pod` (None: none), and the node `pod` itself is nominated to.
@@ -124,6 +127,18 @@ class PodCycle:
     def _skipped(self, plugin: FilterPlugin, state: CycleState) -> bool:
         skips = self._filter_skips.get(id(plugin))
         return skips is not None and skips(state, self.cluster)
+
+    def pod_rules(self, pod: Pod) -> bool:
+        """Whether a filter that reads other bound pods applies to `pod` (is not skipped for it)."""
+        state = self.cycle_state(pod)
+        return any(not self._skipped(plugin, state) for plugin in self._pod_rules)
+
+    def pod_rules_pass(self, pod: Pod, node: int) -> bool:
+        """The filters that read other bound pods, on `node`, against the bound pods as they are now (a
+        fresh CycleState: preemption calls it while it hides victims)."""
+        state = self.cycle_state(pod)
+        return all(self._skipped(plugin, state) or bool(plugin.filter(state, self.cluster)[node])
+                   for plugin in self._pod_rules)
 
     def feasible(self, state: CycleState) -> BoolArray:
         mask = self.static_mask(state)

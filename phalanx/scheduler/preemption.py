@@ -415,6 +415,9 @@ class Preemptor:
         if split:
             nodes = np.concatenate((nodes[split:], nodes[:split]))
         budgets: list[Budgets] = []  # built once, and only if a node needs it
+        # A pod with rules between pods (spread, pod affinity) has them checked on each node with the victims
+        # gone, one unit at a time, as SelectVictimsOnNode runs every filter.
+        rules = pod if self.cycle.pod_rules(pod) else None
 
         def budget() -> Budgets:
             if not budgets:
@@ -427,7 +430,7 @@ class Preemptor:
         start = 0
         while start < nodes.size and not (good > 0 and good + bad >= wanted):
             size = max(wanted - good - bad, 16)
-            batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget)
+            batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget, rules)
             start += size
             rows, good, bad = _accept(batch, good, bad, wanted)
             kept.append((batch, rows))
@@ -441,18 +444,20 @@ class Preemptor:
                        node=cluster.names[node], priority=priority)
 
     def _dry_run(self, nodes: IntArray, cols: list[int], need: IntArray, priority: int, base: IntArray,
-                 budget: Callable[[], Budgets]) -> _Batch:
-        """SelectVictimsOnNode for each of `nodes`."""
+                 budget: Callable[[], Budgets], rules: Pod | None = None) -> _Batch:
+        """SelectVictimsOnNode for each of `nodes` (one node at a time when `rules`, the preemptor, has rules
+        between pods to check)."""
         k = nodes.size
         out = _Batch(nodes, np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int64),
                      np.full(k, NO_VICTIM_PRIORITY, dtype=np.int64), np.zeros(k, dtype=np.int64),
                      np.zeros(k, dtype=np.int64), np.full(k, math.inf), {})
         running = self.running
         slots = running.slots()
-        one_by_one = running.special_floor[nodes] < priority if self.vectorised else np.ones(k, dtype=bool)
+        one_by_one = running.special_floor[nodes] < priority if self.vectorised and rules is None \
+            else np.ones(k, dtype=bool)
         for row in np.flatnonzero(one_by_one).tolist():
             node = int(nodes[row])
-            candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget)
+            candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget, rules)
             if candidate is None:
                 continue
             pods = candidate.pods()
@@ -501,9 +506,10 @@ class Preemptor:
         return out
 
     def _select_on_node(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
-                        budget: Callable[[], Budgets]) -> _Candidate | None:
+                        budget: Callable[[], Budgets], rules: Pod | None = None) -> _Candidate | None:
         """SelectVictimsOnNode, one unit at a time: remove every lower-priority unit, then reprieve as many
-        as still fit. `base` is the node's room (in `cols`) before removing anything."""
+        as still fit. `base` is the node's room (in `cols`) before removing anything; `rules`, the preemptor
+        whose rules between pods (spread, pod affinity) must hold too, with the removed units hidden."""
         units = self.units(self.running.on_node.get(node, ()), priority)
         shares = [self._on_node(unit, node)[cols] for unit in units]
         free = base.copy()
@@ -516,13 +522,28 @@ class Preemptor:
         bad = set(violating)
         victims: list[Unit] = []
         violations = 0
-        for unit in (*violating, *fine):
-            share = share_of[unit]
-            if np.all(free - share >= need):
-                free = free - share
-                continue
-            victims.append(unit)
-            violations += unit in bad
+        with self.cluster.hidden_pods() as hidden:
+            if rules is not None:
+                for unit in units:
+                    for key in unit.pods:
+                        hidden.hide(key)
+                if not self.cycle.pod_rules_pass(rules, node):
+                    return None
+            for unit in (*violating, *fine):
+                share = share_of[unit]
+                if np.all(free - share >= need):
+                    if rules is None:
+                        free = free - share
+                        continue
+                    for key in unit.pods:
+                        hidden.show(key)
+                    if self.cycle.pod_rules_pass(rules, node):
+                        free = free - share
+                        continue
+                    for key in unit.pods:
+                        hidden.hide(key)
+                victims.append(unit)
+                violations += unit in bad
         victims.sort(key=Unit.importance)
         return _Candidate(node, victims, violations)
 

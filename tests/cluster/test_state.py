@@ -66,3 +66,26 @@ def test_labels_as_ids() -> None:
     assert cluster.labels.has("zone").tolist() == [True, False, True]
     assert cluster.labels.equals_any("zone", ("y", "z")).tolist() == [False, False, True]
     assert np.isnan(cluster.labels.numeric("cores")[0]) and cluster.labels.numeric("cores")[2] == 16
+
+
+def test_hidden_pods_leave_the_pod_index_and_all_come_back_even_after_an_error() -> None:
+    cluster = make_cluster([MakeNode("a").alloc(cpu="4", memory="8Gi", pods="10")])
+    web = MakePod("web").req(cpu="1").label("app", "web").obj()
+    loner = MakePod("loner").req(cpu="1").label("app", "db") \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "web"}).obj()
+    cluster.assume(web, 0)
+    cluster.assume(loner, 0)
+    cluster.mark_terminating(web.key)
+    index = cluster.pod_index
+    before = (len(index), cluster.affinity_pods, len(index.terms))
+    with pytest.raises(RuntimeError), cluster.hidden_pods() as hidden:
+        hidden.hide(web.key)
+        hidden.hide(loner.key)
+        hidden.hide(loner.key)  # twice: once hidden is enough
+        assert (len(index), cluster.affinity_pods, len(index.terms)) == (0, 0, 0)
+        hidden.show(loner.key)
+        assert (len(index), cluster.affinity_pods) == (1, 1)
+        raise RuntimeError("the dry run failed")
+    assert (len(index), cluster.affinity_pods, len(index.terms)) == before
+    assert cluster.bound.keys() == {web.key, loner.key}  # resources were never touched
+    assert index._terminating[index._slot[web.key]]  # still terminating once shown again

@@ -121,6 +121,56 @@ def victim_node(decisions: Sequence[Decision]) -> str:
 SEEDS = pytest.mark.parametrize("seed", range(5))  # different random offsets: the rule, not the order, decides
 
 
+# --- SelectVictimsOnNode runs the rules between pods with the victims gone ----------------------------------
+
+def spread_pod(name: str, cpu: str, priority: int, app: str) -> Pod:
+    """A pod of `app` that must stay within skew 1 of its app's pods per node."""
+    return MakePod(name).req(cpu=cpu, memory="1Gi").priority(priority).label("app", app) \
+        .spread(1, "kubernetes.io/hostname", match={"app": app}).obj()
+
+
+def test_no_preemption_on_a_node_whose_spread_still_fails_with_every_lower_pod_gone() -> None:
+    # node-a holds two `api` pods of priority 100, node-b one; both are full. Evicting the low pods on
+    # node-a would make room, but the new `api` pod would put node-a at skew 2: upstream's dry run runs
+    # PodTopologySpread with the victims removed and finds no candidate (no preemption anywhere, since
+    # node-b has nothing of lower priority to evict).
+    cluster = Cluster(node("node-a", "4", **{"kubernetes.io/hostname": "node-a"}),
+                      node("node-b", "2", **{"kubernetes.io/hostname": "node-b"}))
+    cluster.running("node-a", pod("api-1", "1", 100, labels={"app": "api"}),
+                    pod("api-2", "1", 100, labels={"app": "api"}), pod("low", "2", 0))
+    cluster.running("node-b", pod("api-3", "2", 100, labels={"app": "api"}))
+    decisions = cluster.schedule(spread_pod("p", "1", 50, "api"))
+    assert evicted(decisions) == []
+    assert [d for d in decisions if isinstance(d, Unschedulable)]
+
+
+def test_a_victim_that_breaks_the_preemptors_spread_is_not_reprieved() -> None:
+    # node-a (3 cpu, full): `api-low` (app api, priority 0, the older), `other` (priority 0) and `filler`.
+    # node-b (1 cpu, full) runs no api pod, only a high-priority one. The preemptor (app api, skew 1) needs
+    # 1 cpu. With both low pods gone node-a has room and the skew holds; `api-low` is reprieved first (the
+    # older) and fits back by resources, but with it node-a would hold 2 api pods against node-b's 0: skew 2.
+    # So `api-low` stays a victim, and `other`, which no rule needs gone, is reprieved.
+    cluster = Cluster(node("node-a", "3", **{"kubernetes.io/hostname": "node-a"}),
+                      node("node-b", "1", **{"kubernetes.io/hostname": "node-b"}))
+    cluster.running("node-a", pod("api-low", "1", 0, labels={"app": "api"}, start=-100),
+                    pod("other", "1", 0, start=-50), pod("filler", "1", 100))
+    cluster.running("node-b", pod("filler-b", "1", 100))
+    decisions = cluster.schedule(spread_pod("p", "1", 50, "api"))
+    assert evicted(decisions) == ["api-low"]
+
+
+def test_an_existing_pods_anti_affinity_makes_it_a_victim_even_when_room_allows_it_to_stay() -> None:
+    # `loner` (priority 0) refuses `web` pods on its node; there is room for the preemptor beside it, so
+    # only the rules between pods make it a victim (InterPodAffinity with the victims removed).
+    loner = MakePod("loner").req(cpu="1", memory="1Gi").priority(0) \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "web"}).obj()
+    cluster = Cluster(node("node-a", "4", **{"kubernetes.io/hostname": "node-a"}))
+    cluster.running("node-a", loner, pod("busy", "2", 100))
+    decisions = cluster.schedule(pod("web", "1", 50, labels={"app": "web"}))
+    assert evicted(decisions) == ["loner"]
+    assert nominated(decisions) == {"web": "node-a"}
+
+
 # --- pickOneNodeForPreemption: one test per rule ----------------------------------------------------------
 
 @SEEDS

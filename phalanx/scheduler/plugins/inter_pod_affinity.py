@@ -91,6 +91,7 @@ def _sparse(per_node: Mapping[int, int], cluster: ClusterState) -> IntArray:
 class InterPodAffinity:
     name = NAME
     static = False
+    reads_bound_pods = True
     code = Code.UNSCHEDULABLE  # per node: failing the pod's required affinity is UnschedulableAndUnresolvable
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:

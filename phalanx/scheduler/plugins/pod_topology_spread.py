@@ -104,6 +104,7 @@ def _round(values: FloatArray) -> IntArray:
 class PodTopologySpread:
     name = NAME
     static = False
+    reads_bound_pods = True
     code = Code.UNSCHEDULABLE  # per node: a missing topology label is UnschedulableAndUnresolvable
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
