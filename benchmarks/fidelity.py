@@ -5,7 +5,7 @@ Run from the repository root, after `tools/kube/build.sh`:
     python -m benchmarks.fidelity                  # 500 generated clusters (seeds 0-499)
     python -m benchmarks.fidelity --cases 50       # fewer
     python -m benchmarks.fidelity --seeds 17,42    # just these seeds, with their differences
-    python -m benchmarks.fidelity --spread --pod-affinity   # also topology spread and pod (anti-)affinity
+    python -m benchmarks.fidelity --spread --pod-affinity   # spread and pod affinity in every case, not the mix
 
 One control plane (etcd, kube-apiserver) serves every case; kube-scheduler restarts for each (so that the
 pods of time 0 all wait in its queue before the first cycle, as Phalanx's do). Prints agreement per category
@@ -34,7 +34,7 @@ from phalanx.verify.generator import generate_case
 from phalanx.verify.oracle import Oracle
 
 
-def run_case(oracle: Oracle, seed: int, folder: Path, *, spread: bool, pod_affinity: bool) -> Verdict:
+def run_case(oracle: Oracle, seed: int, folder: Path, *, spread: bool | None, pod_affinity: bool | None) -> Verdict:
     case = generate_case(seed, spread=spread, pod_affinity=pod_affinity)
     path = folder / f"case-{seed}.yaml"
     path.write_text(yaml.safe_dump_all(case.manifests, sort_keys=False))
@@ -52,8 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=500)
     parser.add_argument("--first", type=int, default=0, help="first seed (default 0)")
     parser.add_argument("--seeds", help="comma-separated seeds instead of a range")
-    parser.add_argument("--spread", action="store_true", help="give some pods topology spread constraints")
-    parser.add_argument("--pod-affinity", action="store_true", help="give some pods pod (anti-)affinity")
+    parser.add_argument("--spread", action="store_true", default=None,
+                        help="spread constraints in every case (default: the suite's mix, odd seeds)")
+    parser.add_argument("--pod-affinity", action="store_true", default=None,
+                        help="pod (anti-)affinity in every case (default: the suite's mix, every third seed)")
     parser.add_argument("--json", action="store_true", help="print the totals as JSON")
     args = parser.parse_args(argv)
     seeds = _seeds(args)

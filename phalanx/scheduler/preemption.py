@@ -291,6 +291,9 @@ class Preemptor:
         # Verification only (`phalanx verify`): the node the real scheduler preempted on, per preemptor, taken
         # when it ranks equal with Phalanx's pick (kube-scheduler visits candidates from a random offset).
         self.hints: dict[str, str] | None = None
+        # Verification only: the pods the real scheduler evicted. Among victims that rank equal (priority,
+        # start second, group membership) kube-scheduler's order is sort.Slice's, not a rule; these go last.
+        self.victim_hints: set[str] | None = None
 
     # --- which pods need one-by-one treatment ---------------------------------------------------------
 
@@ -353,7 +356,11 @@ class Preemptor:
             unit = self._unit(key, seen)
             if unit is not None and unit.priority < below:
                 out.append(unit)
-        out.sort(key=Unit.importance)
+        hinted = self.victim_hints
+        if hinted is None:
+            out.sort(key=Unit.importance)
+        else:
+            out.sort(key=lambda u: (*u.importance()[:-1], any(k in hinted for k in u.pods), u.seq))
         return out
 
     def _on_node(self, unit: Unit, node: int) -> IntArray:
@@ -453,8 +460,8 @@ class Preemptor:
                      np.zeros(k, dtype=np.int64), np.full(k, math.inf), {})
         running = self.running
         slots = running.slots()
-        one_by_one = running.special_floor[nodes] < priority if self.vectorised and rules is None \
-            else np.ones(k, dtype=bool)
+        one_by_one = running.special_floor[nodes] < priority \
+            if self.vectorised and rules is None and self.victim_hints is None else np.ones(k, dtype=bool)
         for row in np.flatnonzero(one_by_one).tolist():
             node = int(nodes[row])
             candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget, rules)

@@ -4,7 +4,8 @@
    replays, step by step, through the Oracle.
 2. Phalanx simulates again with the real scheduler's node choices as hints: where the real node is among
    Phalanx's equally best nodes, Phalanx takes it, so that a random tie-break does not make the two runs
-   drift apart; every decision's best nodes are recorded.
+   drift apart; every decision's best nodes are recorded. Likewise the node the real scheduler preempted
+   on, where it ranks equal with Phalanx's pick, and the pods it evicted, among victims that rank equal.
 3. Per pod and per PodGroup, the two outcomes are compared by category.
 """
 
@@ -174,11 +175,12 @@ class _Run:
 
 
 def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None,
-              preemption_hints: dict[str, str] | None = None) -> _Run:
+              preemption_hints: dict[str, str] | None = None, victim_hints: set[str] | None = None) -> _Run:
     sim = Simulation(inputs, profile, seed=seed)
     queue = sim.scheduler.queue = RecordingQueue()
     sim.scheduler.cycle.hints = hints
     sim.scheduler.preemptor.hints = preemption_hints
+    sim.scheduler.preemptor.victim_hints = victim_hints
     sim.run()
     return _Run(build_report(sim), dict(sim.scheduler.cycle.ties), queue.popped)
 
@@ -223,7 +225,8 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()
     preempted_on = {key: pod.preempted_on for key, pod in real.pods.items() if pod.preempted_on is not None}
-    second = _simulate(inputs, profile, seed, hints, preempted_on)
+    victims = {key for key, pod in real.pods.items() if pod.preempted}
+    second = _simulate(inputs, profile, seed, hints, preempted_on, victims)
     verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
                       binds=int(second.report["stats"]["podsScheduled"]))
     prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}

@@ -28,8 +28,11 @@ class Case:
     manifests: list[dict[str, Any]]
 
 
-def generate_case(seed: int, *, spread: bool = False, pod_affinity: bool = False) -> Case:
-    """One random cluster and workload; `spread` and `pod_affinity` add those constraints to some pods."""
+def generate_case(seed: int, *, spread: bool | None = None, pod_affinity: bool | None = None) -> Case:
+    """One random cluster and workload; `spread` and `pod_affinity` add those constraints to some pods. Left
+    out, they follow the differential suite's mix: spread on odd seeds, pod affinity on every third seed."""
+    spread = seed % 2 == 1 if spread is None else spread
+    pod_affinity = seed % 3 == 1 if pod_affinity is None else pod_affinity
     rng = random.Random(seed)
     manifests: list[dict[str, Any]] = [_priority_class(name, value) for name, value in PRIORITIES.items()]
     nodes = rng.randint(2, 12)

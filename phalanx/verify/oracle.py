@@ -3,14 +3,16 @@ what the real scheduler decided.
 
 The timeline (which objects appear and which pods finish, at which simulated time) comes from a Phalanx
 simulation of the same inputs; the oracle applies each step, waits until the scheduler is quiet, and
-records where every pod went. No kubelet runs, so the oracle does the two things a kubelet would: it
-finishes pods whose time has come (phase Succeeded, then deleted) and completes graceful deletions
-(preemption victims) at once.
+records where every pod went. No kubelet runs, so the oracle does what a kubelet would: it
+marks bound pods Running with a `status.startTime` on the simulated clock (preemption prefers victims that
+started last), finishes pods whose time has come (phase Succeeded, then deleted) and completes graceful
+deletions (preemption victims) at once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
 import functools
 import re
 import time
@@ -126,6 +128,11 @@ class Oracle:
         self.plane = plane
         self.client = Client(KubeConfig.from_file(str(plane.kubeconfig)), field_manager="phalanx-verify")
         self._keys: dict[str, str] = {}  # uid -> key, of every pod this run has seen
+        # status.startTime of simulated time 0 (whole seconds, as the API server writes times), and the start
+        # of pods created bound, as Phalanx counts it (relative to the latest start in the manifests).
+        self._epoch = 0
+        self._created_started: dict[str, float] = {}
+        self._now = 0.0  # the simulated time of the step being replayed
         # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
         self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
 
@@ -160,9 +167,12 @@ class Oracle:
             controllers: Iterable[str] = ()) -> RealOutcome:
         outcome = RealOutcome()
         self._keys.clear()
+        self._epoch = int(time.time())
+        self._created_started = _created_starts(steps)
         self._ensure_namespaces(steps)
         started: float | None = None
         for i, step in enumerate(steps):
+            self._now = step.time
             # Room may free up at this step: a PodGroup that failed before retries on its own time.
             freed = self._end_graceful(step.time, outcome) or bool(step.finish) or \
                 any(doc.get("kind") == "Node" for _, doc in step.create)
@@ -188,7 +198,7 @@ class Oracle:
                     self._attempted(keys, step.time, outcome)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
-            self._quiet(step.time, outcome, groups=freed and bool(gates.get("GenericWorkload")))
+            self._quiet(step.time, outcome, groups=freed, gang_gate=bool(gates.get("GenericWorkload")))
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, steps[-1].time if steps else 0.0)
@@ -224,6 +234,9 @@ class Oracle:
         name = f"{body.get('kind')} {body['metadata'].get('name')}"
         try:
             created = self.client.create(_generic(body))
+            if body.get("kind") == "Pod" and _node_of(body):
+                key = pod_key(body)
+                self._start(body, self._created_started.get(key, self._now))
             status = doc.get("status")
             if body.get("kind") == "PodGroup" and isinstance(status, Mapping) and status:
                 # A snapshot's PodGroup keeps its status (PodGroupInitiallyScheduled is final once True).
@@ -259,19 +272,26 @@ class Oracle:
             outcome.pods.setdefault(key, RealPod(key)).finished = True
             self._delete_now(pod)
 
-    def _quiet(self, now: float, outcome: RealOutcome, *, groups: bool = False, timeout: float = 120.0) -> None:
+    def _quiet(self, now: float, outcome: RealOutcome, *, groups: bool = False, gang_gate: bool = False,
+               timeout: float = 120.0) -> None:
         """Wait until the scheduler has nothing active or backing off and nothing changed for a few polls;
         complete graceful deletions meanwhile and note when each pod was first seen bound.
 
-        With `groups` (GenericWorkload on, and room freed at this step) and a PodGroup member pending, a
-        group that failed before may retry after its backoff without showing in the pending-pods metric: then
-        only a still spell longer than a retry round (1 s backoff, 1 s flush) makes quiet."""
+        With GenericWorkload on, room freed at this step (`groups`, or a victim gone while waiting) and a
+        PodGroup member pending, a group that failed before may retry after its backoff without showing in the
+        pending-pods metric: then only a still spell longer than a retry round (1 s backoff, 1 s flush) makes
+        quiet."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         still = 0
         since = time.monotonic()
+        seen: set[str] = set()
         while time.monotonic() < deadline:
             pods = self._pods()
+            names = {pod_key(p) for p in pods}
+            if seen - names:
+                groups = True  # a pod went away (a preemption victim): room freed
+            seen = names
             changed_here = False
             for pod in pods:
                 key = pod_key(pod)
@@ -284,6 +304,8 @@ class Oracle:
                 elif _node_of(pod) and record.bound_at is None:
                     record.bound_at = now
                     record.node = _node_of(pod)
+                    if not (pod.get("status") or {}).get("startTime"):
+                        self._start(pod, now)
             fingerprint = tuple(sorted(
                 (p["metadata"]["name"], _node_of(p), (p.get("status") or {}).get("nominatedNodeName") or "",
                  str(p["metadata"].get("deletionTimestamp"))) for p in pods))
@@ -291,7 +313,7 @@ class Oracle:
                 still += 1
                 # Idle queues and a few unchanged polls; or, with retries still cycling (a pod backing off
                 # after an error), long enough unchanged that a retry (at most 1 s apart) changed nothing.
-                waiting_group = groups and any(
+                waiting_group = groups and gang_gate and any(
                     not _node_of(p) and ((p.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
                     for p in pods)
                 if still >= QUIET_POLLS and (time.monotonic() - since >= STILL_SECONDS
@@ -350,6 +372,15 @@ class Oracle:
         self._delete_now(pod)
         return True
 
+    def _start(self, pod: Mapping[str, Any], at: float) -> None:
+        """As a kubelet starting the pod: phase Running, status.startTime at simulated time `at`."""
+        meta = pod["metadata"]
+        started = datetime.datetime.fromtimestamp(self._epoch + round(at), tz=datetime.UTC)
+        status = {"phase": "Running", "startTime": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        with contextlib.suppress(ApiError):  # gone meanwhile
+            self.client.patch(Pod.Status, meta["name"], {"status": status}, namespace=meta.get("namespace", "default"),
+                              patch_type=PatchType.MERGE)
+
     def _pods(self) -> list[dict[str, Any]]:
         pods = [p.to_dict() for p in self.client.list(Pod, namespace="*")]
         for pod in pods:
@@ -403,6 +434,20 @@ class Oracle:
             conditions = (body.get("status") or {}).get("conditions") or []
             outcome.groups[key] = {c["type"]: {"status": c.get("status", ""), "reason": c.get("reason", ""),
                                                "message": c.get("message", "")} for c in conditions}
+
+
+def _created_starts(steps: Sequence[Step]) -> dict[str, float]:
+    """Pods created bound with a status.startTime: their start in seconds, the latest one at 0 (as Phalanx's
+    loader counts them)."""
+    found: dict[str, float] = {}
+    for step in steps:
+        for _, doc in step.create:
+            raw = (doc.get("status") or {}).get("startTime") if doc.get("kind") == "Pod" else None
+            if isinstance(raw, str) and _node_of(doc):
+                with contextlib.suppress(ValueError):
+                    found[pod_key(doc)] = datetime.datetime.fromisoformat(raw).timestamp()
+    latest = max(found.values(), default=0.0)
+    return {key: value - latest for key, value in found.items()}
 
 
 def _plural(kind: str) -> str:
