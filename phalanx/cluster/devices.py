@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import cel
@@ -713,6 +713,43 @@ class DeviceState:
             state.reserved_for.discard(pod.key)
             if not state.reserved_for and state.allocation is not None:
                 self.deallocate(state)
+
+    def holding(self, pod: Pod) -> dict[str, tuple[tuple[Choice, ...] | None, ResourceClaim]]:
+        """What the pod's claims hold now (allocation and claim object), to restore exactly (`restore`)."""
+        out: dict[str, tuple[tuple[Choice, ...] | None, ResourceClaim]] = {}
+        for ref in pod.resource_claims:
+            key = f"{pod.namespace}/{ref.claim_for(pod.name)}"
+            state = self.claims.get(key)
+            if state is not None:
+                out[key] = (state.allocation, state.claim)
+        return out
+
+    def restore(self, pod: Pod, node: int, held: Mapping[str, tuple[tuple[Choice, ...] | None, ResourceClaim]]
+                ) -> bool:
+        """Undo `unreserve` exactly: a claim it deallocated gets back the very devices it had (never others).
+        False, and nothing changed, when one of those devices has been taken meanwhile."""
+        todo: list[tuple[ClaimState, tuple[Choice, ...], ResourceClaim]] = []
+        for key, (allocation, claim) in held.items():
+            state = self.claims.get(key)
+            if state is None or allocation is None or state.allocation is not None:
+                continue
+            for choice in allocation:
+                d = choice.device
+                if self.shared[d]:
+                    need = np.asarray(choice.consumed or (0,) * self.cap_used.shape[1], dtype=np.int64)
+                    if np.any(self.cap_used[d] + need > self.cap_total[d]):
+                        return False
+                elif self.allocations[d] > 0:
+                    return False
+            todo.append((state, allocation, claim))
+        for state, allocation, claim in todo:
+            self._allocate(state, allocation, node)
+            state.claim = claim
+        for key in held:
+            found = self.claims.get(key)
+            if found is not None:
+                found.reserved_for.add(pod.key)
+        return True
 
     def deallocate(self, state: ClaimState) -> None:
         for choice in state.allocation or ():

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from phalanx.scheduler.framework import (
     PerNodeCodePlugin,
     RangeFilterPlugin,
     ReservePlugin,
+    RestoringReservePlugin,
     ScorePlugin,
     SkippingFilterPlugin,
     SkippingScorePlugin,
@@ -59,6 +61,15 @@ class Result:
     message: str | None = None
     # Nodes whose failure no eviction could fix (UnschedulableAndUnresolvable), for preemption.
     unresolvable: BoolArray | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lifted:
+    """A running pod taken off its node for a trial, and what its Reserve plugins held (`PodCycle.lift`)."""
+
+    pod: Pod
+    node: int
+    held: list[tuple[ReservePlugin, object]]
 
 
 class PodCycle:
@@ -282,6 +293,33 @@ class PodCycle:
             state = self.cycle_state(pod)
             for plugin in self.reservers:
                 plugin.reserve(state, self.cluster, node)
+
+    def lift(self, pod_key: str, pod: Pod) -> Lifted:
+        """Unreserve a running pod for a trial, remembering what its Reserve plugins held (`put_back`)."""
+        node = self.cluster.bound[pod_key][0]
+        held: list[tuple[ReservePlugin, object]] = [
+            (plugin, cast(RestoringReservePlugin, plugin).held(pod, self.cluster)) for plugin in self.reservers
+            if isinstance(plugin, RestoringReservePlugin)]
+        self.unreserve(pod_key, pod)
+        return Lifted(pod, node, held)
+
+    def fits_back(self, lifted: Lifted) -> bool:
+        """Whether `put_back` would succeed: its requests fit on its node (the held devices are checked there)."""
+        return self.cluster.fits(lifted.pod, lifted.node)
+
+    def put_back(self, lifted: Lifted) -> bool:
+        """Undo `lift` exactly: the pod on its node with the very devices it held. False, and nothing changed,
+        when those are taken meanwhile."""
+        self.cluster.assume(lifted.pod, lifted.node)
+        done: list[ReservePlugin] = []
+        for plugin, held in lifted.held:
+            if not cast(RestoringReservePlugin, plugin).restore(lifted.pod, self.cluster, lifted.node, held):
+                for back in reversed(done):
+                    back.unreserve(lifted.pod, self.cluster, lifted.node)
+                self.cluster.forget(lifted.pod.key)
+                return False
+            done.append(plugin)
+        return True
 
     def unreserve(self, pod_key: str, pod: Pod) -> int:
         """Undo `reserve`: Unreserve plugins in reverse order, then forget the pod's requests."""

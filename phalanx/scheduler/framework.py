@@ -104,6 +104,18 @@ class ReservePlugin(Protocol):
     def unreserve(self, pod: Pod, cluster: ClusterState, node: int) -> None: ...
 
 
+@runtime_checkable
+class RestoringReservePlugin(Protocol):
+    """A Reserve plugin whose holdings (a device, a share of one) can be put back exactly after Unreserve, so
+    that a trial that lifts a running pod (a preemption dry run) never moves what the pod holds."""
+
+    def held(self, pod: Pod, cluster: ClusterState) -> object: ...
+
+    def restore(self, pod: Pod, cluster: ClusterState, node: int, held: object) -> bool:
+        """Put back exactly what `held` recorded; False (and nothing changed) if that is taken meanwhile."""
+        ...
+
+
 def default_normalize(scores: IntArray, *, reverse: bool) -> IntArray:
     """kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the maximum, optionally reversed."""
     top = int(scores.max()) if scores.size else 0

@@ -49,7 +49,7 @@ import numpy.typing as npt
 
 from phalanx.api.objects import Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.state import ClusterState, IntArray
-from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.cycle import Lifted, PodCycle
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import schedule_group
 from phalanx.scheduler.running import RunningPods
@@ -581,16 +581,15 @@ class Preemptor:
         if not units:
             return None
         cluster = self.cluster
-        removed = [(key, self.running.node_of[key]) for unit in units for key in unit.pods]
-        for key, _ in removed:
-            self.cycle.unreserve(key, self.pods[key])
+        # Victims leave the cluster for the dry run and come back exactly as they were (devices included).
+        lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
         # Room promised to other preemptors of at least this priority stays taken while the group is placed:
         # the cycle's Filter holds it (kube-scheduler runs the filters with those nominated pods on their nodes).
         victims: list[str] = []
         outcome = schedule_group(self.cycle, group, pending, running)
         if not outcome.success or not outcome.placed:
-            for key, node in removed:
-                self.cycle.reserve(self.pods[key], node)
+            for back in lifted.values():
+                self.cycle.put_back(back)
             return None
         violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
         # Reprieved victims may not take that promised room either.
@@ -599,27 +598,25 @@ class Preemptor:
             self.cycle.hold_room(room, -1)
         try:
             for unit in (*violating, *fine):
-                if not self._reprieve(unit):
+                if not self._reprieve(unit, lifted):
                     victims.extend(unit.pods)
         finally:
             if room is not None:
                 self.cycle.hold_room(room, 1)
         for pod, _ in outcome.placed:
             self.cycle.unreserve(pod.key, pod)
-        for key in victims:  # victims hold their nodes until they are gone
-            self.cycle.reserve(self.pods[key], self.running.node_of[key])
+        for key in victims:  # victims hold their nodes (and devices) until they are gone
+            self.cycle.put_back(lifted[key])
         return Outcome(victims=victims, nominations={pod.key: cluster.names[node] for pod, node in outcome.placed},
                        priority=priority)
 
-    def _reprieve(self, unit: Unit) -> bool:
-        """Put the unit back if all its pods fit on their nodes; all or none (with rollback)."""
+    def _reprieve(self, unit: Unit, lifted: Mapping[str, Lifted]) -> bool:
+        """Put the unit back if all its pods fit on their nodes with what they held; all or none (rollback)."""
         placed: list[str] = []
         for key in unit.pods:
-            node = self.running.node_of[key]
-            if not self.cluster.fits(self.pods[key], node):
+            if not self.cycle.fits_back(lifted[key]) or not self.cycle.put_back(lifted[key]):
                 for done in placed:
-                    self.cycle.unreserve(done, self.pods[done])
+                    self.cycle.lift(done, self.pods[done])
                 return False
-            self.cycle.reserve(self.pods[key], node)
             placed.append(key)
         return True

@@ -206,7 +206,10 @@ class Scheduler:
         return pods
 
     def _running_members(self, group_key: str) -> int:
-        return sum(1 for k in self.members[group_key] if k in self.cluster.bound)
+        """Bound members that count toward minCount: a terminating one (evicted, in its grace period) does not,
+        so a later member never binds alone while the members it would join are going away."""
+        terminating = self.running.terminating
+        return sum(1 for k in self.members[group_key] if k in self.cluster.bound and k not in terminating)
 
     def _gate_message(self, group_key: str) -> str | None:
         group = self.groups.get(group_key)

@@ -350,3 +350,19 @@ def test_without_generic_workload_membership_does_not_rank() -> None:
     cluster.group(group("batch", 1, priority=1, mode="single"))
     cluster.running("node-a", pod("solo", "2", 1, start=-1000), pod("batch-0", "2", 1, group="batch", start=0))
     assert evicted(cluster.schedule(pod("p", "2", 10))) == ["batch-0"]
+
+
+def test_terminating_members_do_not_count_toward_min_count() -> None:
+    # A gang of minCount 3 runs three members; a high-priority pod preempts two of them (single mode), which
+    # stay terminating for their grace period. A fourth member that arrives meanwhile must not bind alone:
+    # one live member plus itself is two, below minCount.
+    cluster = gang_cluster(node("node-a", "4"), node("node-b", "9"))  # node-b keeps 1 cpu free
+    cluster.group(group("g", 3))
+    cluster.running("node-a", *members("g", 2, "2"))
+    cluster.running("node-b", pod("g-2", "2", group="g"), pod("filler", "6", 100))
+    decisions = cluster.schedule(pod("urgent", "4", 1000))
+    assert sorted(evicted(decisions)) == ["g-0", "g-1"]
+    late = pod("g-3", "1", group="g")
+    decisions = cluster.schedule(late, now=1.0)
+    assert not [d for d in decisions if isinstance(d, Bind) and d.pod.name == "g-3"]
+    assert any(isinstance(d, Unschedulable) and d.pod.name == "g-3" for d in decisions)

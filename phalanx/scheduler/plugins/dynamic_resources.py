@@ -93,3 +93,11 @@ class DynamicResources:
     def unreserve(self, pod: Pod, cluster: ClusterState, node: int) -> None:
         if pod.resource_claims:
             device_state(cluster).unreserve(pod)
+
+    def held(self, pod: Pod, cluster: ClusterState) -> object:
+        return device_state(cluster).holding(pod) if pod.resource_claims else {}
+
+    def restore(self, pod: Pod, cluster: ClusterState, node: int, held: object) -> bool:
+        if not pod.resource_claims or not isinstance(held, dict):
+            return True
+        return device_state(cluster).restore(pod, node, held)

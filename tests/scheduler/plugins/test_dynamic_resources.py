@@ -280,3 +280,29 @@ def test_capacity_never_exceeded_and_no_untolerated_device_allocated(tmp_path: P
     for key, (node, _) in s.cluster.bound.items():
         for name in s.pod_devices(key):
             assert name.split("/")[1] == s.cluster.names[node]
+
+
+def test_a_failed_group_preemption_dry_run_leaves_running_claims_on_their_devices(tmp_path: Path) -> None:
+    # `b` holds gpu-1 (gpu-0 went to `a`, which has finished since). A high-priority gang that cannot fit
+    # even with every lower-priority pod gone runs a workload-aware preemption dry run and gives up: `b`
+    # must still hold gpu-1, and nothing may have moved its claim.
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+            "value": 1000}
+    group = b.pod_group("big", 2)
+    group["spec"]["priorityClassName"] = "high"
+    members = [b.pod(f"big-{i}", cpu="60", group="big") for i in range(2)]
+    for member in members:
+        member["spec"]["priorityClassName"] = "high"
+    inputs = b.load(tmp_path, high, b.device_class(), b.node("n0"), b.gpus("n0", 2), one_request(b.exactly(1)),
+                    b.pod("a", template_name="t"), b.pod("b", template_name="t"))
+    s = scheduler_for(inputs, "gang")
+    s.schedule(0.0)
+    assert (devices_of(s, "a"), devices_of(s, "b")) == (["n0/gpu-0"], ["n0/gpu-1"])
+    s.delete_pod("default/a", 1.0)
+    gang = b.load(tmp_path, high, group, *members, name="gang.yaml")
+    s.add_pod_group(gang.pod_groups[0], 2.0)
+    for pod in gang.pods:
+        s.add_pod(pod, 2.0)
+    decisions = s.schedule(2.0)
+    assert not [d for d in decisions if isinstance(d, Bind)]
+    assert devices_of(s, "b") == ["n0/gpu-1"]

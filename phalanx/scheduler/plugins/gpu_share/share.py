@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from phalanx.api.objects import Pod
-from phalanx.cluster.gpus import MILLI, device_table, pod_shape, pod_tag
+from phalanx.cluster.gpus import MILLI, Assignment, device_table, pod_shape, pod_tag
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import BoolArray, Code, CycleState
@@ -91,3 +91,15 @@ class GpuShare:
 
     def unreserve(self, pod: Pod, cluster: ClusterState, node: int) -> None:
         device_table(cluster).release(pod.key)
+
+    def held(self, pod: Pod, cluster: ClusterState) -> object:
+        return device_table(cluster).assigned.get(pod.key)
+
+    def restore(self, pod: Pod, cluster: ClusterState, node: int, held: object) -> bool:
+        if not isinstance(held, Assignment):
+            return True
+        table = device_table(cluster)
+        if any(table.free[held.node, gpu] < held.milli for gpu in held.gpus):
+            return False
+        table.allocate(pod.key, held.node, held.gpus, held.milli, held.tag)
+        return True
