@@ -10,7 +10,7 @@ state never decides anything; it only holds and checks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -188,6 +188,19 @@ class ClusterState:
 
     def set_unschedulable(self, node: int, value: bool) -> None:
         self.unschedulable[node] = value
+        self.version += 1
+
+    def set_allocatable(self, node: int, allocatable: Mapping[str, int]) -> None:
+        """A node's allocatable changed (resources it no longer lists become 0); nothing if it is the same."""
+        for name in allocatable:
+            self.ensure_resource(name)
+        row = np.zeros(len(self.resources), dtype=np.int64)
+        for name, value in allocatable.items():
+            row[self.column[name]] = value
+        if np.array_equal(row, self.allocatable[node]):
+            return
+        self.allocatable[node] = row
+        self._lay_out()  # a new layout: per-layout caches (score tables) start afresh
         self.version += 1
 
     # --- pods -----------------------------------------------------------------------------------------

@@ -104,6 +104,17 @@ class SchedulingQueue:
         else:
             self._push_active(entry)
 
+    def backoff(self, key: str, priority: int, timestamp: float, now: float) -> None:
+        """An entry whose binding failed after it was scheduled (handleBindingCycleError): back in the queue,
+        an attempt counted, through backoffQ."""
+        entry = self.entries.get(key)
+        if entry is None:
+            self._seq += 1
+            entry = self.entries[key] = Entry(key, priority, timestamp, self._seq)
+        entry.attempts += 1
+        entry.last_failure = now
+        self._to_backoff_or_active(entry, now)
+
     def move_all(self, now: float) -> None:
         """A cluster event may have made room: unschedulable entries go to backoffQ or activeQ."""
         for entry in self.entries.values():

@@ -117,6 +117,9 @@ class Scheduler:
         self.cycle.nominated_room = self._nominated_room
         self.cycle.nominated_node = self._nominated_node
         self._out: list[Decision] = []
+        # Pods bound by a decision the driver has not confirmed yet (assume, then bind): pod key -> its
+        # PodGroup key ("" for none). The simulator confirms each Bind at once; a live driver after the API call.
+        self.assumed: dict[str, str] = {}
         # DRA devices and claims, when the profile runs the DynamicResources plugin.
         self.devices: DeviceState | None = device_state(self.cluster) \
             if DYNAMIC_RESOURCES in profile.filters else None
@@ -167,6 +170,83 @@ class Scheduler:
             self.queue.done(POD + key)
         if self.devices is not None:
             self.devices.forget_pod(pod)
+
+    def confirm_bind(self, key: str) -> None:
+        """The driver bound the pod (the Binding call succeeded): it is no longer only assumed."""
+        self.assumed.pop(key, None)
+
+    def bind_failed(self, key: str, now: float) -> list[str]:
+        """The driver could not bind an assumed pod (handleBindingCycleError): unreserve it, forget it and queue
+        it again through backoff. When it leaves its gang below minCount, the gang's other members that are
+        still only assumed are rolled back with it (the driver must not bind them). Returns every pod rolled
+        back, `key` first; empty when `key` was not assumed."""
+        if key not in self.assumed:
+            return []
+        group_key = self.assumed.pop(key) or None
+        rolled = [key]
+        self._unassume(key)
+        if group_key is not None:
+            group = self.groups.get(group_key)
+            if group is not None and group.is_gang and self._running_members(group_key) < group.min_count:
+                for other in [k for k, g in self.assumed.items() if g == group_key]:
+                    del self.assumed[other]
+                    self._unassume(other)
+                    rolled.append(other)
+            self.queue.backoff(GROUP + group_key, self._group_priority(group_key) if group is not None else 0,
+                               group.arrival if group is not None else now, now)
+        else:
+            pod = self.pods.get(key)
+            if pod is not None:
+                self.queue.backoff(POD + key, self.priority_of(pod), pod.arrival, now)
+        self.queue.move_all(now)  # room came back
+        return rolled
+
+    def _unassume(self, key: str) -> None:
+        pod = self.pods.get(key)
+        if pod is None or key not in self.cluster.bound:
+            return
+        self.running.remove(key)
+        self.cycle.unreserve(key, pod)
+        if self.devices is not None:
+            self.devices.forget_pod(pod)
+
+    def update_nodes(self, nodes: Sequence[Node], now: float) -> None:
+        """Nodes appear or change: a new node is added; a known one takes its new taints, cordon and
+        allocatable (label changes are not followed: `labels_changed` names such nodes for the driver)."""
+        known = [n for n in nodes if n.name in self.cluster.index]
+        new = [n for n in nodes if n.name not in self.cluster.index]
+        if new:
+            self.cluster.add_nodes(new)
+        for node in known:
+            index = self.cluster.index[node.name]
+            self.cluster.set_taints(index, node.taints)
+            self.cluster.set_unschedulable(index, node.unschedulable)
+            self.cluster.set_allocatable(index, node.allocatable)
+        self.queue.move_all(now)
+
+    def delete_node(self, name: str, now: float) -> None:
+        """A node is gone: it keeps its row (indices stay) with no room and cordoned, so nothing lands there.
+        Pods still bound to it leave through their own delete events."""
+        index = self.cluster.index.get(name)
+        if index is None:
+            return
+        self.cluster.set_unschedulable(index, True)
+        self.cluster.set_allocatable(index, {})
+        self.queue.move_all(now)
+
+    def pod_terminating(self, key: str, now: float) -> None:
+        """A bound pod got a deletionTimestamp (evicted or deleted by someone): it keeps its node until it is
+        gone, and no longer counts toward its gang's minCount."""
+        if key in self.cluster.bound and key not in self.running.terminating:
+            self.running.mark_terminating(key, "")
+
+    def delete_pod_group(self, key: str, now: float) -> None:
+        """A PodGroup is deleted: its pending members wait behind PreEnqueue again."""
+        if self.groups.pop(key, None) is None:
+            return
+        if self.profile.gang:
+            self._pre_enqueue(key, now)
+            self.queue.done(GROUP + key)
 
     def add_pod_group(self, group: PodGroup, now: float) -> None:
         """A PodGroup appears or changes (e.g. its minCount): its members pass PreEnqueue again. One whose
@@ -372,6 +452,7 @@ class Scheduler:
         self._bound(pod, result.node, now, reserve=True)
         self.messages.pop(pod_key, None)
         self.queue.done(entry)
+        self.assumed[pod_key] = ""
         self._out.append(Bind(pod, self.cluster.names[result.node]))
 
     def _group_cycle(self, group_key: str, entry: str, now: float) -> None:
@@ -390,6 +471,7 @@ class Scheduler:
         for pod, node in outcome.placed:
             self._bound(pod, node, now, reserve=False)
             self.messages.pop(pod.key, None)
+            self.assumed[pod.key] = group_key
             self._out.append(Bind(pod, self.cluster.names[node]))
         if outcome.success:
             for pod_key, why in outcome.failures.items():

@@ -166,7 +166,8 @@ class Simulation:
             decisions = self.scheduler.schedule(t)
             self.scheduling_seconds += time.perf_counter() - started
             for decision in decisions:
-                if isinstance(decision, Bind):
+                if isinstance(decision, Bind):  # the simulator's binding never fails: confirmed at once
+                    self.scheduler.confirm_bind(decision.pod.key)
                     self.binds += 1
                     self._bind(decision.pod, decision.node)
                 elif isinstance(decision, Unschedulable):
