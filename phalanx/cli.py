@@ -1,4 +1,4 @@
-"""The `phalanx` command: simulate, compare, validate, verify, generate."""
+"""The `phalanx` command: simulate, compare, validate, verify, generate, run."""
 
 from __future__ import annotations
 
@@ -96,6 +96,34 @@ def _parser() -> argparse.ArgumentParser:
                           "(default: where tools/kube/build.sh puts them)")
     ver.add_argument("--seed", type=int, default=0, help="seed for Phalanx's tie-breaking")
     ver.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
+
+    run = sub.add_parser("run", help="schedule a real cluster's pods as a secondary scheduler (docs/live.md)",
+                         description="Run Phalanx against a real cluster: it schedules the pods whose "
+                                     "spec.schedulerName is --scheduler-name (PodGroup gangs with GenericWorkload "
+                                     "on), binds them through the Binding subresource, preempts as kube-scheduler "
+                                     "does and writes PodScheduled conditions, PodGroup conditions and Events. "
+                                     "Only the leader of a Lease schedules. SIGTERM stops it cleanly.")
+    run.add_argument("--kubeconfig", metavar="FILE",
+                     help="a kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+    run.add_argument("--scheduler-name", default="phalanx",
+                     help="schedule the pods with this spec.schedulerName (default: phalanx)")
+    run.add_argument("--profile", help="default | gang | a profile file; without it, --feature-gates decide")
+    run.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration-like profile file")
+    run.add_argument("--feature-gates", default="", metavar="GATES", help="e.g. GenericWorkload=true")
+    run.add_argument("--namespace", action="append", default=[], metavar="NS",
+                     help="schedule only pods of this namespace (repeatable; default: every namespace)")
+    run.add_argument("--leader-elect", choices=("true", "false"), default="true",
+                     help="take part in leader election on a Lease (default: true)")
+    run.add_argument("--leader-elect-resource-namespace", metavar="NS",
+                     help="the Lease's namespace (default: the pod's own in-cluster, else default)")
+    run.add_argument("--leader-elect-resource-name", default="phalanx-scheduler", metavar="NAME")
+    run.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS")
+    run.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS")
+    run.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS")
+    run.add_argument("--metrics-bind-address", default="127.0.0.1:10351", metavar="HOST:PORT",
+                     help="serve /metrics, /healthz and /readyz here (default: 127.0.0.1:10351)")
+    run.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equal-score nodes")
+    run.add_argument("-v", "--verbose", action="store_true", help="log every decision's API call")
 
     gen = sub.add_parser("generate", help="print the manifests a scheduler_perf-style workload file describes")
     gen.add_argument("workload", metavar="WORKLOAD.yaml", help="createNodes / createPods / createPodGroups "
@@ -209,6 +237,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return 0
     if args.command == "verify":
         return _verify(args, console)
+    if args.command == "run":
+        return _live(args)
     if args.command == "simulate":
         profile = _simulate_profile(args)
         _until(args)  # a bad --until fails before the inputs load
@@ -258,6 +288,29 @@ def _compare_trace(args: argparse.Namespace, console: Console) -> int:
     else:
         render_trace_compare(results, console)
     return 0
+
+
+def _live(args: argparse.Namespace) -> int:
+    """`run`: the live scheduler until SIGTERM (exit 0), or until it loses its Lease (exit 1)."""
+    import logging
+
+    from phalanx.live.run import Options, default_lease_namespace, parse_address, run
+
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    host, port = parse_address(args.metrics_bind_address)
+    if not (args.leader_elect_lease_duration > args.leader_elect_renew_deadline
+            > 1.2 * args.leader_elect_retry_period > 0):
+        raise InputError("needs lease duration > renew deadline > 1.2 × retry period > 0 (as client-go)",
+                         field="--leader-elect-lease-duration")
+    options = Options(
+        profile=_simulate_profile(args), kubeconfig=args.kubeconfig, scheduler_name=args.scheduler_name,
+        namespaces=frozenset(args.namespace) or None, leader_elect=args.leader_elect == "true",
+        lease_namespace=args.leader_elect_resource_namespace or default_lease_namespace(),
+        lease_name=args.leader_elect_resource_name, lease_duration=args.leader_elect_lease_duration,
+        renew_deadline=args.leader_elect_renew_deadline, retry_period=args.leader_elect_retry_period,
+        metrics_host=host, metrics_port=port, seed=args.seed)
+    return run(options)
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:

@@ -1,0 +1,1 @@
+"""The live driver: Phalanx as a secondary scheduler on a real cluster (`phalanx run`)."""

@@ -1,0 +1,541 @@
+"""The API calls that carry out the scheduler's decisions on a real cluster, as kube-scheduler v1.37 writes them.
+
+`Binder` binds, reports failures, nominates, preempts and writes PodGroup conditions:
+
+- **bind** POSTs the `pods/binding` subresource (`defaultbinder/default_binder.go`): a `v1 Binding` to the
+  Node, carrying the pod's UID so that a pod deleted and recreated under the same name is not bound (the API
+  server answers 409 "Precondition failed: UID in precondition", reported here as `gone`). On success it
+  emits `Normal Scheduled` "Successfully assigned <ns>/<name> to <node>" (`schedule_one.go` finishBinding).
+  The binder never retries a binding: the engine decides (upstream's `util.BindPod` retries 500/503/refused).
+- **unschedulable** writes the pod's `PodScheduled` condition (False, reason `Unschedulable`) and emits
+  `Warning FailedScheduling` with the message (`schedule_one.go` handleSchedulingFailure and updatePod),
+  patching only when the condition or the nominated node changes.
+- **nominate** sets or clears `status.nominatedNodeName`.
+- **preempt** follows the preemption executor (`framework/preemption/executor.go` PreemptPod): the victim's
+  `DisruptionTarget` condition (True, reason `PreemptionByScheduler`, "<scheduler>: preempting to accommodate
+  a higher priority <pod|podgroup>"), then a delete with the victim's own grace period, then `Normal
+  Preempted` "Preempted by <pod|podgroup> <uid> on node <node>" on the victim.
+- **group_condition** merges one condition into a `scheduling.k8s.io/v1beta1` PodGroup's `/status` by type,
+  keeping `lastTransitionTime` while the status stays, and never turning a True condition back to False
+  (`schedule_one_podgroup.go` updatePodGroupCondition).
+
+Status writes are strategic merge patches of the one condition (pod and PodGroup conditions merge by `type`),
+as `util.PatchPodStatus` sends them. Status patches, reads and events retry transient errors (500, 503, 504,
+429, a broken connection) with client-go's `retry.DefaultBackoff` (4 tries, 10 ms × 5ⁿ), then are logged and
+dropped: apart from `bind`'s result and `preempt`'s boolean, nothing here reports failure to the caller.
+
+Events are `events.k8s.io/v1` Events, as kube-scheduler's recorder writes them (`reportingController` =
+the scheduler name, `reportingInstance` = "<scheduler>-<hostname>", `action` Binding / Scheduling /
+Preempting); the core/v1 view shows them with `reportingComponent` = the scheduler name (`source` must stay
+unset in that API). Repeats are aggregated lightly: the same note, type and reason on the same object is
+written at most once per `EVENT_WINDOW` (30 s); a repeat after the window updates the first Event's
+`series` (count, lastObservedTime) instead of creating another, and a repeat after `EVENT_FINISH` (6 min, as
+client-go's finishSeries) of silence starts a new Event. Repeats within the window are counted into the next
+series update but not written on their own. (client-go's aggregation leaves the note out of the key and writes
+a series at the second repeat, then every 30 min; keeping the note in the key shows each distinct reason.)
+
+kube-scheduler compares against its informer's copy of the pod; the binder instead remembers, per
+`namespace/name`, the PodScheduled condition and nominated node it last read or wrote (read with a GET when
+unknown or older than `POD_CACHE_TTL`, 5 min; at most `POD_CACHE_SIZE` pods). The driver calls `forget` when
+a pod is deleted; a successful bind forgets on its own. Unlike upstream, `unschedulable` writes nothing to a
+pod that is already bound (its PodScheduled is True) or that has been recreated under another UID.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import logging
+import random
+import socket
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import httpx2
+from lightkube import ApiError, Client
+from lightkube.core import resource as res
+from lightkube.generic_resource import Generic
+from lightkube.models.core_v1 import ObjectReference
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Pod
+from lightkube.resources.events_v1 import Event
+from lightkube.resources.scheduling_v1beta1 import PodGroup
+from lightkube.types import PatchType
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+BindReason = Literal["", "conflict", "gone", "error"]
+PreemptorKind = Literal["pod", "podgroup", "compositepodgroup"]  # kube-scheduler's EntityKeyType values
+
+# client-go retry.DefaultBackoff (Steps 4, Duration 10ms, Factor 5, Jitter 0.1): the waits between 4 tries.
+RETRY_DELAYS = (0.01, 0.05, 0.25)
+RETRY_JITTER = 0.1
+TRANSIENT_CODES = frozenset({429, 500, 503, 504})
+
+EVENT_WINDOW = 30.0  # seconds: the same event on the same object is written at most once in this window
+EVENT_FINISH = 360.0  # seconds of silence after which a repeat starts a new Event (client-go's finishTime)
+EVENT_CACHE_SIZE = 4096  # aggregated events remembered (least recently seen dropped first)
+POD_CACHE_SIZE = 8192  # pods whose PodScheduled condition is remembered
+POD_CACHE_TTL = 300.0  # seconds before a remembered condition is read again from the API server
+NOTE_LENGTH_LIMIT = 1024  # an Event's note, in bytes (apis/core/validation/events.go NoteLengthLimit)
+REPORTING_INSTANCE_LIMIT = 128
+
+_PREEMPTOR_REF = {  # the preemptor as the Preempted event's `related` object
+    "pod": ("v1", "Pod"),
+    "podgroup": ("scheduling.k8s.io/v1beta1", "PodGroup"),
+    "compositepodgroup": ("scheduling.k8s.io/v1alpha3", "CompositePodGroup"),
+}
+
+
+@dataclass(frozen=True)
+class BindResult:
+    """What became of a binding: `ok`, or why not — `conflict` (409: the pod is already bound, perhaps by
+    another scheduler), `gone` (404, or the pod was recreated under the same name with another UID) or
+    `error` (anything else: a 5xx, a broken connection; the binding may or may not have been stored)."""
+
+    ok: bool
+    reason: BindReason
+    message: str
+
+
+class _PodBinding(res.NamespacedSubResource, Generic):  # type: ignore[misc]  # as lightkube's own generics
+    """`POST pods/{name}/binding`, answered with a `Status` (lightkube's typed `Pod.Binding` would try to read
+    the answer as a Binding and fail after the binding was made)."""
+
+    _api_info = res.ApiInfo(resource=res.ResourceDef("", "v1", "Binding"), parent=res.ResourceDef("", "v1", "Pod"),
+                            plural="pods", verbs=["post"], action="binding")
+
+
+class _Gone(Exception):
+    """The object is not there (404)."""
+
+
+class _Failed(Exception):
+    """A call failed for good: not transient, or still failing after the retries."""
+
+
+@dataclass
+class _PodScheduled:
+    """What the API server holds, as far as we know, for one pod's `PodScheduled` condition."""
+
+    uid: str
+    generation: int | None
+    status: str  # "" when the pod has no such condition
+    reason: str
+    message: str
+    since: str  # lastTransitionTime, RFC 3339
+    nominated: str  # status.nominatedNodeName ("" for none)
+    checked: float  # monotonic time of the last read or write
+
+
+@dataclass
+class _Emitted:
+    """One Event written, and its repeats since."""
+
+    name: str
+    count: int
+    written: float  # monotonic time of the last API write
+    seen: float  # monotonic time of the last occurrence
+
+
+def utc_now() -> datetime.datetime:
+    return datetime.datetime.now(tz=datetime.UTC)
+
+
+def rfc3339(moment: datetime.datetime) -> str:
+    """A `metav1.Time`: UTC to the second."""
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def micro_time(moment: datetime.datetime) -> str:
+    """A `metav1.MicroTime`: UTC with exactly six digits of fraction, as the API server parses it."""
+    return moment.astimezone(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def truncate_note(message: str, limit: int = NOTE_LENGTH_LIMIT) -> str:
+    """schedule_one.go truncateMessage: at most `limit` bytes, cut with " ..." (here on a character boundary)."""
+    if len(message.encode()) <= limit:
+        return message
+    suffix = " ..."
+    cut = message.encode()[:limit - len(suffix)].decode(errors="ignore")
+    return cut + suffix
+
+
+def preempting_message(scheduler_name: str, kind: PreemptorKind = "pod") -> str:
+    """executor.go: the victim's DisruptionTarget message."""
+    return f"{scheduler_name}: preempting to accommodate a higher priority {kind}"
+
+
+def preempted_message(kind: PreemptorKind, preemptor_uid: str, node: str) -> str:
+    """executor.go: the note of the victim's Preempted event."""
+    return f"Preempted by {kind} {preemptor_uid} on node {node}"
+
+
+def scheduled_message(namespace: str, name: str, node: str) -> str:
+    """schedule_one.go finishBinding: the note of the Scheduled event."""
+    return f"Successfully assigned {namespace}/{name} to {node}"
+
+
+def _code(exc: BaseException) -> int | None:
+    if isinstance(exc, ApiError):
+        code = exc.status.code if exc.status is not None else None
+        return code if code is not None else exc.response.status_code
+    return None
+
+
+def _text(exc: BaseException) -> str:
+    if isinstance(exc, ApiError) and exc.status is not None and exc.status.message:
+        return f"{_code(exc)}: {exc.status.message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+class Binder:
+    """Writes the scheduler's decisions to the API server through `client`, as `scheduler_name`.
+
+    Safe to call from several threads. `events=False` writes no Events. `clock` (monotonic seconds), `sleep`
+    and `wall` (the UTC time written into conditions and events) are there for tests.
+    """
+
+    def __init__(self, client: Client, scheduler_name: str = "phalanx", *, events: bool = True,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                 wall: Callable[[], datetime.datetime] = utc_now) -> None:
+        self.client = client
+        self.scheduler_name = scheduler_name
+        self.events = events
+        self.reporting_instance = f"{scheduler_name}-{socket.gethostname()}"[:REPORTING_INSTANCE_LIMIT]
+        self._clock = clock
+        self._sleep = sleep
+        self._wall = wall
+        self._lock = threading.Lock()
+        self._pods: OrderedDict[tuple[str, str], _PodScheduled] = OrderedDict()
+        self._emitted: OrderedDict[tuple[str, ...], _Emitted] = OrderedDict()
+        self._events_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="events")
+
+    # --- binding --------------------------------------------------------------------------------------
+
+    def bind(self, namespace: str, name: str, uid: str | None, node: str) -> BindResult:
+        """Bind the pod to `node` (one POST, never retried here) and, on success, emit `Scheduled`."""
+        # The UID is a precondition: the API server refuses the binding for another pod of that name.
+        body = _PodBinding(apiVersion="v1", kind="Binding",
+                           metadata=ObjectMeta(name=name, namespace=namespace, uid=uid or None),
+                           target={"kind": "Node", "name": node})
+        try:
+            self.client.create(body, name=name, namespace=namespace)
+        except ApiError as exc:
+            code = _code(exc)
+            message = exc.status.message if exc.status is not None and exc.status.message else str(exc)
+            if code == 404 or (code == 409 and "Precondition failed: UID" in message):
+                return BindResult(False, "gone", message)
+            if code == 409:
+                return BindResult(False, "conflict", message)
+            log.warning("binding %s/%s to %s failed: %s", namespace, name, node, _text(exc))
+            return BindResult(False, "error", message)
+        except httpx2.HTTPError as exc:
+            log.warning("binding %s/%s to %s failed: %s", namespace, name, node, _text(exc))
+            return BindResult(False, "error", _text(exc))
+        self.forget(namespace, name)
+        note = scheduled_message(namespace, name, node)
+        # Events are written off the binding's path, as kube-scheduler's broadcaster writes them.
+        self._events_pool.submit(self._event, namespace, name, uid, "Normal", "Scheduled", "Binding", note)
+        return BindResult(True, "", note)
+
+    # --- failures and nominations ---------------------------------------------------------------------
+
+    def unschedulable(self, namespace: str, name: str, message: str, *, nominated_node: str | None = None,
+                      reason: Literal["Unschedulable", "SchedulerError"] = "Unschedulable",
+                      uid: str | None = None) -> None:
+        """Record a failed attempt: the `PodScheduled` condition (False, `reason`, `message`) and, when
+        `nominated_node` is given, `status.nominatedNodeName` ("" clears it), patched only when they change;
+        then a `FailedScheduling` Warning event (aggregated, see the module notes).
+
+        A pod already bound (`spec.nodeName` set) is left alone, and so is a pod that is gone or, when `uid` is
+        given, has another UID (recreated under the same name).
+        """
+        state = self._pod_state(namespace, name, uid)
+        if state is None:
+            return
+        now = self._wall()
+        changed = (state.status, state.reason, state.message) != ("False", reason, message)
+        renominate = nominated_node is not None and nominated_node != state.nominated
+        if changed or renominate:
+            status: dict[str, Any] = {}
+            since = state.since if state.status == "False" else rfc3339(now)
+            if changed:
+                condition: dict[str, Any] = {"type": "PodScheduled", "status": "False", "reason": reason,
+                                             "message": message, "lastProbeTime": None, "lastTransitionTime": since}
+                if state.generation is not None:
+                    condition["observedGeneration"] = state.generation
+                status["conditions"] = [condition]
+            if renominate:
+                status["nominatedNodeName"] = nominated_node or None
+            try:
+                self._call(f"pod {namespace}/{name} PodScheduled condition",
+                           lambda: self.client.patch(Pod.Status, name, {"status": status}, namespace=namespace,
+                                                     patch_type=PatchType.STRATEGIC))
+            except _Gone:
+                self.forget(namespace, name)
+                return
+            except _Failed:
+                self.forget(namespace, name)  # what the server holds is unknown now: read it next time
+            else:
+                with self._lock:
+                    state.status, state.reason, state.message, state.since = "False", reason, message, since
+                    if renominate:
+                        state.nominated = nominated_node or ""
+                    state.checked = self._clock()
+        self._event(namespace, name, state.uid, "Warning", "FailedScheduling", "Scheduling", truncate_note(message))
+
+    def nominate(self, namespace: str, name: str, node: str) -> None:
+        """Set `status.nominatedNodeName` to `node`; "" clears it (sends null)."""
+        with self._lock:
+            known = self._pods.get((namespace, name))
+            if known is not None and self._clock() - known.checked < POD_CACHE_TTL and known.nominated == node:
+                return
+        try:
+            self._call(f"pod {namespace}/{name} nominatedNodeName",
+                       lambda: self.client.patch(Pod.Status, name, {"status": {"nominatedNodeName": node or None}},
+                                                 namespace=namespace, patch_type=PatchType.MERGE))
+        except _Gone:
+            self.forget(namespace, name)
+        except _Failed:
+            self.forget(namespace, name)
+        else:
+            with self._lock:
+                known = self._pods.get((namespace, name))
+                if known is not None:
+                    known.nominated = node
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for the Events written in the background (after bindings); the Binder stays usable."""
+        pool, self._events_pool = self._events_pool, ThreadPoolExecutor(max_workers=4, thread_name_prefix="events")
+        pool.shutdown(wait=timeout is None or timeout > 0)
+
+    def forget(self, namespace: str, name: str) -> None:
+        """Drop what is remembered of the pod's status (the pod was bound, deleted or recreated)."""
+        with self._lock:
+            self._pods.pop((namespace, name), None)
+
+    # --- preemption -----------------------------------------------------------------------------------
+
+    def preempt(self, namespace: str, name: str, *, preemptor: str, node: str, message: str = "",
+                grace_seconds: int | None = None, preemptor_kind: PreemptorKind = "pod",
+                preemptor_name: str | None = None, uid: str | None = None) -> bool:
+        """Evict the victim `namespace/name` for `preemptor` (its UID; a pod's, or a PodGroup's with
+        `preemptor_kind="podgroup"`) on `node`, as the preemption executor does: the `DisruptionTarget`
+        condition (`message`, by default upstream's "<scheduler>: preempting to accommodate a higher priority
+        <kind>"), then a delete with the victim's own grace period (or `grace_seconds`), then a `Preempted`
+        event on the victim (related to the preemptor when `preemptor_name` is given).
+
+        True when the victim is deleted, being deleted already, or gone (a 404 at any step, or another UID
+        than `uid`); False when a call failed (the condition could not be written, or the delete failed).
+        """
+        try:
+            victim = self._call(f"victim {namespace}/{name}", lambda: self.client.get(Pod, name, namespace=namespace))
+        except _Gone:
+            return True
+        except _Failed:
+            return False
+        meta = victim.metadata or ObjectMeta()
+        if uid is not None and meta.uid != uid:
+            return True  # the victim is gone; another pod has its name
+        if meta.deletionTimestamp is not None:
+            return True  # graceful deletion has already started (executor.go skips the API calls)
+        current = next((c for c in (victim.status.conditions if victim.status else None) or []
+                        if c.type == "DisruptionTarget"), None)
+        text = message or preempting_message(self.scheduler_name, preemptor_kind)
+        if current is None or (current.status, current.reason, current.message) != ("True", "PreemptionByScheduler",
+                                                                                    text):
+            since = (rfc3339(current.lastTransitionTime) if current is not None and current.status == "True"
+                     and current.lastTransitionTime is not None else rfc3339(self._wall()))
+            condition: dict[str, Any] = {"type": "DisruptionTarget", "status": "True",
+                                         "reason": "PreemptionByScheduler", "message": text,
+                                         "lastProbeTime": None, "lastTransitionTime": since}
+            if meta.generation is not None:
+                condition["observedGeneration"] = meta.generation
+            try:
+                self._call(f"victim {namespace}/{name} DisruptionTarget condition",
+                           lambda: self.client.patch(Pod.Status, name, {"status": {"conditions": [condition]}},
+                                                     namespace=namespace, patch_type=PatchType.STRATEGIC))
+            except _Gone:
+                return True
+            except _Failed:
+                return False
+        try:
+            self._call(f"victim {namespace}/{name} delete",
+                       lambda: self.client.delete(Pod, name, namespace=namespace, grace_period=grace_seconds))
+        except _Gone:
+            return True
+        except _Failed:
+            return False
+        self.forget(namespace, name)
+        related = None
+        if preemptor_name is not None:
+            api_version, kind = _PREEMPTOR_REF[preemptor_kind]
+            related = ObjectReference(apiVersion=api_version, kind=kind, namespace=namespace, name=preemptor_name,
+                                      uid=preemptor)
+        self._event(namespace, name, meta.uid, "Normal", "Preempted", "Preempting",
+                    preempted_message(preemptor_kind, preemptor, node), related=related)
+        return True
+
+    # --- PodGroups ------------------------------------------------------------------------------------
+
+    def group_condition(self, namespace: str, name: str, type: str, status: bool, reason: str,
+                        message: str) -> None:
+        """Merge the condition `type` into the PodGroup's status: `lastTransitionTime` changes only with the
+        status, `observedGeneration` is the group's generation, nothing is written when nothing changed, and a
+        condition that is True is never set back to False (updatePodGroupCondition)."""
+        try:
+            group = self._call(f"PodGroup {namespace}/{name}",
+                               lambda: self.client.get(PodGroup, name, namespace=namespace))
+        except (_Gone, _Failed):
+            return
+        want = "True" if status else "False"
+        conditions = (group.status.conditions if group.status else None) or []
+        current = next((c for c in conditions if c.type == type), None)
+        generation = group.metadata.generation if group.metadata else None
+        if current is not None and current.status == "True" and want != "True":
+            return
+        if current is not None and (current.status, current.reason, current.message, current.observedGeneration) \
+                == (want, reason, message, generation):
+            return
+        since = (current.lastTransitionTime if current is not None and current.status == want
+                 and current.lastTransitionTime is not None else self._wall())
+        condition: dict[str, Any] = {"type": type, "status": want, "reason": reason, "message": message,
+                                     "lastTransitionTime": rfc3339(since)}
+        if generation is not None:
+            condition["observedGeneration"] = generation
+        try:
+            self._call(f"PodGroup {namespace}/{name} {type} condition",
+                       lambda: self.client.patch(PodGroup.Status, name, {"status": {"conditions": [condition]}},
+                                                 namespace=namespace, patch_type=PatchType.STRATEGIC))
+        except (_Gone, _Failed):
+            return
+
+    # --- internals ------------------------------------------------------------------------------------
+
+    def _call(self, what: str, call: Callable[[], T], *, conflicts: bool = True) -> T:
+        """`call()`, retried on transient errors (and on 409 when `conflicts`, as RetriableWithConflict).
+        Raises `_Gone` on a 404 and `_Failed` (after logging) when it gives up."""
+        for attempt in range(len(RETRY_DELAYS) + 1):
+            try:
+                return call()
+            except (ApiError, httpx2.HTTPError) as exc:
+                code = _code(exc)
+                if code == 404:
+                    raise _Gone() from exc
+                transient = (code in TRANSIENT_CODES or (conflicts and code == 409)
+                             or (code is None and isinstance(exc, httpx2.TransportError)))
+                if not transient or attempt == len(RETRY_DELAYS):
+                    log.warning("%s: giving up after %d tries: %s", what, attempt + 1, _text(exc))
+                    raise _Failed() from exc
+                delay = RETRY_DELAYS[attempt]
+                self._sleep(delay * (1 + random.uniform(0, RETRY_JITTER)))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _pod_state(self, namespace: str, name: str, uid: str | None) -> _PodScheduled | None:
+        """The remembered PodScheduled condition of the pod, read again when unknown, older than
+        POD_CACHE_TTL or of another UID; None when the pod is gone, bound, of another UID, or cannot be read."""
+        key = (namespace, name)
+        now = self._clock()
+        with self._lock:
+            known = self._pods.get(key)
+            if known is not None and now - known.checked < POD_CACHE_TTL and uid in (None, known.uid):
+                self._pods.move_to_end(key)
+                return known
+        try:
+            pod = self._call(f"pod {namespace}/{name}", lambda: self.client.get(Pod, name, namespace=namespace))
+        except (_Gone, _Failed):
+            self.forget(namespace, name)
+            return None
+        if pod.spec is not None and pod.spec.nodeName:
+            self.forget(namespace, name)
+            return None
+        meta = pod.metadata or ObjectMeta()
+        condition = next((c for c in (pod.status.conditions if pod.status else None) or []
+                          if c.type == "PodScheduled"), None)
+        state = _PodScheduled(
+            uid=meta.uid or "", generation=meta.generation,
+            status=condition.status if condition is not None else "",
+            reason=(condition.reason or "") if condition is not None else "",
+            message=(condition.message or "") if condition is not None else "",
+            since=rfc3339(condition.lastTransitionTime) if condition is not None and condition.lastTransitionTime
+            else "",
+            nominated=(pod.status.nominatedNodeName or "") if pod.status else "", checked=now)
+        with self._lock:
+            self._pods[key] = state
+            self._pods.move_to_end(key)
+            while len(self._pods) > POD_CACHE_SIZE:
+                self._pods.popitem(last=False)
+        return state if uid in (None, state.uid) else None
+
+    def _event(self, namespace: str, name: str, uid: str | None, kind: Literal["Normal", "Warning"], reason: str,
+               action: str, note: str, *, related: ObjectReference | None = None) -> None:
+        """Emit an events.k8s.io/v1 Event about the pod, aggregated (see the module notes); never raises."""
+        if not self.events:
+            return
+        key = (namespace, name, uid or "", kind, reason, action, note, (related.uid or "") if related else "")
+        now = self._clock()
+        with self._lock:
+            known = self._emitted.get(key)
+            if known is not None and now - known.seen > EVENT_FINISH:
+                known = None
+            if known is not None:
+                known.count += 1
+                known.seen = now
+                self._emitted.move_to_end(key)
+                if now - known.written < EVENT_WINDOW:
+                    return
+                known.written = now
+                count, event_name = known.count, known.name
+            else:
+                count, event_name = 1, ""
+        if count > 1:
+            series = {"series": {"count": count, "lastObservedTime": micro_time(self._wall())}}
+            try:
+                self._call(f"event {namespace}/{event_name}",
+                           lambda: self.client.patch(Event, event_name, series, namespace=namespace,
+                                                     patch_type=PatchType.MERGE), conflicts=False)
+                return
+            except _Gone:
+                pass  # the Event expired or was deleted: write a new one
+            except _Failed:
+                return
+        regarding = ObjectReference(apiVersion="v1", kind="Pod", namespace=namespace, name=name, uid=uid or None)
+        created = self._create_event(namespace, regarding, related, kind, reason, action, note)
+        if created is None:
+            return
+        with self._lock:
+            self._emitted[key] = _Emitted(name=created, count=1, written=now, seen=now)
+            self._emitted.move_to_end(key)
+            while len(self._emitted) > EVENT_CACHE_SIZE:
+                self._emitted.popitem(last=False)
+
+    def _create_event(self, namespace: str, regarding: ObjectReference, related: ObjectReference | None,
+                      kind: str, reason: str, action: str, note: str) -> str | None:
+        for _ in range(2):  # a second name if the first was taken
+            event_name = f"{regarding.name}.{time.time_ns():x}"
+            moment = self._wall()
+            event = Event(
+                metadata=ObjectMeta(name=event_name, namespace=namespace),
+                # msgspec drops a zero fraction, and the API server wants six digits in a MicroTime
+                eventTime=moment if moment.microsecond else moment.replace(microsecond=1),
+                reportingController=self.scheduler_name, reportingInstance=self.reporting_instance,
+                action=action, reason=reason, note=note, type=kind, regarding=regarding, related=related)
+            try:
+                self._call(f"event {namespace}/{event_name}", functools.partial(self.client.create, event),
+                           conflicts=False)
+            except _Gone:
+                return None  # the namespace is gone
+            except _Failed as exc:
+                if _code(exc.__cause__ or exc) == 409:
+                    continue
+                return None
+            return event_name
+        return None

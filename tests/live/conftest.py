@@ -1,0 +1,51 @@
+"""A real v1.37.2 control plane of its own for the live-driver tests (marked `kube`): one per session.
+
+The live tests kill and restart the API server and cut its connections, so they do not share the control
+plane of `tests/verify`. Each test works in a namespace of its own and deletes the nodes it made.
+Without the binaries the tests are skipped, unless PHALANX_REQUIRE_KUBE=1 (as CI sets it).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from lightkube import Client, KubeConfig
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Namespace, Node, Pod
+
+from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
+
+
+@pytest.fixture(scope="session")
+def live_plane() -> Iterator[ControlPlane]:
+    try:
+        find_binaries()
+    except ControlPlaneError as exc:
+        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    with ControlPlane() as plane:
+        yield plane
+
+
+@pytest.fixture
+def client(live_plane: ControlPlane) -> Client:
+    return Client(KubeConfig.from_file(str(live_plane.kubeconfig)), field_manager="phalanx-tests")
+
+
+@pytest.fixture
+def namespace(client: Client) -> Iterator[str]:
+    """A fresh namespace; its pods and the nodes the test made are deleted afterwards."""
+    name = f"t-{uuid.uuid4().hex[:8]}"
+    client.create(Namespace(metadata=ObjectMeta(name=name)))
+    yield name
+    for pod in client.list(Pod, namespace=name):
+        if pod.metadata is not None and pod.metadata.name is not None:
+            client.delete(Pod, pod.metadata.name, namespace=name, grace_period=0)
+    client.delete(Namespace, name)
+    for node in client.list(Node, labels={"phalanx.dev/test": name}):
+        if node.metadata is not None and node.metadata.name is not None:
+            client.delete(Node, node.metadata.name)

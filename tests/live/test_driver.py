@@ -1,0 +1,268 @@
+"""The live driver end to end on the real v1.37.2 API server: pods and gangs bound through the Binding
+subresource, unschedulable pods told why, preemption, a binding refused (409, 500), the API server restarted in
+the middle of a gang; and after each, the invariants: no pod bound twice, no gang bound below minCount, no
+pending pod forgotten."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from lightkube import Client
+from lightkube.generic_resource import create_namespaced_resource
+from lightkube.models.meta_v1 import ObjectMeta
+from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.scheduling_v1 import PriorityClass
+
+from phalanx.live.binder import Binder, BindResult
+from phalanx.live.driver import Driver
+from phalanx.scheduler.profiles import builtin
+from phalanx.verify.controlplane import ControlPlane
+
+pytestmark = pytest.mark.kube
+PodGroupV1beta1 = create_namespaced_resource("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups")
+
+
+def make_node(client: Client, namespace: str, name: str, cpu: str = "4", memory: str = "16Gi") -> str:
+    full = f"{namespace}-{name}"
+    client.create(Node.from_dict({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": full, "labels": {"phalanx.dev/test": namespace, "kubernetes.io/hostname": full}},
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
+                   "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
+                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok"}]}}))
+    return full
+
+
+def make_pod(client: Client, namespace: str, name: str, cpu: str = "1", *, group: str | None = None,
+             priority_class: str | None = None, node: str | None = None, grace: int = 0) -> None:
+    spec: dict[str, Any] = {
+        "schedulerName": "phalanx", "terminationGracePeriodSeconds": grace,
+        "nodeSelector": {"phalanx.dev/test": namespace},
+        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+    if group:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    if priority_class is not None:
+        spec["priorityClassName"] = priority_class
+    if node:
+        spec["nodeName"] = node
+    client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
+                                 "metadata": {"name": name, "namespace": namespace}, "spec": spec}))
+
+
+def make_gang(client: Client, namespace: str, name: str, min_count: int) -> None:
+    client.create(PodGroupV1beta1.from_dict({
+        "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}))
+
+
+def pods(client: Client, namespace: str) -> dict[str, dict[str, Any]]:
+    return {p.metadata.name: p.to_dict() for p in client.list(Pod, namespace=namespace)
+            if p.metadata is not None and p.metadata.name is not None}
+
+
+def node_of(pod: dict[str, Any]) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName")
+
+
+def until(check: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+class Running:
+    """A Driver on its own thread (gang profile), stopped when the test ends."""
+
+    def __init__(self, client: Client, namespace: str, binder: Binder | None = None) -> None:
+        self.stop = threading.Event()
+        self.driver = Driver(client, builtin("gang"), binder=binder, namespaces={namespace})
+        self.thread = threading.Thread(target=self.driver.run, args=(self.stop,), daemon=True)
+        self.thread.start()
+        until(self.driver.ready.is_set, 60, "the informers to sync")
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def running(client: Client, namespace: str) -> Iterator[Callable[..., Running]]:
+    started: list[Running] = []
+
+    def start(binder: Binder | None = None) -> Running:
+        run = Running(client, namespace, binder)
+        started.append(run)
+        return run
+
+    yield start
+    for run in started:
+        run.close()
+
+
+def check_invariants(client: Client, namespace: str, gangs: dict[str, int], binds: list[str]) -> None:
+    """No pod bound twice; no gang bound below minCount; every pending pod says why (PodScheduled=False)."""
+    assert len(binds) == len(set(binds)), f"a pod was bound twice: {binds}"
+    now = pods(client, namespace)
+    for gang, min_count in gangs.items():
+        members = [p for p in now.values() if ((p["spec"].get("schedulingGroup") or {}).get("podGroupName")) == gang]
+        bound = [p for p in members if node_of(p)]
+        assert not bound or len(bound) >= min_count, f"gang {gang} bound {len(bound)} < minCount {min_count}"
+    for name, pod in now.items():
+        if node_of(pod):
+            continue
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        assert any(c["type"] == "PodScheduled" and c["status"] == "False" for c in conditions), \
+            f"pending pod {name} carries no PodScheduled=False condition"
+
+
+class RecordingBinder(Binder):
+    """The real Binder, recording every successful binding; `fail(name, reason)` makes one call fail first."""
+
+    def __init__(self, client: Client) -> None:
+        super().__init__(client, "phalanx")
+        self.bound: list[str] = []
+        self.failures: dict[str, Callable[[str, str, str], BindResult]] = {}
+
+    def bind(self, namespace: str, name: str, uid: str | None, node: str) -> BindResult:
+        hook = self.failures.pop(name, None)
+        if hook is not None:
+            return hook(namespace, name, node)
+        result = super().bind(namespace, name, uid, node)
+        if result.ok:
+            self.bound.append(f"{namespace}/{name}")
+        return result
+
+
+def test_pods_bind_and_the_unschedulable_one_is_told_why(client: Client, namespace: str,
+                                                         running: Callable[..., Running]) -> None:
+    make_node(client, namespace, "a", cpu="2")
+    make_node(client, namespace, "b", cpu="2")
+    binder = RecordingBinder(client)
+    running(binder)
+    for i in range(4):
+        make_pod(client, namespace, f"p{i}")
+    make_pod(client, namespace, "huge", cpu="3")
+    until(lambda: all(node_of(p) for n, p in pods(client, namespace).items() if n != "huge"), what="4 binds")
+
+    def told() -> bool:
+        conditions = (pods(client, namespace)["huge"].get("status") or {}).get("conditions") or []
+        return any(c.get("reason") == "Unschedulable" for c in conditions)
+
+    until(told, what="the unschedulable condition")
+    message = next(c["message"] for c in pods(client, namespace)["huge"]["status"]["conditions"]
+                   if c["type"] == "PodScheduled")
+    assert message.startswith("0/") and "2 Insufficient cpu" in message
+    check_invariants(client, namespace, {}, binder.bound)
+
+
+def test_a_gang_binds_whole_or_not_at_all(client: Client, namespace: str, running: Callable[..., Running]) -> None:
+    make_node(client, namespace, "a", cpu="4")
+    binder = RecordingBinder(client)
+    running(binder)
+    make_gang(client, namespace, "fits", 3)
+    make_gang(client, namespace, "too-big", 2)
+    for i in range(3):
+        make_pod(client, namespace, f"fits-{i}", group="fits")
+    until(lambda: sum(1 for p in pods(client, namespace).values() if node_of(p)) == 3, what="the gang")
+    for i in range(2):
+        make_pod(client, namespace, f"too-big-{i}", cpu="2", group="too-big")  # 1 cpu left: not even one
+
+    def waiting() -> bool:
+        now = pods(client, namespace)
+        return all(any(c["type"] == "PodScheduled" and c["status"] == "False"
+                       for c in (now[f"too-big-{i}"].get("status") or {}).get("conditions") or [])
+                   for i in range(2))
+
+    until(waiting, what="the unschedulable gang's conditions")
+    check_invariants(client, namespace, {"fits": 3, "too-big": 2}, binder.bound)
+
+
+def test_a_binding_refused_with_409_takes_the_node_another_scheduler_chose(
+        client: Client, namespace: str, running: Callable[..., Running]) -> None:
+    a, b = make_node(client, namespace, "a"), make_node(client, namespace, "b")
+    binder = RecordingBinder(client)
+    other = Binder(client, "someone-else")
+
+    def someone_else_first(ns: str, name: str, node: str) -> BindResult:
+        target = b if node == a else a
+        assert other.bind(ns, name, None, target).ok
+        return Binder.bind(binder, ns, name, None, node)  # now refused: already bound
+
+    binder.failures["p"] = someone_else_first
+    running(binder)
+    make_pod(client, namespace, "p", cpu="3")
+    make_pod(client, namespace, "q", cpu="3")
+    until(lambda: all(node_of(p) for p in pods(client, namespace).values()), what="both pods bound")
+    now = pods(client, namespace)
+    assert node_of(now["p"]) != node_of(now["q"])  # q was not put where p already runs
+    check_invariants(client, namespace, {}, binder.bound)
+
+
+def test_a_gang_member_whose_binding_fails_with_500_is_retried_and_the_gang_stays_whole(
+        client: Client, namespace: str, running: Callable[..., Running]) -> None:
+    make_node(client, namespace, "a", cpu="8")
+    binder = RecordingBinder(client)
+    binder.failures["g-1"] = lambda ns, name, node: BindResult(False, "error", "Internal error (500)")
+    run = running(binder)
+    make_gang(client, namespace, "g", 3)
+    for i in range(3):
+        make_pod(client, namespace, f"g-{i}", group="g")
+    until(lambda: sum(1 for p in pods(client, namespace).values() if node_of(p)) == 3, 30, "the gang")
+    assert run.driver.counters.bind_failures == 1
+    check_invariants(client, namespace, {"g": 3}, binder.bound)
+
+
+def test_preemption_evicts_a_lower_priority_pod_for_a_higher_one(
+        client: Client, namespace: str, running: Callable[..., Running]) -> None:
+    make_node(client, namespace, "a", cpu="2")
+    high = f"{namespace}-high"
+    client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
+    binder = RecordingBinder(client)
+    running(binder)
+    make_pod(client, namespace, "low", cpu="2")
+    until(lambda: bool(node_of(pods(client, namespace)["low"])), what="low bound")
+    make_pod(client, namespace, "high", cpu="2", priority_class=high)
+    until(lambda: "low" not in pods(client, namespace), what="the victim deleted")
+    until(lambda: bool(node_of(pods(client, namespace)["high"])), what="the preemptor bound")
+    check_invariants(client, namespace, {}, binder.bound)
+
+
+def test_the_api_server_restarted_in_the_middle_of_a_gang(
+        client: Client, namespace: str, running: Callable[..., Running], live_plane: ControlPlane) -> None:
+    make_node(client, namespace, "a", cpu="8")
+    binder = RecordingBinder(client)
+    running(binder)
+    make_gang(client, namespace, "g", 4)
+    for i in range(2):
+        make_pod(client, namespace, f"g-{i}", group="g")
+    live_plane.restart_apiserver(down_for=2.0)
+    for i in range(2, 4):
+        make_pod(client, namespace, f"g-{i}", group="g")
+    until(lambda: sum(1 for p in pods(client, namespace).values() if node_of(p)) == 4, 60, "the gang after restart")
+    check_invariants(client, namespace, {"g": 4}, binder.bound)
+
+
+def test_a_pod_with_resource_claims_is_left_pending_with_the_reason(
+        client: Client, namespace: str, running: Callable[..., Running]) -> None:
+    make_node(client, namespace, "a")
+    running()
+    client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu", "namespace": namespace},
+                                 "spec": {"schedulerName": "phalanx",
+                                          "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+                                          "containers": [{"name": "c", "image": "x",
+                                                          "resources": {"claims": [{"name": "gpu"}]}}]}}))
+
+    def told() -> bool:
+        conditions = (pods(client, namespace)["gpu"].get("status") or {}).get("conditions") or []
+        return any("does not allocate DRA devices" in c.get("message", "") for c in conditions)
+
+    until(told, what="the DRA reason")
+    assert not node_of(pods(client, namespace)["gpu"])
