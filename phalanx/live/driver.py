@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 from lightkube import ApiError, Client
 from lightkube.core import resource as r
 from lightkube.resources.core_v1 import Node, Pod
@@ -56,6 +57,7 @@ from phalanx.scheduler.scheduler import (
 log = logging.getLogger("phalanx.live")
 IDLE_WAIT = 1.0  # seconds the loop waits for an event when the engine has nothing due
 BIND_WORKERS = 16  # binding calls in flight at once
+BIND_RETRY_WAITS = (0.2, 0.5, 1.0, 2.0)  # a Binding that failed transiently is tried again after these
 SOURCE = objects.Source("api-server", 0)
 NO_DRA = ("the pod has resourceClaims, and phalanx run does not allocate DRA devices yet "
           "(docs/live.md): schedule it with kube-scheduler")
@@ -324,6 +326,10 @@ class Driver:
                     self.metrics.preemption(len(decision.victims))
             elif isinstance(decision, GroupCondition):
                 group = decision.group
+                if self.metrics is not None:
+                    self.metrics.group_attempt("scheduled" if decision.status else
+                                               "error" if decision.reason == "SchedulerError" else "unschedulable",
+                                               profile, seconds)
                 self.binder.group_condition(group.namespace, group.name, decision.type, decision.status,
                                             decision.reason, decision.message)
             elif isinstance(decision, DeviceTaintEviction):
@@ -359,12 +365,34 @@ class Driver:
     def _bind_unit(self, unit: list[Bind]) -> tuple[list[Bind], tuple[Bind, BindResult] | None]:
         done: list[Bind] = []
         for bind in unit:
-            pod = bind.pod
-            result = self.binder.bind(pod.namespace, pod.name, self._uids.get(pod.key), bind.node)
+            result = self._bind_one(bind)
             if not result.ok:
                 return done, (bind, result)
             done.append(bind)
         return done, None
+
+    def _bind_one(self, bind: Bind) -> BindResult:
+        """One Binding, retried on the same node while the error is transient (the pod keeps its assumed room,
+        so a gang member is not overtaken by others while the API server is away). A 409 after a lost answer
+        is a success when the pod is bound where we asked."""
+        pod = bind.pod
+        uid = self._uids.get(pod.key)
+        result = self.binder.bind(pod.namespace, pod.name, uid, bind.node)
+        for wait in BIND_RETRY_WAITS:
+            if result.ok or result.reason != "error":
+                break
+            time.sleep(wait)
+            result = self.binder.bind(pod.namespace, pod.name, uid, bind.node)
+            if result.reason == "conflict" and self._bound_to(pod.namespace, pod.name, bind.node):
+                return BindResult(True, "", result.message)
+        return result
+
+    def _bound_to(self, namespace: str, name: str, node: str) -> bool:
+        try:
+            found = self.client.get(Pod, name, namespace=namespace)
+        except (ApiError, httpx2.HTTPError):
+            return False
+        return found.spec is not None and found.spec.nodeName == node
 
     def _bound(self, bind: Bind) -> None:
         key = bind.pod.key

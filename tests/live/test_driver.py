@@ -129,12 +129,12 @@ class RecordingBinder(Binder):
     def __init__(self, client: Client) -> None:
         super().__init__(client, "phalanx")
         self.bound: list[str] = []
-        self.failures: dict[str, Callable[[str, str, str], BindResult]] = {}
+        self.failures: dict[str, list[Callable[[str, str, str], BindResult]]] = {}
 
     def bind(self, namespace: str, name: str, uid: str | None, node: str) -> BindResult:
-        hook = self.failures.pop(name, None)
-        if hook is not None:
-            return hook(namespace, name, node)
+        hooks = self.failures.get(name)
+        if hooks:
+            return hooks.pop(0)(namespace, name, node)
         result = super().bind(namespace, name, uid, node)
         if result.ok:
             self.bound.append(f"{namespace}/{name}")
@@ -196,7 +196,7 @@ def test_a_binding_refused_with_409_takes_the_node_another_scheduler_chose(
         assert other.bind(ns, name, None, target).ok
         return Binder.bind(binder, ns, name, None, node)  # now refused: already bound
 
-    binder.failures["p"] = someone_else_first
+    binder.failures["p"] = [someone_else_first]
     running(binder)
     make_pod(client, namespace, "p", cpu="3")
     make_pod(client, namespace, "q", cpu="3")
@@ -206,18 +206,34 @@ def test_a_binding_refused_with_409_takes_the_node_another_scheduler_chose(
     check_invariants(client, namespace, {}, binder.bound)
 
 
-def test_a_gang_member_whose_binding_fails_with_500_is_retried_and_the_gang_stays_whole(
+def internal_error(namespace: str, name: str, node: str) -> BindResult:
+    return BindResult(False, "error", "Internal error (500)")
+
+
+def test_a_gang_member_whose_binding_fails_with_500_once_is_bound_on_a_retry_and_the_gang_stays_whole(
         client: Client, namespace: str, running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="8")
     binder = RecordingBinder(client)
-    binder.failures["g-1"] = lambda ns, name, node: BindResult(False, "error", "Internal error (500)")
+    binder.failures["g-1"] = [internal_error]
     run = running(binder)
     make_gang(client, namespace, "g", 3)
     for i in range(3):
         make_pod(client, namespace, f"g-{i}", group="g")
     until(lambda: sum(1 for p in pods(client, namespace).values() if node_of(p)) == 3, 30, "the gang")
-    assert run.driver.counters.bind_failures == 1
+    assert binder.failures["g-1"] == [] and run.driver.counters.bind_failures == 0  # retried on its node
     check_invariants(client, namespace, {"g": 3}, binder.bound)
+
+
+def test_a_binding_that_keeps_failing_is_given_up_unreserved_and_scheduled_again(
+        client: Client, namespace: str, running: Callable[..., Running]) -> None:
+    make_node(client, namespace, "a", cpu="8")
+    binder = RecordingBinder(client)
+    binder.failures["p"] = [internal_error] * 5  # the first try and every retry of the first cycle
+    run = running(binder)
+    make_pod(client, namespace, "p")
+    until(lambda: bool(node_of(pods(client, namespace)["p"])), 30, "p bound by a later cycle")
+    assert run.driver.counters.bind_failures == 1
+    check_invariants(client, namespace, {}, binder.bound)
 
 
 def test_preemption_evicts_a_lower_priority_pod_for_a_higher_one(
@@ -266,3 +282,65 @@ def test_a_pod_with_resource_claims_is_left_pending_with_the_reason(
 
     until(told, what="the DRA reason")
     assert not node_of(pods(client, namespace)["gpu"])
+
+
+def test_watches_cut_again_and_again_lose_no_pod(client: Client, namespace: str, live_plane: ControlPlane) -> None:
+    """The driver talks to the API server through a proxy that drops every connection now and then."""
+    from lightkube import KubeConfig
+
+    from tests.live.proxy import Proxy
+
+    make_node(client, namespace, "a", cpu="10")
+    with Proxy("127.0.0.1", live_plane.api_port) as proxy:
+        routed = Client(KubeConfig.from_dict(proxy.client_config(live_plane.client_config())),
+                        field_manager="phalanx")
+        binder = RecordingBinder(routed)
+        stop = threading.Event()
+        driver = Driver(routed, builtin("gang"), binder=binder, namespaces={namespace})
+        thread = threading.Thread(target=driver.run, args=(stop,), daemon=True)
+        thread.start()
+        try:
+            until(driver.ready.is_set, 60, "the informers to sync")
+            make_gang(client, namespace, "g", 3)
+            for i in range(6):
+                proxy.cut()
+                make_pod(client, namespace, f"p{i}")
+                if i < 3:
+                    make_pod(client, namespace, f"g-{i}", group="g")
+                time.sleep(0.2)
+            until(lambda: all(node_of(p) for p in pods(client, namespace).values()), 60, "every pod bound")
+        finally:
+            stop.set()
+            thread.join(timeout=10)
+    check_invariants(client, namespace, {"g": 3}, binder.bound)
+
+
+def test_kube_scheduler_beside_phalanx_each_binds_its_own_and_phalanx_counts_the_others(
+        client: Client, namespace: str, live_plane: ControlPlane, running: Callable[..., Running]) -> None:
+    node = make_node(client, namespace, "a", cpu="4")
+    live_plane.start_scheduler()
+    try:
+        for i in range(3):  # kube-scheduler's pods take 3 of the node's 4 cpus
+            spec = {"nodeSelector": {"phalanx.dev/test": namespace},
+                    "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}
+            client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
+                                         "metadata": {"name": f"kube-{i}", "namespace": namespace}, "spec": spec}))
+        until(lambda: all(node_of(p) for p in pods(client, namespace).values()), 60, "kube-scheduler's binds")
+        binder = RecordingBinder(client)
+        running(binder)
+        make_pod(client, namespace, "ours-fits")
+        make_pod(client, namespace, "ours-too-many")
+        until(lambda: bool(node_of(pods(client, namespace)["ours-fits"])), 30, "phalanx's bind")
+
+        def told() -> bool:
+            conditions = (pods(client, namespace)["ours-too-many"].get("status") or {}).get("conditions") or []
+            return any(c.get("reason") == "Unschedulable" for c in conditions)
+
+        until(told, 30, "the second pod told there is no room")
+        now = pods(client, namespace)
+        assert node_of(now["ours-fits"]) == node
+        assert not node_of(now["ours-too-many"])
+        assert binder.bound == [f"{namespace}/ours-fits"]  # never one of kube-scheduler's
+        check_invariants(client, namespace, {}, binder.bound)
+    finally:
+        live_plane.stop_scheduler()

@@ -67,6 +67,9 @@ def test_two_replicas_one_leader_failover_on_kill_and_a_clean_stop(
     standby = next(r for r in replicas if r is not leader)
     make_pod(client, namespace, "first")
     until(lambda: bool(node_of(pods(client, namespace)["first"])), 30, "the leader to bind")
+    text = leader.get("/metrics")[1]
+    assert 'scheduler_schedule_attempts_total{profile="gang",result="scheduled"} 1.0' in text, text
+    assert 'scheduler_pending_pods{queue="active"} 0.0' in text
 
     leader.proc.send_signal(signal.SIGKILL)  # no chance to release the Lease
     killed = time.monotonic()
