@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
@@ -222,35 +222,41 @@ def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     # Piped output has no terminal width to go by: give tables room rather than folding them at 80.
     console = Console() if sys.stdout.isatty() else Console(width=140)
-    if args.command == "generate":
-        manifests = generate(load_workload(args.workload))
-        if args.output == "json":
-            _emit({"apiVersion": "v1", "kind": "List", "items": manifests}, "json")
-        else:
-            sys.stdout.write(yaml.safe_dump_all(manifests, sort_keys=False))
-        return 0
-    if args.command == "validate":
-        inputs, _ = _load(args.paths, args.trace_file)
-        print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
-              f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
-              f"{len(inputs.priority_classes)} priority class(es)")
-        return 0
-    if args.command == "verify":
-        return _verify(args, console)
-    if args.command == "run":
-        return _live(args)
-    if args.command == "simulate":
-        profile = _simulate_profile(args)
-        _until(args)  # a bad --until fails before the inputs load
-        inputs, trace = _load(args.paths, args.trace_file)
-        report = _simulations(args, inputs, trace, [profile])[0]
-        if args.report:
-            _write_report(args.report, report)
-        if args.output in ("json", "yaml"):
-            _emit(_without_series(report), args.output)
-        else:
-            render_simulation(report, console, wide=args.output == "wide")
-        return 0
+    return COMMANDS[args.command](args, console)
+
+
+def _generate(args: argparse.Namespace, console: Console) -> int:
+    manifests = generate(load_workload(args.workload))
+    if args.output == "json":
+        _emit({"apiVersion": "v1", "kind": "List", "items": manifests}, "json")
+    else:
+        sys.stdout.write(yaml.safe_dump_all(manifests, sort_keys=False))
+    return 0
+
+
+def _validate(args: argparse.Namespace, console: Console) -> int:
+    inputs, _ = _load(args.paths, args.trace_file)
+    print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
+          f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
+          f"{len(inputs.priority_classes)} priority class(es)")
+    return 0
+
+
+def _simulate(args: argparse.Namespace, console: Console) -> int:
+    profile = _simulate_profile(args)
+    _until(args)  # a bad --until fails before the inputs load
+    inputs, trace = _load(args.paths, args.trace_file)
+    report = _simulations(args, inputs, trace, [profile])[0]
+    if args.report:
+        _write_report(args.report, report)
+    if args.output in ("json", "yaml"):
+        _emit(_without_series(report), args.output)
+    else:
+        render_simulation(report, console, wide=args.output == "wide")
+    return 0
+
+
+def _compare(args: argparse.Namespace, console: Console) -> int:
     if args.trace or args.nodes or args.pods:
         return _compare_trace(args, console)
     if not args.paths and not args.trace_file:
@@ -290,7 +296,7 @@ def _compare_trace(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _live(args: argparse.Namespace) -> int:
+def _live(args: argparse.Namespace, console: Console) -> int:
     """`run`: the live scheduler until SIGTERM (exit 0), or until it loses its Lease (exit 1)."""
     import logging
 
@@ -331,6 +337,13 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     else:
         render_verdict(verdict, console)
     return 0 if verdict.agrees else 1
+
+
+Command = Callable[[argparse.Namespace, Console], int]
+COMMANDS: dict[str, Command] = {
+    "simulate": _simulate, "compare": _compare, "validate": _validate, "verify": _verify, "generate": _generate,
+    "run": _live,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

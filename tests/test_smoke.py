@@ -36,3 +36,12 @@ def test_gang_binds_the_tenants_and_no_gang_member() -> None:
     assert "2 of the 4 pods (minCount) could be placed" in group["message"]
     pending = [p for p in report["pods"] if p["phase"] == "Pending"]
     assert all(p["message"] == group["message"] for p in pending)
+
+
+def test_every_verb_of_the_parser_has_its_command() -> None:
+    import argparse
+
+    from phalanx.cli import COMMANDS, _parser
+
+    sub = next(a for a in _parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) == set(COMMANDS)

@@ -23,6 +23,7 @@ from phalanx.scheduler.plugins.registry import (
     REGISTRY,
     RESERVERS,
     SCORERS,
+    reserve_plugins,
 )
 
 KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
@@ -79,7 +80,7 @@ def gpu_profile(name: str) -> Profile:
     scorer, selection = GPU_POLICIES[name]
     return Profile(name, filters=["NodeResourcesFit", "GpuShare"], scores={scorer: 1},
                    plugin_args={"GpuShare": {"deviceSelection": selection}}, percentage_of_nodes_to_score=100,
-                   tie_break="first", reserve=["GpuShare"])
+                   tie_break="first", reserve=reserve_plugins(["GpuShare"]))
 
 
 def builtin(name: str) -> Profile:
@@ -177,10 +178,7 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
         if not isinstance(item, Mapping) or item.get("name") not in REGISTRY:
             raise InputError("names no known plugin", field=f"profiles[0].pluginConfig[{i}].name")
         profile.plugin_args[str(item["name"])] = dict(item.get("args") or {})
-    if "DynamicResources" not in profile.filters:  # Reserve only what its Filter admitted
-        profile.reserve = [p for p in profile.reserve if p != "DynamicResources"]
-    if "GpuShare" in profile.filters and "GpuShare" not in profile.reserve:
-        profile.reserve.append("GpuShare")  # its Reserve half holds the devices its Filter counts
+    profile.reserve = reserve_plugins(profile.filters)  # a Reserve half runs with its Filter
     # Build once so that bad plugin arguments fail here, not mid-simulation.
     for plugin in {*profile.filters, *profile.scores}:
         REGISTRY[plugin](profile.plugin_args.get(plugin, {}))
