@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from phalanx import InputError, load_paths
-from phalanx.api.load import _fast_documents, _GiveUp
+from phalanx.api.fast_yaml import GiveUp, read_documents
 
 scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-10**12, 10**12),
@@ -30,12 +30,12 @@ def _same_as_pyyaml(text: str) -> None:
     try:
         expected = list(yaml.load_all(text, Loader=yaml.SafeLoader))
     except yaml.YAMLError:
-        with pytest.raises(_GiveUp):  # what PyYAML rejects, PyYAML must report (with its line numbers)
-            _fast_documents(text)
+        with pytest.raises(GiveUp):  # what PyYAML rejects, PyYAML must report (with its line numbers)
+            read_documents(text)
         return
     try:
-        got = _fast_documents(text)
-    except _GiveUp:
+        got = read_documents(text)
+    except GiveUp:
         return  # the caller falls back to PyYAML itself
     assert got == expected
 
@@ -64,7 +64,7 @@ def test_unusual_yaml_is_left_to_pyyaml_or_read_the_same(text: str) -> None:
 
 
 def test_a_flow_collection_is_a_fresh_object_each_time() -> None:
-    docs = _fast_documents("a: {}\nb: {}\nc: [x]\nd: [x]\n")
+    docs = read_documents("a: {}\nb: {}\nc: [x]\nd: [x]\n")
     assert docs == [{"a": {}, "b": {}, "c": ["x"], "d": ["x"]}]
     docs[0]["a"]["k"] = 1
     docs[0]["c"].append("y")
