@@ -160,11 +160,6 @@ def pod_requests_pair(spec: Mapping[str, Any], field: str = "spec") -> tuple[dic
     return {name: value for name, value in actual.items() if value}, scoring
 
 
-def pod_requests(spec: Mapping[str, Any], field: str = "spec") -> dict[str, int]:
-    """Requests as kube-scheduler counts them: containers plus sidecars, the largest init step, overhead."""
-    return pod_requests_pair(spec, field)[0]
-
-
 def _toleration(raw: Any, field: str) -> Toleration:
     return parse_toleration(raw, field, _TAINT_EFFECTS)
 

@@ -34,7 +34,6 @@ import numpy.typing as npt
 
 from phalanx.api.dra import (
     CEL_FUNCTIONS,
-    AllocatedDevice,
     ClaimSpec,
     Device,
     DeviceClass,
@@ -844,10 +843,6 @@ class DeviceState:
             for choice in (state.allocation or ()) if state is not None else ():
                 out.append("/".join(self.describe_device(choice.device)))
         return out
-
-    def allocated_results(self, key: str) -> tuple[AllocatedDevice, ...]:
-        state = self.claims[key]
-        return tuple(AllocatedDevice(c.request, *self.describe_device(c.device)) for c in state.allocation or ())
 
     def overallocated(self) -> bool:
         """Any device held twice (not shared) or with more capacity consumed than offered (must never be)."""

@@ -77,13 +77,6 @@ class GpuTable:
     def width(self) -> int:
         return int(self.free.shape[1])
 
-    @property
-    def total_milli(self) -> int:
-        return int(self.count.sum()) * MILLI
-
-    def model_id(self, name: str) -> int:
-        return self._model_ids.get(name, -1)
-
     def extend(self, counts: Sequence[int], models: Sequence[str | None]) -> None:
         """Append nodes (all GPUs free)."""
         new_counts = np.asarray(list(counts), dtype=np.int64).reshape(-1)

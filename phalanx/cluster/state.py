@@ -63,7 +63,6 @@ class ClusterState:
         self._pod_index: PodIndex | None = None
         self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
         self._last_demand: tuple[Pod, dict[str, int], PodDemand] | None = None
-        self._grow_to = 0
         # Free capacity (allocatable − requested) and allocatable laid out resources × nodes, one contiguous
         # row per resource, which is how the fit filter and the scores read them. Kept in step with the
         # arrays above by every method that changes them.

@@ -316,12 +316,6 @@ class RunningPods:
             level = priority if priority is not None else EMPTY_PRIORITY
             self._table(self._incoming, level)[: requests.shape[0], node] -= requests
 
-    def nominations_from(self, priority: int, exclude: Iterable[str] = ()) -> list[tuple[str, int]]:
-        """(preemptor, node) of the nominations of at least `priority`, except those in `exclude`."""
-        skip = set(exclude)
-        return [(key, node) for key, (node, _, level) in self._nominated.items()
-                if key not in skip and (level is None or level >= priority)]
-
     def nominated_node(self, key: str) -> int | None:
         entry = self._nominated.get(key)
         return entry[0] if entry is not None else None
@@ -340,10 +334,6 @@ class RunningPods:
             if level < priority:
                 out[: table.shape[0], : table.shape[1]] += table
         return out
-
-    def leaving_below(self, priority: int) -> IntArray:
-        """Resources × nodes: the requests of terminating pods with a lower priority (room on its way)."""
-        return self._sum(self._leaving, self._shape(), lambda level: level < priority)
 
     def incoming_from(self, priority: int, exclude: Iterable[str] = ()) -> IntArray:
         """Resources × nodes: the requests of nominated preemptors of at least `priority`, except `exclude`."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -11,14 +10,6 @@ T = TypeVar("T")
 # At equal times, completions free room before new objects arrive.
 COMPLETION = 0
 ARRIVAL = 1
-
-
-@dataclass(frozen=True, slots=True)
-class Scheduled(Generic[T]):
-    time: float
-    priority: int
-    seq: int
-    event: T
 
 
 class EventQueue(Generic[T]):

@@ -338,16 +338,6 @@ def _cacheable(demand: PodDemand) -> bool:
     return not demand.requests.flags.writeable
 
 
-def _requested_and_allocatable(state: CycleState, cluster: ClusterState, nodes: IntArray, resource: str,
-                               *, nonzero: bool) -> tuple[IntArray, IntArray] | None:
-    """Node's requests plus the pod's, and allocatable, for `nodes`; None if the resource is to be skipped."""
-    plan = _plan(state.demand, cluster, (ResourceSpec(resource),), nonzero=nonzero)
-    if plan is None:
-        return None
-    requested, alloc = _rows(state, cluster, nodes, plan)
-    return requested[0], alloc[0]
-
-
 def _weighted(scores: list[tuple[IntArray, IntArray, int]], n: int) -> IntArray:
     """Σ(score·w)/Σw over resources, skipping a resource on nodes where its allocatable is 0."""
     total = np.zeros(n, dtype=np.int64)
