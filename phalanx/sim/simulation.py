@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
-from phalanx.api.jobs import job_pod, job_pod_group
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
+from phalanx.controllers.job import JobController
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.scheduler import (
     GROUP,
@@ -67,13 +67,6 @@ class GroupRecord:
     waits: list[float] = field(default_factory=list)
     preempted_count: int = 0
     conditions: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class JobRecord:
-    job: Job
-    created: int = 0
-    succeeded: int = 0
 
 
 @dataclass(slots=True)
@@ -128,7 +121,7 @@ class Simulation:
         self.members: dict[str, set[str]] = defaultdict(set)
         self.group_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # [live, live or done]
         self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
-        self.jobs: dict[str, JobRecord] = {}
+        self.jobs = JobController()
         self.books = Accounting()
         self.now = 0.0
         self.end_time = 0.0
@@ -343,10 +336,8 @@ class Simulation:
         self.books.hold(record.pod.requests, -1)
         self.scheduler.delete_pod(record.pod.key, self.now)
         self._refresh(record.pod)
-        if record.pod.owner in self.jobs:
-            job = self.jobs[record.pod.owner]
-            job.succeeded += 1
-            self._fill_job(job)
+        for pod in self.jobs.succeeded(record.pod.owner, self.now):
+            self._arrive(pod)
 
     # --- preemption -----------------------------------------------------------------------------------
 
@@ -438,19 +429,11 @@ class Simulation:
     # --- the Job controller ---------------------------------------------------------------------------
 
     def _start_job(self, job: Job) -> None:
-        record = JobRecord(job)
-        self.jobs[job.key] = record
-        group = job_pod_group(job)
+        group, pods = self.jobs.start(job, self.now)
         if group is not None:
             self.groups[group.key] = GroupRecord(group)
             self.scheduler.add_pod_group(group, self.now)
-        self._fill_job(record)
-
-    def _fill_job(self, record: JobRecord) -> None:
-        job = record.job
-        while record.created < job.completions and record.created - record.succeeded < job.parallelism:
-            pod = job_pod(job, record.created, self.now)
-            record.created += 1
+        for pod in pods:
             self._arrive(pod)
 
     # --- PodGroup status ------------------------------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The simulator's stand-ins for the workload controllers (live, the real ones run)."""

@@ -1,0 +1,43 @@
+"""The Job controller as scheduling sees it: a Job's PodGroup (a gang Job, KEP-5547) and its pods, created up
+to `parallelism` at a time until `completions` have succeeded. The simulator calls it; it keeps no clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from phalanx.api.jobs import job_pod, job_pod_group
+from phalanx.api.objects import Job, Pod, PodGroup
+
+
+@dataclass(slots=True)
+class JobRecord:
+    job: Job
+    created: int = 0
+    succeeded: int = 0
+
+
+@dataclass(slots=True)
+class JobController:
+    jobs: dict[str, JobRecord] = field(default_factory=dict)
+
+    def start(self, job: Job, now: float) -> tuple[PodGroup | None, list[Pod]]:
+        """A Job appears: its PodGroup (None unless it is a gang Job) and the pods it creates now."""
+        record = self.jobs[job.key] = JobRecord(job)
+        return job_pod_group(job), self._fill(record, now)
+
+    def succeeded(self, owner: str | None, now: float) -> list[Pod]:
+        """A pod of Job `owner` succeeded: the pods the Job creates in its place (none for other owners)."""
+        record = self.jobs.get(owner) if owner is not None else None
+        if record is None:
+            return []
+        record.succeeded += 1
+        return self._fill(record, now)
+
+    @staticmethod
+    def _fill(record: JobRecord, now: float) -> list[Pod]:
+        job = record.job
+        pods = []
+        while record.created < job.completions and record.created - record.succeeded < job.parallelism:
+            pods.append(job_pod(job, record.created, now))
+            record.created += 1
+        return pods
