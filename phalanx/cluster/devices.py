@@ -16,9 +16,9 @@ requests) counting gives a necessary condition and a per-node search settles the
 A device serves at most one request of one pod, even a shared one; different pods share a shared device
 until its capacity is used.
 
-The state lives on the ClusterState as the optional attribute `dra_devices` (as `gpus.GpuTable` does for
-the openb replay's `gpu_devices`: that table is a per-GPU milli table fed by the trace's extended
-resources; a shared device here is the general model of the same thing, described by ResourceSlices).
+The state is a typed extension of the ClusterState (`ClusterState.extension(DeviceState)`), as `gpus.GpuTable`
+is for the openb replay: that table is a per-GPU milli table fed by the trace's extended resources; a shared
+device here is the general model of the same thing, described by ResourceSlices.
 """
 
 from __future__ import annotations
@@ -56,7 +56,6 @@ from phalanx.cluster.state import ClusterState
 
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
-ATTRIBUTE = "dra_devices"
 EXTENDED_CLAIM = "extended-resources"
 IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
 MAX_HALL_REQUESTS = 4
@@ -859,8 +858,8 @@ _MISSING = _Missing()
 
 def device_state(cluster: ClusterState) -> DeviceState:
     """The cluster's device state, created empty on first use."""
-    state: DeviceState | None = getattr(cluster, ATTRIBUTE, None)
+    state = cluster.extension(DeviceState)
     if state is None:
         state = DeviceState(cluster)
-        setattr(cluster, ATTRIBUTE, state)
+        cluster.add_extension(state)
     return state

@@ -4,8 +4,8 @@ kube-scheduler counts `nvidia.com/gpu`-like extended resources per node; sharing
 the state of each device. `GpuTable` keeps it as a `nodes × max GPUs` integer table (1000 = a free GPU;
 slots past a node's GPU count stay 0) plus a few per-node summaries kept in step with it (fully free GPUs,
 the largest free share, idle milli, GPU-pod tags, a change counter), so a GPU filter is one or two vector
-comparisons. The GPU plugins create the table on first use and attach it to the ClusterState as the
-optional attribute `gpu_devices`; nothing else in ClusterState reads or changes it.
+comparisons. The GPU plugins create the table on first use and attach it to the ClusterState as a typed
+extension (`ClusterState.extension(GpuTable)`); nothing else in ClusterState reads or changes it.
 
 The module also holds the fragmentation measure of FGD (Weng et al., USENIX ATC '23): how much of a
 node's idle GPU milli a *target workload* of typical pods could not use. See `Fragmentation`.
@@ -31,7 +31,6 @@ MILLI = 1000  # one whole GPU
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
 GPU_MODEL_LABEL = "alibabacloud.com/gpu-card-model"
-ATTRIBUTE = "gpu_devices"  # the ClusterState attribute the table lives in
 SHARE_TAG = 0  # tag column of pods holding a share of one GPU; column k: pods holding k whole GPUs
 
 
@@ -188,7 +187,7 @@ class GpuTable:
 
 def device_table(cluster: ClusterState) -> GpuTable:
     """The cluster's GPU table, created from its nodes (GPU count column, model label) on first use."""
-    table: GpuTable | None = getattr(cluster, ATTRIBUTE, None)
+    table = cluster.extension(GpuTable)
     if table is not None and len(table) == len(cluster):
         return table
     start = 0 if table is None else len(table)
@@ -197,7 +196,7 @@ def device_table(cluster: ClusterState) -> GpuTable:
     models = [cluster.labels.labels(i).get(GPU_MODEL_LABEL) for i in range(start, len(cluster))]
     if table is None:
         table = GpuTable(counts, models)
-        setattr(cluster, ATTRIBUTE, table)
+        cluster.add_extension(table)
     else:
         table.extend(counts, models)
     return table

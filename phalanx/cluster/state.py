@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,7 @@ from phalanx.cluster.pods import PodIndex
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 BASE_RESOURCES = ("cpu", "memory", "pods")
+E = TypeVar("E")
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,8 @@ class ClusterState:
         self.affinity_pods = 0
         self.terminating: set[str] = set()
         self._pod_index: PodIndex | None = None
+        # Typed extensions (DRA devices, per-GPU shares), by their class, made on first use (`extension`).
+        self._extensions: dict[type, object] = {}
         self._demand_cache: dict[tuple[tuple[str, int], ...], PodDemand] = {}
         self._last_demand: tuple[Pod, dict[str, int], PodDemand] | None = None
         # Free capacity (allocatable − requested) and allocatable laid out resources × nodes, one contiguous
@@ -270,6 +274,15 @@ class ClusterState:
             self.terminating.add(pod_key)
             if self._pod_index is not None:
                 self._pod_index.set_terminating(pod_key)
+
+    def extension(self, kind: type[E]) -> E | None:
+        """The state's extension of type `kind` (devices, GPU shares), or None before it was added."""
+        found = self._extensions.get(kind)
+        return cast(E, found) if found is not None else None
+
+    def add_extension(self, extension: object) -> None:
+        """Attach an extension, one per type; it follows the nodes and pods through its own methods."""
+        self._extensions[type(extension)] = extension
 
     @contextmanager
     def hidden_pods(self) -> Iterator[HiddenPods]:
