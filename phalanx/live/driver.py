@@ -220,8 +220,11 @@ class Driver:
                 self._pod(event, key, obj)
             elif kind == "PodGroup":
                 self._pod_group(event, key, obj)
-            elif kind == "PodDisruptionBudget" and event != "DELETED":
-                self.scheduler.add_pdb(parse_pdb(obj, SOURCE))
+            elif kind == "PodDisruptionBudget":
+                if event == "DELETED":
+                    self.scheduler.delete_pdb(key)
+                else:
+                    self.scheduler.add_pdb(parse_pdb(obj, SOURCE))
         except PhalanxError as exc:
             self._warn(f"{kind}/{key}", f"skipping {kind} {key}: {exc}")
             self.counters.skipped[f"{kind}/{key}"] = str(exc)

@@ -259,7 +259,11 @@ class Scheduler:
             self.queue.move(GROUP + group.key, now)
 
     def add_pdb(self, pdb: PodDisruptionBudget) -> None:
+        """A PodDisruptionBudget appears or changes."""
         self.pdbs[pdb.key] = pdb
+
+    def delete_pdb(self, key: str) -> None:
+        self.pdbs.pop(key, None)
 
     def priority_of(self, pod: Pod) -> int:
         """With GenericWorkload on, a PodGroup's priority overrides its pods' (KEP-5710): its spec.priority,

@@ -91,3 +91,20 @@ def test_a_deleted_pod_group_gates_its_members_again() -> None:
     s = cluster.scheduler
     s.delete_pod_group("default/g", 1.0)
     assert s.pod_message("default/g-0") == "waiting for PodGroup default/g to be created"
+
+
+def test_a_deleted_pod_disruption_budget_no_longer_protects_its_pods() -> None:
+    from tests.scheduler.test_preemption import evicted, pdb
+
+    def victim(delete_it: bool) -> list[str]:
+        cluster = Cluster(node("node-a", "2"), node("node-b", "2"))
+        # Without a budget the later-started `guarded` goes (pickOneNodeForPreemption's start-time rule).
+        cluster.running("node-a", pod("guarded", "2", 0, labels={"app": "db"}, start=-10))
+        cluster.running("node-b", pod("plain", "2", 0, start=-100))
+        cluster.scheduler.add_pdb(pdb("db", min_available=1, app="db"))
+        if delete_it:
+            cluster.scheduler.delete_pdb("default/db")
+        return evicted(cluster.schedule(pod("urgent", "2", 10)))
+
+    assert victim(delete_it=False) == ["plain"]
+    assert victim(delete_it=True) == ["guarded"]
