@@ -25,7 +25,7 @@ pytestmark = pytest.mark.kube
 
 LEASE, RENEW, RETRY = 2.0, 1.5, 0.2
 NAME = "phalanx-scheduler"
-SLACK = 0.5  # API round trips and thread wake-ups on a busy machine
+SLACK = 1.5  # API round trips and thread wake-ups on a busy machine (CI runs the control plane beside the tests)
 
 
 def new_client(plane: ControlPlane) -> Client:
@@ -133,7 +133,7 @@ def test_a_stopped_leader_releases_the_lease_and_the_other_takes_over_at_once(
     failover = b.started_at - stopped
     print(f"\nfailover after a release: {failover * 1000:.0f} ms (retry period {RETRY * 1000:.0f} ms)")
     assert a.stopped_at <= b.started_at  # the old leader stopped before the new one started
-    assert failover < RETRY + SLACK  # the next retry, not the lease's expiry
+    assert failover < min(RETRY + SLACK, LEASE)  # the next retry, not the lease's expiry
     assert not a.elector.is_leader and b.elector.is_leader
     spec = lease_spec(client, namespace)
     assert spec.holderIdentity == "b"
