@@ -83,7 +83,7 @@ def running(informer: Informer) -> Iterator[Informer]:
         stopped = time.monotonic()
         thread.join(timeout=5.0)
         assert not thread.is_alive(), "the informer did not notice stop"
-        assert time.monotonic() - stopped < 1.5, "the informer took too long to notice stop"
+        assert time.monotonic() - stopped < 3.0, "the informer took too long to notice stop"  # about 1 s, idle
 
 
 def wait_until(done: Callable[[], bool], timeout: float = WAIT, what: str = "condition") -> None:
