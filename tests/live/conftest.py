@@ -7,7 +7,6 @@ Without the binaries the tests are skipped, unless PHALANX_REQUIRE_KUBE=1 (as CI
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 
@@ -16,19 +15,13 @@ from lightkube import Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, Node, Pod
 
-from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
+from phalanx.verify.controlplane import ControlPlane
+from tests.kube import control_plane_session
 
 
 @pytest.fixture(scope="session")
 def live_plane() -> Iterator[ControlPlane]:
-    try:
-        find_binaries()
-    except ControlPlaneError as exc:
-        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    with ControlPlane() as plane:
-        yield plane
+    yield from control_plane_session()
 
 
 @pytest.fixture

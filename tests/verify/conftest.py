@@ -6,25 +6,18 @@ Without the binaries (`tools/kube/build.sh` not run) these tests are skipped, un
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
-from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
+from phalanx.verify.controlplane import ControlPlane
 from phalanx.verify.oracle import Oracle
+from tests.kube import control_plane_session
 
 
 @pytest.fixture(scope="session")
 def control_plane() -> Iterator[ControlPlane]:
-    try:
-        find_binaries()
-    except ControlPlaneError as exc:
-        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    with ControlPlane() as plane:
-        yield plane
+    yield from control_plane_session()
 
 
 @pytest.fixture
