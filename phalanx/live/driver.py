@@ -125,12 +125,14 @@ class Driver:
         return on_event
 
     def _served(self, resource: type[r.NamespacedResource]) -> bool:
+        """Whether the API server serves the kind (404: not). Any other answer counts as served: its informer
+        retries until it is reachable."""
         try:
             next(iter(self.client.list(resource, namespace="*", chunk_size=1)), None)
         except ApiError as exc:
-            if exc.status is not None and exc.status.code == 404:
-                return False
-            raise
+            return not (exc.status is not None and exc.status.code == 404)
+        except httpx2.HTTPError:
+            return True
         return True
 
     def start_informers(self, stop: threading.Event) -> None:
