@@ -245,3 +245,37 @@ def test_verify_checks_its_input_before_starting_anything(tmp_path: Path,
     code, _, err = run(capsys, "verify", str(path), "--kube-bin", str(tmp_path / "bin"))
     assert code == 2
     assert "spec.containers[0].resources.requests.cpu" in err and "Traceback" not in err
+
+
+# --- phalanx run ---
+
+def unreachable_kubeconfig(tmp_path: Path) -> str:
+    return file_with(tmp_path, "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+                               "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+                               "users: [{name: u, user: {token: t}}]\n"
+                               "contexts: [{name: c, context: {cluster: c, user: u}}]\n", "kubeconfig")
+
+
+def test_run_with_a_missing_kubeconfig(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fails_with(capsys, ["run", "--kubeconfig", str(tmp_path / "nope")], "nope", "cannot load a client configuration")
+
+
+def test_run_with_a_bad_metrics_address(capsys: pytest.CaptureFixture[str]) -> None:
+    fails_with(capsys, ["run", "--metrics-bind-address", "10351"], "--metrics-bind-address", "must be host:port")
+
+
+def test_run_with_lease_timings_client_go_refuses(capsys: pytest.CaptureFixture[str]) -> None:
+    fails_with(capsys, ["run", "--leader-elect-renew-deadline", "20"], "--leader-elect-lease-duration",
+               "renew deadline")
+
+
+def test_run_on_a_metrics_port_already_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        fails_with(capsys, ["run", "--kubeconfig", unreachable_kubeconfig(tmp_path),
+                            "--metrics-bind-address", f"127.0.0.1:{port}"],
+                   "--metrics-bind-address", f"cannot listen on 127.0.0.1:{port}")

@@ -17,6 +17,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from types import FrameType
+from typing import Any
 
 from lightkube import Client, KubeConfig
 from lightkube.core.exceptions import ConfigError
@@ -78,20 +79,25 @@ def default_lease_namespace() -> str:
 def run(options: Options, stop: threading.Event | None = None) -> int:
     """Run the live scheduler until `stop` is set or a signal comes; the exit status."""
     stop = stop or threading.Event()
-    if threading.current_thread() is threading.main_thread():
-        def on_signal(signum: int, frame: FrameType | None) -> None:
-            log.info("signal %d: finishing the cycle in flight, then stopping", signum)
-            stop.set()
-        signal.signal(signal.SIGTERM, on_signal)
-        signal.signal(signal.SIGINT, on_signal)
     client = connect(options.kubeconfig)
     metrics = Metrics()
     driver = Driver(client, options.profile, scheduler_name=options.scheduler_name, seed=options.seed,
                     metrics=metrics, namespaces=set(options.namespaces) if options.namespaces else None)
     leading = threading.Event()
-    server = serve(metrics, options.metrics_host, options.metrics_port, ready=driver.ready.is_set)
+    try:
+        server = serve(metrics, options.metrics_host, options.metrics_port, ready=driver.ready.is_set)
+    except OSError as exc:
+        raise InputError(f"cannot listen on {options.metrics_host}:{options.metrics_port}: {exc.strerror or exc}",
+                         field="--metrics-bind-address") from None
     log.info("metrics on http://%s:%d/metrics", server.host, server.port)
     lost = threading.Event()
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        def on_signal(signum: int, frame: FrameType | None) -> None:
+            log.info("signal %d: finishing the cycle in flight, then stopping", signum)
+            stop.set()
+        for wanted in (signal.SIGTERM, signal.SIGINT):
+            previous[wanted] = signal.signal(wanted, on_signal)
     try:
         driver.start_informers(stop)
         loop = threading.Thread(target=driver.run, args=(stop, leading), name="scheduling-loop", daemon=True)
@@ -125,4 +131,6 @@ def run(options: Options, stop: threading.Event | None = None) -> int:
         loop.join(timeout=30)
     finally:
         server.close()
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     return 1 if lost.is_set() else 0
