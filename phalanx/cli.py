@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-bind-address", default="127.0.0.1:10351", metavar="HOST:PORT",
                      help="serve /metrics, /healthz and /readyz here (default: 127.0.0.1:10351)")
     run.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equal-score nodes")
-    run.add_argument("-v", "--verbose", action="store_true", help="log every decision's API call")
+    run.add_argument("-v", "--verbose", action="store_true", help="debug logging (the default is info)")
 
     gen = sub.add_parser("generate", help="print the manifests a scheduler_perf-style workload file describes")
     gen.add_argument("workload", metavar="WORKLOAD.yaml", help="createNodes / createPods / createPodGroups "
