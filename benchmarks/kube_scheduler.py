@@ -56,13 +56,18 @@ def real_pods_per_second(plane: ControlPlane, oracle: Oracle, shape: Shape, time
     return bound / (last - first)
 
 
+def api_server_shapes(nodes: int, pods: int) -> list[Shape]:
+    """The two shapes run on a real API server: pod-at-a-time, and gangs of 8."""
+    return [replace(SHAPES["pod-at-a-time"], nodes=nodes, pods=pods),
+            replace(SHAPES["gangs-of-3"], name="gangs-of-8", nodes=nodes, pods=pods, gang_size=8)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.kube_scheduler", description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--pods", type=int, default=2000)
     args = parser.parse_args(argv)
-    shapes = [replace(SHAPES["pod-at-a-time"], nodes=args.nodes, pods=args.pods),
-              replace(SHAPES["gangs-of-3"], name="gangs-of-8", nodes=args.nodes, pods=args.pods, gang_size=8)]
+    shapes = api_server_shapes(args.nodes, args.pods)
     print(f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
           f"{args.nodes} nodes, {args.pods} pods")
     with ControlPlane() as plane:

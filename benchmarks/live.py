@@ -23,13 +23,12 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from typing import Any
 
 from lightkube.resources.core_v1 import Pod
 
-from benchmarks.kube_scheduler import real_pods_per_second
-from benchmarks.synthetic import NAMESPACE, SHAPES, Shape, manifests, pod_group_manifest, pod_manifest
+from benchmarks.kube_scheduler import api_server_shapes, real_pods_per_second
+from benchmarks.synthetic import NAMESPACE, Shape, manifests, pod_group_manifest, pod_manifest
 from phalanx.api.objects import Source
 from phalanx.verify.controlplane import ControlPlane, free_port
 from phalanx.verify.oracle import Oracle
@@ -100,8 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pods", type=int, default=2000)
     parser.add_argument("--gangs", type=int, default=10, help="gangs of 8 created one at a time afterwards")
     args = parser.parse_args(argv)
-    shapes = [replace(SHAPES["pod-at-a-time"], nodes=args.nodes, pods=args.pods),
-              replace(SHAPES["gangs-of-3"], name="gangs-of-8", nodes=args.nodes, pods=args.pods, gang_size=8)]
+    shapes = api_server_shapes(args.nodes, args.pods)
     print(f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
           f"{args.nodes} nodes, {args.pods} pods")
     with ControlPlane() as plane:

@@ -282,14 +282,7 @@ class Informer:
         (with its last known state) for what the list no longer holds."""
         first = not self.synced.is_set()
         for key, obj in fresh.items():
-            old = self.store.get(key)
-            if old is None:
-                self._apply(ADDED, key, obj)
-            elif _uid(old) != _uid(obj):
-                self._apply(DELETED, key, old)
-                self._apply(ADDED, key, obj)
-            elif _resource_version(old) != _resource_version(obj):
-                self._apply(MODIFIED, key, obj)
+            self._upsert(key, obj)
         for key in [key for key in self.store if key not in fresh]:
             self._apply(DELETED, key, self.store[key])
         self.resource_version = resource_version
@@ -341,13 +334,7 @@ class Informer:
         key = object_key(obj)
         old = self.store.get(key)
         if kind in (ADDED, MODIFIED):
-            if old is None:
-                self._apply(ADDED, key, obj)
-            elif _uid(old) != _uid(obj):
-                self._apply(DELETED, key, old)
-                self._apply(ADDED, key, obj)
-            elif _resource_version(old) != _resource_version(obj):
-                self._apply(MODIFIED, key, obj)
+            self._upsert(key, obj)
         elif kind == DELETED:
             if old is not None:
                 self._apply(DELETED, key, obj)
@@ -358,6 +345,18 @@ class Informer:
             self.resource_version = rv
 
     # --- helpers --------------------------------------------------------------------------------------
+
+    def _upsert(self, key: str, obj: dict[str, Any]) -> None:
+        """An object as the server now has it: ADDED if new, DELETED then ADDED if its uid changed (recreated
+        under the same name), MODIFIED if its resourceVersion moved, nothing if the store already has it."""
+        old = self.store.get(key)
+        if old is None:
+            self._apply(ADDED, key, obj)
+        elif _uid(old) != _uid(obj):
+            self._apply(DELETED, key, old)
+            self._apply(ADDED, key, obj)
+        elif _resource_version(old) != _resource_version(obj):
+            self._apply(MODIFIED, key, obj)
 
     def _apply(self, kind: str, key: str, obj: dict[str, Any]) -> None:
         with self._lock:
