@@ -60,6 +60,19 @@ class Toleration:
             return True
         return bool(self.key) and self.value == taint.value
 
+    def manifest(self) -> dict[str, object]:
+        """The toleration as the API writes it (fields at their defaults left out)."""
+        out: dict[str, object] = {"operator": self.operator}
+        if self.key:
+            out["key"] = self.key
+        if self.value:
+            out["value"] = self.value
+        if self.effect:
+            out["effect"] = self.effect
+        if self.toleration_seconds is not None:
+            out["tolerationSeconds"] = int(self.toleration_seconds)
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class Requirement:

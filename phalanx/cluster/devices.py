@@ -810,13 +810,13 @@ class DeviceState:
         s = self.slice_of[d]
         return s.driver, s.pool, self.devices[d].name
 
-    def claim_status(self, key: str) -> dict[str, object]:
-        """The claim's status as the API shows it: allocation results, reservedFor, devices' networkData."""
+    def allocation(self, key: str) -> dict[str, object] | None:
+        """The claim's `status.allocation` as the API writes it (None while unallocated): the device results,
+        and for node-local devices the node selector pinning the claim's pods to that node."""
         state = self.claims[key]
         if state.allocation is None:
-            return {"reservedFor": sorted(state.reserved_for)}
+            return None
         results = []
-        devices: list[dict[str, object]] = []
         for choice in state.allocation:
             driver, pool, device = self.describe_device(choice.device)
             result: dict[str, object] = {"request": choice.request, "driver": driver, "pool": pool,
@@ -824,12 +824,29 @@ class DeviceState:
             if choice.consumed:
                 result["consumedCapacity"] = {name: amount for name, amount in zip(self.cap_names, choice.consumed,
                                                                                   strict=True) if amount}
+            if choice.tolerations:
+                result["tolerations"] = [t.manifest() for t in choice.tolerations]
             results.append(result)
+        out: dict[str, object] = {"devices": {"results": results}}
+        local = {self.node[c.device] for c in state.allocation}
+        if len(local) == 1 and (node := int(next(iter(local)))) >= 0:
+            out["nodeSelector"] = {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": [self.cluster.names[node]]}]}]}
+        return out
+
+    def claim_status(self, key: str) -> dict[str, object]:
+        """The claim's status as the API shows it: allocation results, reservedFor, devices' networkData."""
+        state = self.claims[key]
+        allocation = self.allocation(key)
+        if allocation is None:
+            return {"reservedFor": sorted(state.reserved_for)}
+        devices: list[dict[str, object]] = []
+        for choice in state.allocation or ():
             network: NetworkData | None = self.devices[choice.device].network_data
             if network is not None:
+                driver, pool, device = self.describe_device(choice.device)
                 devices.append({"driver": driver, "pool": pool, "device": device, "networkData": network.manifest()})
-        status: dict[str, object] = {"allocation": {"devices": {"results": results}},
-                                     "reservedFor": sorted(state.reserved_for)}
+        status: dict[str, object] = {"allocation": allocation, "reservedFor": sorted(state.reserved_for)}
         if devices:
             status["devices"] = devices
         return status

@@ -3,9 +3,9 @@
 The Driver keeps the engine's view in step with the API server through informers (nodes, every pod, PodGroups,
 PodDisruptionBudgets), schedules the pods whose `spec.schedulerName` is its own, and carries the decisions
 out through the Binder: Binding calls, PodScheduled conditions, nominations, preemptions, PodGroup
-conditions and Events. Informer callbacks only queue events; one loop applies them to the Scheduler and
-runs its cycles, so the engine is driven from a single thread exactly as the simulator drives it, with wall
-time (Unix seconds) for its clock.
+conditions and Events. Informer callbacks only queue events; the engine loop the simulator runs too
+(`phalanx.scheduler.loop`) applies them to the Scheduler and runs its rounds from a single thread, with a
+wall clock (Unix seconds) in place of the simulator's virtual one.
 
 Binding is assume-then-bind: the engine assumes a pod when it decides, the Binding call confirms it or
 fails; a failure unreserves the pod (and the members of its gang not yet bound, when the gang falls below
@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import datetime
 import logging
-import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,8 +37,10 @@ from phalanx.api import objects
 from phalanx.api.parse import parse_node, parse_pdb, parse_pod, parse_pod_group
 from phalanx.errors import PhalanxError
 from phalanx.live.binder import Binder, BindResult
+from phalanx.live.clock import Inbox, WallClock
 from phalanx.live.informers import Informer, object_key
 from phalanx.live.metrics import Metrics
+from phalanx.scheduler.loop import run_engine
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import Where
 from phalanx.scheduler.scheduler import (
@@ -55,7 +57,6 @@ from phalanx.scheduler.scheduler import (
 )
 
 log = logging.getLogger("phalanx.live")
-IDLE_WAIT = 1.0  # seconds the loop waits for an event when the engine has nothing due
 BIND_WORKERS = 16  # binding calls in flight at once
 BIND_RETRY_WAITS = (0.2, 0.5, 1.0, 2.0)  # a Binding that failed transiently is tried again after these
 SOURCE = objects.Source("api-server", 0)
@@ -105,7 +106,8 @@ class Driver:
         self.binder = binder or Binder(client, scheduler_name)
         self.clock = clock
         self.namespaces = namespaces  # schedule only pods of these namespaces (None: all); every pod is counted
-        self.events: queue.Queue[tuple[str, str, dict[str, Any]]] = queue.Queue()
+        self.events = Inbox()
+        self._leading: threading.Event | None = None
         self.counters = Counters()
         self.informers: list[Informer] = []
         self.ready = threading.Event()  # every informer has synced once
@@ -157,58 +159,34 @@ class Driver:
     # --- the loop -----------------------------------------------------------------------------------------
 
     def run(self, stop: threading.Event, leading: threading.Event | None = None) -> None:
-        """Apply events and run scheduling cycles until `stop` is set; cycles run only while `leading` is set
+        """Apply events and run scheduling rounds until `stop` is set; rounds run only while `leading` is set
         (no elector: always). The informers keep the view warm meanwhile."""
         if not self.informers:
             self.start_informers(stop)
+        self._leading = leading
         try:
-            self._loop(stop, leading)
+            run_engine(self.scheduler, WallClock(self.events, stop, self.clock), self)
         finally:
             self._pool.shutdown(wait=True)
 
-    def _loop(self, stop: threading.Event, leading: threading.Event | None) -> None:
-        while not stop.is_set():
-            self.drain(self._wait())
-            if not self.ready.is_set():
-                if not self.synced():
-                    continue
-                self.ready.set()
-            with self.lock:
-                if leading is None or leading.is_set():
-                    self.cycle()
+    # The engine loop's ends (phalanx.scheduler.loop.Ends).
 
-    def _wait(self) -> float:
-        due = self.scheduler.next_retry()
-        if due is None:
-            return IDLE_WAIT
-        return max(0.0, min(IDLE_WAIT, due - self.clock()))
-
-    def drain(self, timeout: float = 0.0) -> int:
-        """Apply the queued informer events (waiting up to `timeout` for the first); how many were applied."""
-        applied = 0
-        try:
-            item = self.events.get(timeout=timeout) if timeout > 0 else self.events.get_nowait()
-        except queue.Empty:
-            return 0
-        while True:
+    def feed(self, now: float) -> None:
+        """Apply the queued informer events."""
+        for item in self.events.take_all():
             self.apply(*item)
-            applied += 1
-            try:
-                item = self.events.get_nowait()
-            except queue.Empty:
-                return applied
 
-    def cycle(self) -> list[Decision]:
-        """One round of the engine at the current wall time; its decisions carried out."""
-        now = self.clock()
-        started = time.perf_counter()
-        decisions = self.scheduler.schedule(now)
-        seconds = time.perf_counter() - started
-        self.counters.cycles += 1
-        self._carry_out(decisions, now, seconds)
-        if self.metrics is not None:
-            self.metrics.pending(self._pending_counts())
-        return decisions
+    @contextmanager
+    def turn(self) -> Iterator[bool]:
+        """No round before every informer has synced once, nor while another replica leads; the lock is held
+        through the round, so whoever stops scheduling waits for the round in flight."""
+        if not self.ready.is_set():
+            if not self.synced():
+                yield False
+                return
+            self.ready.set()
+        with self.lock:
+            yield self._leading is None or self._leading.is_set()
 
     # --- events in ----------------------------------------------------------------------------------------
 
@@ -309,8 +287,10 @@ class Driver:
 
     # --- decisions out ------------------------------------------------------------------------------------
 
-    def _carry_out(self, decisions: list[Decision], now: float, seconds: float) -> None:
+    def carry_out(self, decisions: list[Decision], now: float, seconds: float) -> None:
+        """One round's decisions carried out: binds in parallel, then conditions, nominations, evictions."""
         profile = self.profile.name
+        self.counters.cycles += 1
         self._bind_all([d for d in decisions if isinstance(d, Bind)], now)
         for decision in decisions:
             if isinstance(decision, Bind):
@@ -341,6 +321,8 @@ class Driver:
                 pod = decision.pod
                 self.binder.preempt(pod.namespace, pod.name, preemptor="", node=decision.node,
                                     message=decision.message, uid=self._uids.get(pod.key))
+        if self.metrics is not None:
+            self.metrics.pending(self._pending_counts())
 
     def _bind_all(self, binds: list[Bind], now: float) -> None:
         """The binding cycles, in parallel as kube-scheduler's run: one job per pod, and one per PodGroup whose

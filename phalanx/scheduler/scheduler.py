@@ -32,8 +32,13 @@ INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 
 @dataclass(frozen=True, slots=True)
 class Bind:
+    """Bind the pod to the node. `claims` are the pod's ResourceClaims (`namespace/name`) with the
+    `status.allocation` the driver writes before binding (DRA's PreBind); the claims it only reserves
+    (allocated already, shared) carry the allocation they have."""
+
     pod: Pod
     node: str
+    claims: tuple[tuple[str, dict[str, object]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +419,15 @@ class Scheduler:
             return []
         return self.devices.pod_devices(pod)
 
+    def _bind_decision(self, pod: Pod, node: int) -> Bind:
+        claims: list[tuple[str, dict[str, object]]] = []
+        if self.devices is not None and pod.resource_claims:
+            for state in self.devices.pod_claims(pod):
+                allocation = self.devices.allocation(state.key)
+                if allocation is not None:
+                    claims.append((state.key, allocation))
+        return Bind(pod, self.cluster.names[node], tuple(claims))
+
     def _device_evictions(self, now: float) -> list[Decision]:
         if self.devices is None:
             return []
@@ -457,7 +471,7 @@ class Scheduler:
         self.messages.pop(pod_key, None)
         self.queue.done(entry)
         self.assumed[pod_key] = ""
-        self._out.append(Bind(pod, self.cluster.names[result.node]))
+        self._out.append(self._bind_decision(pod, result.node))
 
     def _group_cycle(self, group_key: str, entry: str, now: float) -> None:
         group = self.groups.get(group_key)
@@ -476,7 +490,7 @@ class Scheduler:
             self._bound(pod, node, now, reserve=False)
             self.messages.pop(pod.key, None)
             self.assumed[pod.key] = group_key
-            self._out.append(Bind(pod, self.cluster.names[node]))
+            self._out.append(self._bind_decision(pod, node))
         if outcome.success:
             for pod_key, why in outcome.failures.items():
                 self.messages[pod_key] = why

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,10 +20,12 @@ from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
 from phalanx.controllers.job import JobController
+from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.scheduler import (
     GROUP,
     Bind,
+    Decision,
     DeviceTaintEviction,
     Evict,
     GroupCondition,
@@ -144,42 +146,44 @@ class Simulation:
     # --- main loop ------------------------------------------------------------------------------------
 
     def run(self) -> Simulation:
-        while True:
-            due = [t for t in (self.events.peek_time(), self.scheduler.next_retry()) if t is not None]
-            if not due:
-                break
-            t = min(due)
-            if self.until is not None and t > self.until:
-                break
-            self.books.advance(t)
-            self.now = t
-            for event in self.events.pop_until(t):
-                self._apply(event)
-            started = time.perf_counter()
-            decisions = self.scheduler.schedule(t)
-            self.scheduling_seconds += time.perf_counter() - started
-            for decision in decisions:
-                if isinstance(decision, Bind):  # the simulator's binding never fails: confirmed at once
-                    self.scheduler.confirm_bind(decision.pod.key)
-                    self.binds += 1
-                    self._bind(decision.pod, decision.node)
-                elif isinstance(decision, Unschedulable):
-                    self.pods[decision.pod.key].message = decision.message
-                elif isinstance(decision, GroupCondition):
-                    self._condition(decision)
-                elif isinstance(decision, Evict):
-                    self._evict(decision)
-                elif isinstance(decision, Nominate):  # an empty node clears the nomination
-                    self.pods[decision.pod.key].nominated = decision.node or None
-                elif isinstance(decision, Preemption):
-                    self._preemption(decision)
-                elif isinstance(decision, DeviceTaintEviction):
-                    self._evict(decision)
-            for observe in self.observers:
-                observe(self)
+        clock = VirtualClock(self.events.peek_time, self.until)
+        run_engine(self.scheduler, clock, self)
         self.end_time = self.until if self.until is not None else self.now
         self.books.advance(self.end_time)
         return self
+
+    # The engine loop's ends (phalanx.scheduler.loop.Ends).
+
+    def feed(self, now: float) -> None:
+        self.books.advance(now)
+        self.now = now
+        for event in self.events.pop_until(now):
+            self._apply(event)
+
+    def turn(self) -> AbstractContextManager[bool]:
+        return nullcontext(True)
+
+    def carry_out(self, decisions: list[Decision], now: float, seconds: float) -> None:
+        self.scheduling_seconds += seconds
+        for decision in decisions:
+            if isinstance(decision, Bind):  # the simulator's binding never fails: confirmed at once
+                self.scheduler.confirm_bind(decision.pod.key)
+                self.binds += 1
+                self._bind(decision.pod, decision.node)
+            elif isinstance(decision, Unschedulable):
+                self.pods[decision.pod.key].message = decision.message
+            elif isinstance(decision, GroupCondition):
+                self._condition(decision)
+            elif isinstance(decision, Evict):
+                self._evict(decision)
+            elif isinstance(decision, Nominate):  # an empty node clears the nomination
+                self.pods[decision.pod.key].nominated = decision.node or None
+            elif isinstance(decision, Preemption):
+                self._preemption(decision)
+            elif isinstance(decision, DeviceTaintEviction):
+                self._evict(decision)
+        for observe in self.observers:
+            observe(self)
 
     def _apply(self, event: Event) -> None:
         if isinstance(event, _Completion):

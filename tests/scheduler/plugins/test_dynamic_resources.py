@@ -306,3 +306,25 @@ def test_a_failed_group_preemption_dry_run_leaves_running_claims_on_their_device
     decisions = s.schedule(2.0)
     assert not [d for d in decisions if isinstance(d, Bind)]
     assert devices_of(s, "b") == ["n0/gpu-1"]
+
+
+def test_bind_carries_the_allocation_the_driver_writes_to_each_claim(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 2), b.node("n1"),
+                    one_request(b.exactly(2)), b.claim("shared", b.claim_spec(b.request("gpu", b.exactly(1)))),
+                    b.gpu_slice("n1", [b.gpu("gpu-9")], pool="spare"),
+                    b.pod("p", template_name="t"), b.pod("q", cpu="2", claim_name="shared"))
+    s = scheduler_for(inputs)
+    binds = {d.pod.name: d for d in s.schedule(0.0) if isinstance(d, Bind)}
+    p_claims = dict(binds["p"].claims)
+    assert list(p_claims) == ["default/p-gpus"]
+    allocation: Any = p_claims["default/p-gpus"]
+    assert sorted(r["device"] for r in allocation["devices"]["results"]) == ["gpu-0", "gpu-1"]
+    assert {r["request"] for r in allocation["devices"]["results"]} == {"gpu"}
+    assert allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"] == [
+        {"key": "metadata.name", "operator": "In", "values": [binds["p"].node]}]
+    assert dict(binds["q"].claims)["default/shared"]["devices"]["results"][0]["device"] == "gpu-9"  # type: ignore[index]
+
+
+def test_bind_of_a_pod_without_claims_carries_none(tmp_path: Path) -> None:
+    s = scheduler_for(b.load(tmp_path, b.device_class(), b.node("n0"), b.pod("plain")))
+    assert [d.claims for d in s.schedule(0.0) if isinstance(d, Bind)] == [()]
