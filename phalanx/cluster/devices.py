@@ -154,6 +154,7 @@ class DeviceState:
         self.index: dict[tuple[str, str, str], int] = {}
         self.classes: dict[str, DeviceClass] = {}
         self.templates: dict[str, ResourceClaimTemplate] = {}
+        self._slices: dict[str, ResourceSlice] = {}  # by name: a slice added again replaces its devices
         self.claims: dict[str, ClaimState] = {}
         self.extended: dict[str, str] = {}  # extended resource name -> device class (KEP-5004)
         self.version = 0  # bumps whenever availability changes
@@ -179,37 +180,140 @@ class DeviceState:
     # --- objects ---------------------------------------------------------------------------------------
 
     def add_classes(self, classes: Iterable[DeviceClass]) -> None:
+        """Add DeviceClasses; one with a known name replaces the earlier one."""
         for device_class in classes:
+            self._drop_extended(device_class.name)
             self.classes[device_class.name] = device_class
             self.extended[IMPLICIT_CLASS_PREFIX + device_class.name] = device_class.name
             if device_class.extended_resource_name:
                 self.extended[device_class.extended_resource_name] = device_class.name
         self._eligible.clear()
+        self.version += 1  # what `available` answered for a request of a changed class is stale
+
+    def _drop_extended(self, class_name: str) -> None:
+        for resource in [r for r, c in self.extended.items() if c == class_name]:
+            del self.extended[resource]
+
+    def delete_class(self, name: str) -> None:
+        if self.classes.pop(name, None) is not None:
+            self._drop_extended(name)
+            self._eligible.clear()
+            self.version += 1
 
     def add_templates(self, templates: Iterable[ResourceClaimTemplate]) -> None:
         for template in templates:
             self.templates[template.key] = template
 
+    def delete_template(self, key: str) -> None:
+        self.templates.pop(key, None)
+
     def add_claims(self, claims: Iterable[ResourceClaim]) -> None:
+        """Add ResourceClaims. A known claim takes the new object only while no pod here uses it: once the
+        engine allocates or reserves a claim, its own allocation is the one the claim's status will hold."""
         for claim in claims:
-            self.claims.setdefault(claim.key, ClaimState(claim))
+            state = self.claims.get(claim.key)
+            if state is None:
+                self.claims[claim.key] = ClaimState(claim)
+            elif state.allocation is None and not state.reserved_for:
+                state.claim = claim
+
+    def delete_claim(self, key: str) -> None:
+        """A deleted claim goes once no pod uses it (the API server keeps a reserved claim too)."""
+        state = self.claims.get(key)
+        if state is None or state.reserved_for:
+            return
+        if state.allocation is not None:
+            self.deallocate(state)
+        del self.claims[key]
 
     def add_slices(self, slices: Sequence[ResourceSlice]) -> None:
-        rows: list[tuple[ResourceSlice, Device]] = [(s, d) for s in slices for d in s.devices]
-        if not rows:
+        """Add ResourceSlices. A slice with a known name replaces the earlier one: devices it still lists are
+        updated in place (allocations kept), devices it no longer lists are retired, new ones are added."""
+        rows: list[tuple[ResourceSlice, Device]] = []
+        for s in slices:
+            old = self._slices.get(s.name)
+            self._slices[s.name] = s
+            if old is None:
+                rows.extend((s, d) for d in s.devices)
+                continue
+            rows.extend(self._replace_slice(old, s))
+        if rows:
+            self._append(rows)
+        if slices:
+            self._devices_changed()
+
+    def delete_slice(self, name: str) -> None:
+        """Every device of the slice is retired (a claim that holds one keeps it until its pods are gone)."""
+        old = self._slices.pop(name, None)
+        if old is None:
             return
+        for device in old.devices:
+            d = self.index.get((old.driver, old.pool, device.name))
+            if d is not None and self.slice_of[d] is old:
+                self._retire(d)
+        self._devices_changed()
+
+    def _replace_slice(self, old: ResourceSlice, new: ResourceSlice) -> list[tuple[ResourceSlice, Device]]:
+        """Update the devices `new` keeps, retire those it dropped; the devices that are new, to append."""
+        fresh: list[tuple[ResourceSlice, Device]] = []
+        kept: set[int] = set()
+        for device in new.devices:
+            d = self.index.get((new.driver, new.pool, device.name))
+            if d is None or self.slice_of[d] is not old:
+                fresh.append((new, device))
+                continue
+            kept.add(d)
+            self._describe(d, new, device)
+            for name in device.capacity:
+                if name not in self.cap_names:
+                    self._widen_capacity(name)
+            self.cap_total[d] = 0
+            for name, cap in device.capacity.items():
+                self.cap_total[d, self.cap_names.index(name)] = cap.value
+            self.shared[d] = device.allow_multiple
+            self.taint_set[d] = self._taint_id(device.taints)
+        for device in old.devices:
+            d = self.index.get((old.driver, old.pool, device.name))
+            if d is not None and d not in kept and self.slice_of[d] is old:
+                self._retire(d)
+        return fresh
+
+    def _describe(self, d: int, s: ResourceSlice, device: Device) -> None:
+        """The device's own fields and where it lives (its node, or the node selector of a network device)."""
+        self.devices[d] = device
+        self.slice_of[d] = s
+        per_device = s.per_device_node_selection
+        selector = device.node_selector if per_device else s.node_selector
+        all_nodes = device.all_nodes if per_device else s.all_nodes
+        self.node_name[d] = device.node_name if per_device else s.node_name
+        self.selectors[d] = selector if selector is not None else (() if all_nodes else None)
+        self._cel_inputs[d] = _cel_device(s.driver, device)
+        self._cel_keys[d] = repr(self._cel_inputs[d])
+
+    def _retire(self, d: int) -> None:
+        """A device that no slice lists any more: reachable from no node, so never allocated again."""
+        s, device = self.slice_of[d], self.devices[d]
+        self.index.pop((s.driver, s.pool, device.name), None)
+        self.node_name[d] = None
+        self.selectors[d] = None
+
+    def _widen_capacity(self, name: str) -> None:
+        self.cap_names.append(name)
+        pad = np.zeros((len(self.devices), 1), dtype=np.int64)
+        self.cap_total = np.hstack([self.cap_total, pad])
+        self.cap_used = np.hstack([self.cap_used, pad])
+
+    def _append(self, rows: list[tuple[ResourceSlice, Device]]) -> None:
         start = len(self.devices)
         for s, d in rows:
             self.index[(s.driver, s.pool, d.name)] = len(self.devices)
             self.devices.append(d)
             self.slice_of.append(s)
-            node_name = d.node_name if s.per_device_node_selection else s.node_name
-            selector = d.node_selector if s.per_device_node_selection else s.node_selector
-            all_nodes = d.all_nodes if s.per_device_node_selection else s.all_nodes
-            self.node_name.append(node_name)
-            self.selectors.append(selector if selector is not None else (() if all_nodes else None))
-            self._cel_inputs.append(_cel_device(s.driver, d))
-            self._cel_keys.append(repr(self._cel_inputs[-1]))
+            self.node_name.append(None)
+            self.selectors.append(None)
+            self._cel_inputs.append({})
+            self._cel_keys.append("")
+            self._describe(len(self.devices) - 1, s, d)
             for name in d.capacity:
                 if name not in self.cap_names:
                     self.cap_names.append(name)
@@ -228,10 +332,15 @@ class DeviceState:
         self.shared = np.concatenate([self.shared, np.array([d.allow_multiple for _, d in rows], dtype=bool)])
         self.taint_set = np.concatenate([self.taint_set, np.array([self._taint_id(d.taints) for _, d in rows],
                                                                   dtype=np.int32)])
+
+    def _devices_changed(self) -> None:
         self._known_nodes = -1  # resolve node names and selectors again
+        self.node[:] = -1
         self._selector_cache.clear()
         self._selector_done.clear()
         self._eligible.clear()
+        self._tolerated.clear()
+        self._last_available = None
         self.version += 1
 
     def _taint_id(self, taints: tuple[DeviceTaint, ...]) -> int:

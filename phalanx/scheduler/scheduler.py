@@ -393,15 +393,31 @@ class Scheduler:
     def add_device_objects(self, now: float, *, slices: Sequence[ResourceSlice] = (),
                            classes: Sequence[DeviceClass] = (), claims: Sequence[ResourceClaim] = (),
                            templates: Sequence[ResourceClaimTemplate] = ()) -> None:
-        """ResourceSlices, DeviceClasses, ResourceClaims and templates appear (ignored without DynamicResources)."""
+        """ResourceSlices, DeviceClasses, ResourceClaims and templates appear or change: an object whose name
+        is known replaces the earlier one (ignored without DynamicResources)."""
         if self.devices is None:
             return
         self.devices.add_classes(classes)
         self.devices.add_templates(templates)
         self.devices.add_claims(claims)
         self.devices.add_slices(slices)
-        if slices:
+        if slices or classes or claims or templates:
             self.queue.move_all(now)
+
+    def delete_device_objects(self, now: float, *, slices: Sequence[str] = (), classes: Sequence[str] = (),
+                              claims: Sequence[str] = (), templates: Sequence[str] = ()) -> None:
+        """ResourceSlices and DeviceClasses (by name), ResourceClaims and templates (`namespace/name`) deleted.
+        A retired device stays with the claim that holds it until that claim's pods are gone."""
+        if self.devices is None:
+            return
+        for name in slices:
+            self.devices.delete_slice(name)
+        for name in classes:
+            self.devices.delete_class(name)
+        for key in claims:
+            self.devices.delete_claim(key)
+        for key in templates:
+            self.devices.delete_template(key)
 
     def add_device_taint_rule(self, rule: DeviceTaintRule, now: float) -> list[Decision]:
         """A DeviceTaintRule appears: its taint joins the selected devices' taints. Returns the evictions it

@@ -328,3 +328,74 @@ def test_bind_carries_the_allocation_the_driver_writes_to_each_claim(tmp_path: P
 def test_bind_of_a_pod_without_claims_carries_none(tmp_path: Path) -> None:
     s = scheduler_for(b.load(tmp_path, b.device_class(), b.node("n0"), b.pod("plain")))
     assert [d.claims for d in s.schedule(0.0) if isinstance(d, Bind)] == [()]
+
+
+# --- device objects that change or go (what a live driver's informers report) ---------------------------
+
+def parsed_slice(doc: Doc) -> Any:
+    from phalanx.api.dra import parse_resource_slice
+    from phalanx.api.objects import Source
+    return parse_resource_slice(doc, Source("test", 0))
+
+
+def test_a_slice_added_again_replaces_its_devices_instead_of_doubling_them(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 2), one_request(b.exactly(3)),
+                    b.pod("p", template_name="t"))
+    s = scheduler_for(inputs)
+    s.add_device_objects(0.0, slices=[parsed_slice(b.gpus("n0", 2))])  # a relist: the same slice again
+    assert s.devices is not None and len(s.devices.index) == 2
+    assert [d.pod.name for d in s.schedule(0.0) if isinstance(d, Unschedulable)] == ["p"]
+    s.add_device_objects(1.0, slices=[parsed_slice(b.gpus("n0", 3))])  # the driver found a third GPU
+    assert {d.pod.name: d.node for d in s.schedule(1.0) if isinstance(d, Bind)} == {"p": "n0"}
+
+
+def test_a_device_dropped_from_its_slice_keeps_its_holder_and_is_never_allocated_again(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 2), one_request(b.exactly(1)),
+                    b.pod("p", template_name="t"))
+    s = scheduler_for(inputs)
+    assert [d.claims for d in s.schedule(0.0) if isinstance(d, Bind)]
+    assert devices_of(s, "p") == ["n0/gpu-0"]
+    # gpu-0 (held by p) and gpu-1 both leave the slice; gpu-2 arrives
+    s.add_device_objects(1.0, slices=[parsed_slice(b.gpu_slice("n0", [b.gpu("gpu-2", index=2)]))])
+    assert devices_of(s, "p") == ["n0/gpu-0"]
+    for name in ("q", "r"):
+        s.add_pod(b_pod(tmp_path, name), 1.0)
+    decisions = s.schedule(1.0)
+    assert {d.pod.name for d in decisions if isinstance(d, Bind)} == {"q"} and devices_of(s, "q") == ["n0/gpu-2"]
+    assert {d.pod.name for d in decisions if isinstance(d, Unschedulable)} == {"r"}
+
+
+def b_pod(tmp_path: Path, name: str) -> Any:
+    from phalanx.api.objects import Source
+    from phalanx.api.parse import parse_pod
+    return parse_pod(b.pod(name, template_name="t"), Source("test", 0))
+
+
+def test_a_taint_added_to_a_device_by_a_slice_update_keeps_new_claims_off_it(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1), one_request(b.exactly(1)))
+    s = scheduler_for(inputs)
+    tainted = b.gpu_slice("n0", [b.gpu("gpu-0", taints=[{"key": "gpu.example.com/ecc", "effect": "NoSchedule"}])])
+    s.add_device_objects(0.0, slices=[parsed_slice(tainted)])
+    s.add_pod(b_pod(tmp_path, "p"), 0.0)
+    assert [d.pod.name for d in s.schedule(0.0) if isinstance(d, Unschedulable)] == ["p"]
+
+
+def test_deleted_slices_claims_and_classes(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1), b.node("n1"),
+                    b.gpu_slice("n1", [b.gpu("gpu-0")], pool="other"), one_request(b.exactly(1)),
+                    b.claim("spare", b.claim_spec(b.request("gpu", b.exactly(1)))),
+                    b.pod("p", template_name="t"))
+    s = scheduler_for(inputs)
+    assert {d.pod.name for d in s.schedule(0.0) if isinstance(d, Bind)} == {"p"}
+    held = devices_of(s, "p")[0]
+    assert s.devices is not None
+    s.delete_device_objects(1.0, slices=["n0-gpus", "n1-other"], claims=["default/spare"])
+    assert devices_of(s, "p") == [held] and "default/spare" not in s.devices.claims
+    s.add_pod(b_pod(tmp_path, "q"), 1.0)
+    assert [d.pod.name for d in s.schedule(1.0) if isinstance(d, Unschedulable)] == ["q"]
+    s.delete_pod("default/p", 2.0)  # the retired device goes with its last holder; nothing to allocate
+    s.add_device_objects(3.0, slices=[parsed_slice(b.gpus("n0", 1))])
+    s.delete_device_objects(3.0, classes=[b.DRIVER])
+    assert [d.pod.name for d in s.schedule(3.0) if isinstance(d, Unschedulable)] == ["q"]
+    s.add_device_objects(4.0, classes=inputs.device_classes)
+    assert {d.pod.name for d in s.schedule(6.0) if isinstance(d, Bind)} == {"q"}  # after its backoff
