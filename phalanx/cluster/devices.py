@@ -24,6 +24,7 @@ device here is the general model of the same thing, described by ResourceSlices.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -549,6 +550,7 @@ class DeviceState:
                 template = self.templates[f"{pod.namespace}/{ref.template_name}"]
                 state = ClaimState(claim_from_template(template, pod.namespace, pod.name, ref), owner=pod.key)
                 self.claims[key] = state
+                self.cluster.record(functools.partial(self.claims.pop, key, None))
             out.append(state)
         return out
 
@@ -786,6 +788,8 @@ class DeviceState:
             if result is None:
                 return False
             found.update(result)
+        for state in states:
+            self._remember(state)
         for state in pending:
             self._allocate(state, found.get(state.key, ()), node)
         for state in states:
@@ -796,11 +800,9 @@ class DeviceState:
         self._sync_nodes()
         n = len(self.cluster)
         reach = np.ones(n, dtype=bool)
+        self._hold(choices, 1)
         for choice in choices:
             d = choice.device
-            self.allocations[d] += 1
-            if choice.consumed:
-                self.cap_used[d] += np.asarray(choice.consumed, dtype=np.int64)
             if self.node[d] >= 0:
                 only = np.zeros(n, dtype=bool)
                 only[self.node[d]] = True
@@ -817,6 +819,7 @@ class DeviceState:
             state = self.claims.get(f"{pod.namespace}/{ref.claim_for(pod.name)}")
             if state is None:
                 continue
+            self._remember(state)
             state.reserved_for.discard(pod.key)
             if not state.reserved_for and state.allocation is not None:
                 self.deallocate(state)
@@ -849,6 +852,10 @@ class DeviceState:
                 elif self.allocations[d] > 0:
                     return False
             todo.append((state, allocation, claim))
+        for key in held:
+            found = self.claims.get(key)
+            if found is not None:
+                self._remember(found)
         for state, allocation, claim in todo:
             self._allocate(state, allocation, node)
             state.claim = claim
@@ -858,11 +865,31 @@ class DeviceState:
                 found.reserved_for.add(pod.key)
         return True
 
-    def deallocate(self, state: ClaimState) -> None:
-        for choice in state.allocation or ():
-            self.allocations[choice.device] -= 1
+    def _remember(self, state: ClaimState) -> None:
+        """Journal the claim as it is now, so that an abandoned trial puts it (and its devices) back exactly."""
+        if not self.cluster.journaling:
+            return
+        allocation, reach, reserved = state.allocation, state.reach, frozenset(state.reserved_for)
+        evicting, claim = state.evicting, state.claim
+
+        def undo() -> None:
+            self._hold(state.allocation, -1)
+            self._hold(allocation, 1)
+            state.allocation, state.reach, state.reserved_for = allocation, reach, set(reserved)
+            state.evicting, state.claim = evicting, claim
+            self.version += 1
+
+        self.cluster.record(undo)
+
+    def _hold(self, choices: tuple[Choice, ...] | None, sign: int) -> None:
+        for choice in choices or ():
+            self.allocations[choice.device] += sign
             if choice.consumed:
-                self.cap_used[choice.device] -= np.asarray(choice.consumed, dtype=np.int64)
+                self.cap_used[choice.device] += sign * np.asarray(choice.consumed, dtype=np.int64)
+
+    def deallocate(self, state: ClaimState) -> None:
+        self._remember(state)
+        self._hold(state.allocation, -1)
         state.allocation = None
         state.reach = None
         state.evicting = None

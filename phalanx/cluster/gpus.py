@@ -14,7 +14,7 @@ node's idle GPU milli a *target workload* of typical pods could not use. See `Fr
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,7 +54,9 @@ def pod_tag(count: int, milli: int) -> int:
 class GpuTable:
     """Free GPU milli per node and device, with per-node summaries kept in step."""
 
-    def __init__(self, counts: Sequence[int], models: Sequence[str | None]) -> None:
+    def __init__(self, counts: Sequence[int], models: Sequence[str | None],
+                 record: Callable[[Callable[[], object]], None] | None = None) -> None:
+        self.record = record  # journals a change's inverse while a ClusterState trial is open
         self.model_names: list[str] = []
         self._model_ids: dict[str, int] = {}
         self.count: IntArray = np.zeros(0, dtype=np.int64)
@@ -161,6 +163,8 @@ class GpuTable:
             self.tags[node, tag] += 1
         self.assigned[pod_key] = Assignment(node, gpus, milli, tag)
         self._refresh(node)
+        if self.record is not None:
+            self.record(lambda: self.release(pod_key))
 
     def release(self, pod_key: str) -> Assignment | None:
         assignment = self.assigned.pop(pod_key, None)
@@ -171,6 +175,9 @@ class GpuTable:
         if assignment.tag >= 0:
             self.tags[assignment.node, assignment.tag] -= 1
         self._refresh(assignment.node)
+        if self.record is not None:
+            self.record(lambda: self.allocate(pod_key, assignment.node, assignment.gpus, assignment.milli,
+                                              assignment.tag))
         return assignment
 
     def _refresh(self, node: int) -> None:
@@ -195,7 +202,7 @@ def device_table(cluster: ClusterState) -> GpuTable:
     counts = [0 if col is None else int(cluster.allocatable[i, col]) for i in range(start, len(cluster))]
     models = [cluster.labels.labels(i).get(GPU_MODEL_LABEL) for i in range(start, len(cluster))]
     if table is None:
-        table = GpuTable(counts, models)
+        table = GpuTable(counts, models, cluster.record)
         cluster.add_extension(table)
     else:
         table.extend(counts, models)

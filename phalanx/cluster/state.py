@@ -6,13 +6,18 @@ kube-scheduler scores with, cordons, label ids per key and taint sets. Binding (
 (forget) change one row (and the same node's column of the resources × nodes copies the filter and the
 scores read), and log the node, so that per-node results can be brought up to date node by node. The
 state never decides anything; it only holds and checks.
+
+Trial placements (a PodGroup cycle, preemption's dry runs and reprieves) run inside `trial()`: every change
+made there, by the state and by its extensions (DRA devices, GPU shares), is journaled with its exact
+inverse, and undone when the trial ends unless it is kept. The state after an abandoned trial is the state
+before it, whatever the trial did.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, cast
 
 import numpy as np
@@ -35,6 +40,18 @@ class PodDemand:
     requests: IntArray      # what the fit filter checks, with 1 in the `pods` column
     nonzero: IntArray       # cpu and memory with kube-scheduler's non-zero defaults, for scoring
     columns: tuple[int, ...]  # columns the pod requests (pods column included)
+
+
+@dataclass(slots=True)
+class Trial:
+    """One `ClusterState.trial()` block: its changes' inverses, and whether to keep the changes."""
+
+    undo: list[Callable[[], object]] = field(default_factory=list)
+    kept: bool = False
+
+    def keep(self) -> None:
+        """Keep the block's changes (a kept inner trial's changes still go if its outer trial does not keep)."""
+        self.kept = True
 
 
 class ClusterState:
@@ -80,6 +97,7 @@ class ClusterState:
         self._changes: list[int] = []
         self._changes_base = 0
         self._positive: dict[int, bool] = {}
+        self._journal: list[Callable[[], object]] | None = None  # the open trial's undo steps
         self.add_nodes(nodes)
 
     # --- nodes ----------------------------------------------------------------------------------------
@@ -249,6 +267,8 @@ class ClusterState:
             self.affinity_pods += 1
         if self._pod_index is not None:
             self._pod_index.add(pod, node)
+        if self._journal is not None:
+            self._journal.append(lambda: self.forget(pod.key))
 
     def forget(self, pod_key: str) -> int:
         """Remove a bound pod's requests from its node; returns the node index."""
@@ -262,18 +282,67 @@ class ClusterState:
         pod = self.pods.pop(pod_key)
         if pod.placement.pod_affinity is not None:
             self.affinity_pods -= 1
-        if self.terminating:
+        terminating = pod_key in self.terminating
+        if terminating:
             self.terminating.discard(pod_key)
         if self._pod_index is not None:
             self._pod_index.remove(pod, node)
+        if self._journal is not None:
+            self._journal.append(lambda: self._put_back(pod, node, terminating))
         return node
+
+    def _replace(self, pod: Pod, node: int) -> None:
+        """The pod forgotten and assumed again: no longer terminating."""
+        self.forget(pod.key)
+        self.assume(pod, node)
+
+    def _put_back(self, pod: Pod, node: int, terminating: bool) -> None:
+        self.assume(pod, node)
+        if terminating:
+            self.mark_terminating(pod.key)
+
+    # --- trials ---------------------------------------------------------------------------------------
+
+    @contextmanager
+    def trial(self) -> Iterator[Trial]:
+        """A block whose changes are undone when it ends (an exception included), unless `Trial.keep()` was
+        called. Trials nest: a kept inner trial's changes join the outer trial's journal."""
+        outer = self._journal
+        trial = Trial()
+        self._journal = trial.undo
+        try:
+            yield trial
+        finally:
+            self._journal = outer
+            if trial.kept and outer is not None:
+                outer.extend(trial.undo)
+            elif not trial.kept:
+                self._journal = None  # the inverses change the state too: not journaled again
+                try:
+                    for step in reversed(trial.undo):
+                        step()
+                finally:
+                    self._journal = outer
+
+    @property
+    def journaling(self) -> bool:
+        """Whether a trial is open (extensions record their changes' inverses only then)."""
+        return self._journal is not None
+
+    def record(self, undo: Callable[[], object]) -> None:
+        """An extension's change: `undo` reverts it exactly if the open trial is not kept."""
+        if self._journal is not None:
+            self._journal.append(undo)
 
     def mark_terminating(self, pod_key: str) -> None:
         """A bound pod was evicted and keeps its node until it is gone (PodTopologySpread skips it)."""
-        if pod_key in self.bound:
+        if pod_key in self.bound and pod_key not in self.terminating:
             self.terminating.add(pod_key)
             if self._pod_index is not None:
                 self._pod_index.set_terminating(pod_key)
+            if self._journal is not None:
+                pod, node = self.pods[pod_key], self.bound[pod_key][0]
+                self._journal.append(lambda: self._replace(pod, node))
 
     def extension(self, kind: type[E]) -> E | None:
         """The state's extension of type `kind` (devices, GPU shares), or None before it was added."""

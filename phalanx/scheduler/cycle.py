@@ -310,15 +310,12 @@ class PodCycle:
     def put_back(self, lifted: Lifted) -> bool:
         """Undo `lift` exactly: the pod on its node with the very devices it held. False, and nothing changed,
         when those are taken meanwhile."""
-        self.cluster.assume(lifted.pod, lifted.node)
-        done: list[ReservePlugin] = []
-        for plugin, held in lifted.held:
-            if not cast(RestoringReservePlugin, plugin).restore(lifted.pod, self.cluster, lifted.node, held):
-                for back in reversed(done):
-                    back.unreserve(lifted.pod, self.cluster, lifted.node)
-                self.cluster.forget(lifted.pod.key)
-                return False
-            done.append(plugin)
+        with self.cluster.trial() as trial:
+            self.cluster.assume(lifted.pod, lifted.node)
+            for plugin, held in lifted.held:
+                if not cast(RestoringReservePlugin, plugin).restore(lifted.pod, self.cluster, lifted.node, held):
+                    return False
+            trial.keep()
         return True
 
     def unreserve(self, pod_key: str, pod: Pod) -> int:

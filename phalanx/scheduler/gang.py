@@ -2,8 +2,9 @@
 
 Members are tried in priority-then-age order with the normal pod algorithm, each assumed on its node so
 that later members see it. A member whose shape (requests and placement) already failed in this cycle
-fails at once, as the snapshot only fills up. If at least `minCount` members are then running or placed,
-and at least one member was placed, every placed member binds; otherwise every assumption is rolled back
+fails at once, as the snapshot only fills up. The whole attempt is a ClusterState trial: if at least
+`minCount` members are then running or placed, and at least one member was placed, the trial is kept and
+every placed member binds; otherwise the trial is abandoned (every assumption, device and GPU share undone)
 and the group waits as one unit. As in kube-scheduler's RunRootSchedulingAlgorithm, a group that places
 nothing is unschedulable even when it needs nothing more: a basic group none of whose pods fit, or a gang
 already running minCount members none of whose other members fit (both then go to preemption).
@@ -36,7 +37,16 @@ def _shape(pod: Pod) -> Shape:
 
 
 def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
-    """Try to place `pending` members of `group` (in the given order) with `running` members bound."""
+    """Try to place `pending` members of `group` (in the given order) with `running` members bound; the
+    placed members stay reserved only when the outcome is a success."""
+    with cycle.cluster.trial() as trial:
+        outcome = _place(cycle, group, pending, running)
+        if outcome.success:
+            trial.keep()
+    return outcome
+
+
+def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
     outcome = GroupOutcome()
     failed_shapes: dict[Shape, str] = {}
     for pod in pending:
@@ -57,8 +67,6 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
         outcome.placed.append((pod, result.node))
     have = running + len(outcome.placed)
     if group.is_gang and have < group.min_count:
-        for pod, _ in outcome.placed:
-            cycle.unreserve(pod.key, pod)
         why = next(iter(outcome.failures.values()), "")
         outcome.message = (f"pod group {group.key}: {have} of the {group.min_count} pods (minCount) could be "
                            f"placed; {why}")

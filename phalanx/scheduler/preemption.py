@@ -580,22 +580,25 @@ class Preemptor:
         units = self.units(list(self.running.node_of), priority)
         if not units:
             return None
-        cluster = self.cluster
-        # Victims leave the cluster for the dry run and come back exactly as they were (devices included).
+        # The dry run is a trial never kept: victims leave the cluster, the group is placed, victims are
+        # reprieved, and then every change is undone (victims hold their nodes and devices until they are gone).
+        with self.cluster.trial():
+            return self._group_dry_run(group, priority, pending, running, units)
+
+    def _group_dry_run(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int,
+                       units: list[Unit]) -> Outcome | None:
         lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
         # Room promised to other preemptors of at least this priority stays taken while the group is placed:
         # the cycle's Filter holds it (kube-scheduler runs the filters with those nominated pods on their nodes).
-        victims: list[str] = []
         outcome = schedule_group(self.cycle, group, pending, running)
         if not outcome.success or not outcome.placed:
-            for back in lifted.values():
-                self.cycle.put_back(back)
             return None
         violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
         # Reprieved victims may not take that promised room either.
         room = self.cycle.nominated_room(pending[0]) if self.cycle.nominated_room is not None else None
         if room is not None:
             self.cycle.hold_room(room, -1)
+        victims: list[str] = []
         try:
             for unit in (*violating, *fine):
                 if not self._reprieve(unit, lifted):
@@ -603,20 +606,15 @@ class Preemptor:
         finally:
             if room is not None:
                 self.cycle.hold_room(room, 1)
-        for pod, _ in outcome.placed:
-            self.cycle.unreserve(pod.key, pod)
-        for key in victims:  # victims hold their nodes (and devices) until they are gone
-            self.cycle.put_back(lifted[key])
-        return Outcome(victims=victims, nominations={pod.key: cluster.names[node] for pod, node in outcome.placed},
+        names = self.cluster.names
+        return Outcome(victims=victims, nominations={pod.key: names[node] for pod, node in outcome.placed},
                        priority=priority)
 
     def _reprieve(self, unit: Unit, lifted: Mapping[str, Lifted]) -> bool:
-        """Put the unit back if all its pods fit on their nodes with what they held; all or none (rollback)."""
-        placed: list[str] = []
-        for key in unit.pods:
-            if not self.cycle.fits_back(lifted[key]) or not self.cycle.put_back(lifted[key]):
-                for done in placed:
-                    self.cycle.lift(done, self.pods[done])
-                return False
-            placed.append(key)
+        """Put the unit back if all its pods fit on their nodes with what they held; all or none (a trial)."""
+        with self.cluster.trial() as trial:
+            for key in unit.pods:
+                if not self.cycle.fits_back(lifted[key]) or not self.cycle.put_back(lifted[key]):
+                    return False
+            trial.keep()
         return True
