@@ -385,6 +385,11 @@ class DeviceState:
             if extra:
                 self._by_node[i] = np.concatenate([self._by_node[i], np.array(extra, dtype=np.int64)])
 
+    def nodes_changed(self) -> None:
+        """Node labels changed: which nodes reach a network device (its node selector) is worked out again."""
+        self._known_nodes = -1
+        self.version += 1
+
     def on_node(self, node: int) -> IntArray:
         self._sync_nodes()
         return self._by_node[node]

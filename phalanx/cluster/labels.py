@@ -26,6 +26,13 @@ class LabelIndex:
         self._vocab.clear()
         self._numeric.clear()
 
+    def set(self, node: int, labels: dict[str, str]) -> None:
+        """A node's labels changed: every per-key array is rebuilt on its next use."""
+        self._labels[node] = dict(labels)
+        self._ids.clear()
+        self._vocab.clear()
+        self._numeric.clear()
+
     def labels(self, node: int) -> dict[str, str]:
         return self._labels[node]
 

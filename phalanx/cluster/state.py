@@ -207,6 +207,16 @@ class ClusterState:
         self.taint_set[node] = self._taint_set_id(taints)
         self.version += 1
 
+    def set_labels(self, node: int, labels: Mapping[str, str]) -> bool:
+        """A node's labels changed (selectors, affinity and topology domains read them anew); False if the
+        same."""
+        if dict(labels) == self.labels.labels(node):
+            return False
+        self.labels.set(node, dict(labels))
+        self.version += 1
+        self.generation += 1
+        return True
+
     def set_unschedulable(self, node: int, value: bool) -> None:
         self.unschedulable[node] = value
         self.version += 1

@@ -216,17 +216,21 @@ class Scheduler:
             self.devices.forget_pod(pod)
 
     def update_nodes(self, nodes: Sequence[Node], now: float) -> None:
-        """Nodes appear or change: a new node is added; a known one takes its new taints, cordon and
-        allocatable (label changes are not followed: `labels_changed` names such nodes for the driver)."""
+        """Nodes appear or change: a new node is added; a known one takes its new labels, taints, cordon and
+        allocatable."""
         known = [n for n in nodes if n.name in self.cluster.index]
         new = [n for n in nodes if n.name not in self.cluster.index]
         if new:
             self.cluster.add_nodes(new)
+        relabelled = False
         for node in known:
             index = self.cluster.index[node.name]
+            relabelled |= self.cluster.set_labels(index, node.labels)
             self.cluster.set_taints(index, node.taints)
             self.cluster.set_unschedulable(index, node.unschedulable)
             self.cluster.set_allocatable(index, node.allocatable)
+        if relabelled and self.devices is not None:
+            self.devices.nodes_changed()
         self.queue.move_all(now)
 
     def delete_node(self, name: str, now: float) -> None:

@@ -74,6 +74,21 @@ def test_node_updates_taints_cordon_allocatable_and_removal() -> None:
     assert binds(s.schedule(6.0)) == {"r": "node-a"}
 
 
+def test_node_label_changes_move_selectors_and_spread_domains() -> None:
+    cluster = Cluster(node("node-a", "4", zone="z1"), node("node-b", "4", zone="z1"))
+    s = cluster.scheduler
+    message = [d.message for d in cluster.schedule(pod("p", "1", selector={"zone": "z2"}))
+               if isinstance(d, Unschedulable)]
+    assert message == ["0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."]
+    relabelled = MakeNode("node-b").alloc(cpu="4", memory="64Gi", pods="110").label("zone", "z2").obj()
+    s.update_nodes([relabelled], 1.0)
+    assert binds(s.schedule(2.0)) == {"p": "node-b"}
+    s.update_nodes([MakeNode("node-b").alloc(cpu="4", memory="64Gi", pods="110").obj()], 3.0)  # label removed
+    message = [d.message for d in cluster.schedule(pod("q", "1", selector={"zone": "z2"}), now=3.0)
+               if isinstance(d, Unschedulable)]
+    assert message == ["0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector."]
+
+
 def test_a_terminating_pod_keeps_its_room_until_it_is_deleted() -> None:
     cluster = Cluster(node("node-a", "2"))
     cluster.running("node-a", pod("old", "2"))
