@@ -1,20 +1,15 @@
 """DRA device state: every device of every ResourceSlice as NumPy arrays, claims and their allocations.
 
 Devices are rows: the node a device is on (or -1 for a device reachable from several nodes, with a node
-mask of its own), driver and pool ids, how many allocations hold it, the capacity it offers and has
-consumed (KEP-5075 shared devices: `allowMultipleAllocations`), and an id of its taint set (slice taints
-plus DeviceTaintRules; they add up). CEL selectors are evaluated once per (expression, device) into a
-boolean vector over devices; a request's *eligible* vector (class selectors, its own selectors, capacity
-it asks for) is cached per request, so a pod's filter is a handful of vector operations and one
-`np.bincount` over device→node per request.
+mask of its own), how many allocations hold it, the capacity it offers and has consumed (KEP-5075 shared
+devices: `allowMultipleAllocations`), and an id of its taint set (slice taints plus DeviceTaintRules; they
+add up). CEL selectors are evaluated once per (expression, device) into a boolean vector over devices.
+Slices, classes and claims can be added again (the new object replaces the old) and deleted; a device its
+slice no longer lists is retired (reachable from no node) and stays with the claim holding it.
 
-Whether a pod's claims fit on a node is decided exactly: when the pod's requests are plain `exactly`
-requests without constraints, by counting (Hall's condition over requests whose devices overlap: for
-every set of requests, the available devices any of them could use must number at least their total
-count); otherwise (`firstAvailable`, `matchAttribute`/`distinctAttribute`, more than four overlapping
-requests) counting gives a necessary condition and a per-node search settles the nodes that pass it.
-A device serves at most one request of one pod, even a shared one; different pods share a shared device
-until its capacity is used.
+The state holds and records; it does not choose. Which devices serve a pod's claims on which node is the
+allocator's job (`phalanx.scheduler.plugins.device_allocation`); `reserve` then records its choice. While
+a ClusterState trial is open, every claim change is journaled so that the trial can undo it exactly.
 
 The state is a typed extension of the ClusterState (`ClusterState.extension(DeviceState)`), as `gpus.GpuTable`
 is for the openb replay: that table is a per-GPU milli table fed by the trace's extended resources; a shared
@@ -25,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -59,8 +53,6 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 EXTENDED_CLAIM = "extended-resources"
 IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
-MAX_HALL_REQUESTS = 4
-SEARCH_BUDGET = 20_000  # device choices tried per node before a search gives up (counts as "cannot allocate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +151,7 @@ class DeviceState:
         self.claims: dict[str, ClaimState] = {}
         self.extended: dict[str, str] = {}  # extended resource name -> device class (KEP-5004)
         self.version = 0  # bumps whenever availability changes
+        self.catalog = 0  # bumps whenever devices or classes change (what a request is eligible for)
         self._known_nodes = 0
         self._remote: IntArray = np.zeros(0, dtype=np.int64)  # devices with node -1
         self._reach: dict[int, BoolArray] = {}  # non-local device -> nodes that reach it
@@ -170,9 +163,7 @@ class DeviceState:
         self._cel_results: dict[tuple[str, str], bool] = {}
         self._order: IntArray = np.zeros(0, dtype=np.int64)
         self._uniform = 0
-        self._last_available: tuple[ExactRequest, int, BoolArray] | None = None
         self._bounds: IntArray = np.zeros(1, dtype=np.int64)
-        self._eligible: dict[ExactRequest, tuple[BoolArray, IntArray]] = {}
         self._tolerated: dict[tuple[tuple[DeviceToleration, ...], int], BoolArray] = {}
 
     def __len__(self) -> int:
@@ -188,7 +179,7 @@ class DeviceState:
             self.extended[IMPLICIT_CLASS_PREFIX + device_class.name] = device_class.name
             if device_class.extended_resource_name:
                 self.extended[device_class.extended_resource_name] = device_class.name
-        self._eligible.clear()
+        self.catalog += 1
         self.version += 1  # what `available` answered for a request of a changed class is stale
 
     def _drop_extended(self, class_name: str) -> None:
@@ -198,7 +189,7 @@ class DeviceState:
     def delete_class(self, name: str) -> None:
         if self.classes.pop(name, None) is not None:
             self._drop_extended(name)
-            self._eligible.clear()
+            self.catalog += 1
             self.version += 1
 
     def add_templates(self, templates: Iterable[ResourceClaimTemplate]) -> None:
@@ -339,9 +330,8 @@ class DeviceState:
         self.node[:] = -1
         self._selector_cache.clear()
         self._selector_done.clear()
-        self._eligible.clear()
+        self.catalog += 1
         self._tolerated.clear()
-        self._last_available = None
         self.version += 1
 
     def _taint_id(self, taints: tuple[DeviceTaint, ...]) -> int:
@@ -350,7 +340,7 @@ class DeviceState:
             self.taint_sets.append(taints)
         return self._taint_ids[taints]
 
-    def _sync_nodes(self) -> None:
+    def sync_nodes(self) -> None:
         """Map devices to node indices (nodes may arrive after their slices)."""
         n = len(self.cluster)
         if self._known_nodes == n:
@@ -391,7 +381,7 @@ class DeviceState:
         self.version += 1
 
     def on_node(self, node: int) -> IntArray:
-        self._sync_nodes()
+        self.sync_nodes()
         return self._by_node[node]
 
     # --- taints -----------------------------------------------------------------------------------------
@@ -470,58 +460,6 @@ class DeviceState:
             mask = mask & self.selector_mask(expression, mask)
         return mask
 
-    def eligible(self, request: ExactRequest) -> tuple[BoolArray, IntArray]:
-        """Devices that could serve the request if free, and what each would consume (per capacity column;
-        a device that is not shared is consumed whole)."""
-        cached = self._eligible.get(request)
-        if cached is not None and cached[0].shape[0] == len(self):
-            return cached
-        mask = self.class_mask(request.device_class_name)
-        for expression in request.selectors:
-            mask = mask & self.selector_mask(expression, mask)
-        need = np.zeros((len(self), len(self.cap_names)), dtype=np.int64)
-        if request.capacity:  # capacity.requests: an unqualified name is in the device's driver's domain
-            drivers = np.array([s.driver for s in self.slice_of], dtype=object)
-            for name, wanted in request.capacity:
-                enough = np.zeros(len(self), dtype=bool)
-                for driver in set(drivers.tolist()):
-                    qualified = name if "/" in name else f"{driver}/{name}"
-                    if qualified in self.cap_names:
-                        col = self.cap_names.index(qualified)
-                        enough |= (drivers == driver) & (self.cap_total[:, col] >= wanted)
-                mask = mask & enough
-        for d in np.flatnonzero(mask & self.shared).tolist():
-            driver = self.slice_of[d].driver
-            asked = {(n if "/" in n else f"{driver}/{n}"): v for n, v in request.capacity}
-            for name, cap in self.devices[d].capacity.items():
-                col = self.cap_names.index(name)
-                requested = asked.get(name)
-                if cap.policy is None:
-                    amount: int | None = cap.value if requested is None else requested
-                else:
-                    amount = cap.policy.consumed(requested)
-                if amount is None or amount > cap.value:
-                    mask[d] = False
-                    break
-                need[d, col] = amount
-        cached = (mask, need)
-        self._eligible[request] = cached
-        return cached
-
-    def available(self, request: ExactRequest) -> BoolArray:
-        """Devices free for the request now: eligible, tolerated, not held (or with capacity left)."""
-        last = self._last_available
-        if last is not None and last[0] is request and last[1] == self.version:
-            return last[2]
-        mask, need = self.eligible(request)
-        free: BoolArray = self.allocations == 0
-        if self.shared.any():
-            room: BoolArray = np.all(self.cap_used + need <= self.cap_total, axis=1)
-            free = np.where(self.shared, room, free)
-        out: BoolArray = mask & free & self.tolerated(request.tolerations)
-        self._last_available = (request, self.version, out)
-        return out
-
     # --- claims of a pod --------------------------------------------------------------------------------
 
     def translate(self, pod: Pod, mapping: dict[str, str] | None = None) -> Pod:
@@ -567,11 +505,11 @@ class DeviceState:
             if state is not None and state.owner == pod.key and not state.reserved_for:
                 del self.claims[key]
 
-    # --- feasibility over nodes -------------------------------------------------------------------------
+    # --- devices per node -------------------------------------------------------------------------------
 
-    def _count(self, devices: BoolArray) -> IntArray:
+    def count_per_node(self, devices: BoolArray) -> IntArray:
         """Per node, how many of the marked devices it can use."""
-        self._sync_nodes()
+        self.sync_nodes()
         if self._uniform:
             uniform: IntArray = np.count_nonzero(devices.reshape(-1, self._uniform), axis=1).astype(np.int64)
             return uniform
@@ -583,12 +521,8 @@ class DeviceState:
                 counts += self._reach[d]
         return counts
 
-    @staticmethod
-    def _needs_search(claims: Sequence[ClaimState]) -> bool:
-        return any(c.claim.spec.constraints or any(r.exactly is None for r in c.claim.spec.requests)
-                   for c in claims)
-
-    def _allocated_ok(self, state: ClaimState) -> BoolArray:
+    def usable_nodes(self, state: ClaimState) -> BoolArray:
+        """Nodes that can use an allocated claim's devices (none while it is being evicted)."""
         n = len(self.cluster)
         if state.evicting is not None or state.reach is None:
             return np.zeros(n, dtype=bool)
@@ -596,213 +530,21 @@ class DeviceState:
             state.reach = np.concatenate([state.reach, np.zeros(n - state.reach.shape[0], dtype=bool)])
         return state.reach
 
-    def feasible(self, pod: Pod) -> BoolArray:
-        """Nodes where every claim of the pod is usable (allocated and reachable) or can be allocated."""
-        self._sync_nodes()
-        n = len(self.cluster)
-        mask = np.ones(n, dtype=bool)
-        pending: list[ClaimState] = []
-        for state in self.pod_claims(pod):
-            if state.allocation is not None:
-                mask &= self._allocated_ok(state)
-            else:
-                pending.append(state)
-        if not pending or not mask.any():
-            return mask
-        requests = [r for state in pending for r in state.claim.spec.requests]
-        search = self._needs_search(pending)
-        groups: list[list[tuple[BoolArray, IntArray, BoolArray]]] = []  # per request: alternatives
-        for request in requests:
-            options: list[tuple[BoolArray, IntArray, BoolArray]] = []
-            for alt in request.alternatives:
-                avail = self.available(alt)
-                if alt.allocation_mode == "All":
-                    eligible = self.eligible(alt)[0] & self.tolerated(alt.tolerations)
-                    need = self._count(eligible)
-                    counts = self._count(avail)
-                    ok = (need >= 1) & (counts == need)
-                else:
-                    need = np.full(n, alt.count, dtype=np.int64)
-                    ok = self._count(avail) >= alt.count
-                options.append((avail, need, ok))
-            groups.append(options)
-        for options in groups:
-            any_ok = np.zeros(n, dtype=bool)
-            for _, _, ok in options:
-                any_ok |= ok
-            mask &= any_ok
-        if not mask.any():
-            return mask
-        if not search and len(groups) > 1:
-            mask &= self._hall([options[0] for options in groups], mask)
-        elif search:
-            for node in np.flatnonzero(mask).tolist():
-                if self.search(pod, node, pending) is None:
-                    mask[node] = False
-        return mask
-
-    def _hall(self, items: list[tuple[BoolArray, IntArray, BoolArray]], mask: BoolArray) -> BoolArray:
-        """Hall's condition for requests that compete for devices: every subset's devices cover its count."""
-        k = len(items)
-        out = mask.copy()
-        # Requests whose available devices are disjoint never compete: only overlapping ones need subsets.
-        overlap = [[bool((items[i][0] & items[j][0]).any()) for j in range(k)] for i in range(k)]
-        if not any(overlap[i][j] for i in range(k) for j in range(k) if i != j):
-            return out
-        if k > MAX_HALL_REQUESTS:
-            return np.zeros_like(mask)  # the caller's search settles it
-        for size in range(2, k + 1):
-            for subset in itertools.combinations(range(k), size):
-                union = np.zeros(len(self), dtype=bool)
-                need = np.zeros(len(out), dtype=np.int64)
-                for i in subset:
-                    union |= items[i][0]
-                    need += items[i][1]
-                out &= self._count(union) >= need
-        return out
-
-    # --- per-node search --------------------------------------------------------------------------------
-
-    def search(self, pod: Pod, node: int,
-               pending: Sequence[ClaimState] | None = None) -> dict[str, tuple[Choice, ...]] | None:
-        """Devices on (or reachable from) `node` for every unallocated claim of the pod, or None."""
-        if pending is None:
-            pending = [s for s in self.pod_claims(pod) if s.allocation is None]
-        local = self.on_node(node)
-        slots: list[tuple[ClaimState, DeviceRequest]] = [(s, r) for s in pending for r in s.claim.spec.requests]
-        if len(slots) == 1 and not slots[0][0].claim.spec.constraints:  # the common case: first fitting devices
-            alt = slots[0][1].exactly
-            if alt is not None and alt.allocation_mode == "ExactCount":
-                picked = local[self.available(alt)[local]][: alt.count]
-                if picked.size < alt.count:
-                    return None
-                need = self.eligible(alt)[1]
-                return {slots[0][0].key: tuple(
-                    Choice(alt.name, d, tuple(int(x) for x in need[d]) if self.shared[d] else (), alt.tolerations)
-                    for d in picked.tolist())}
-        used: set[int] = set()
-        chosen: dict[int, list[Choice]] = {i: [] for i in range(len(slots))}
-        budget = [SEARCH_BUDGET]
-
-        def candidates(alt: ExactRequest) -> list[int]:
-            avail = self.available(alt)
-            return [d for d in local.tolist() if avail[d] and d not in used]
-
-        def attribute(d: int, name: str) -> object:
-            return self.devices[d].attributes.get(name, _MISSING)
-
-        def consistent(slot: int, d: int, request_name: str) -> bool:
-            state = slots[slot][0]
-            for constraint in state.claim.spec.constraints:
-                if constraint.requests and request_name.split("/")[0] not in constraint.requests and \
-                        request_name not in constraint.requests:
-                    continue
-                attr = constraint.match_attribute or constraint.distinct_attribute or ""
-                value = attribute(d, attr)
-                if value is _MISSING:
-                    return False
-                others = [attribute(c.device, attr) for i in range(len(slots)) if slots[i][0] is state
-                          for c in chosen[i]
-                          if not constraint.requests or c.request.split("/")[0] in constraint.requests
-                          or c.request in constraint.requests]
-                if constraint.match_attribute and any(v != value for v in others):
-                    return False
-                if constraint.distinct_attribute and any(v == value for v in others):
-                    return False
-            return True
-
-        def pick(slot: int, alt: ExactRequest, pool: list[int], count: int, first: int) -> bool:
-            """Choose `count` more devices for the slot from `pool[first:]` (in order), then the next slots."""
-            if count == 0:
-                return place(slot + 1)
-            need = self.eligible(alt)[1]
-            for pos in range(first, len(pool)):
-                budget[0] -= 1
-                if budget[0] <= 0:
-                    return False
-                d = pool[pos]
-                if d in used or not consistent(slot, d, alt.name):
-                    continue
-                used.add(d)
-                consumed = tuple(int(x) for x in need[d]) if self.shared[d] else ()
-                chosen[slot].append(Choice(alt.name, d, consumed, alt.tolerations))
-                if pick(slot, alt, pool, count - 1, pos + 1):
-                    return True
-                chosen[slot].pop()
-                used.discard(d)
-            return False
-
-        def place(slot: int) -> bool:
-            if slot == len(slots):
-                return True
-            _, request = slots[slot]
-            for alt in request.alternatives:
-                cands = candidates(alt)
-                count = alt.count
-                if alt.allocation_mode == "All":
-                    eligible = self.eligible(alt)[0] & self.tolerated(alt.tolerations)
-                    every = [d for d in local.tolist() if eligible[d]]
-                    if not every or any(d not in cands for d in every):
-                        continue
-                    cands, count = every, len(every)
-                if pick(slot, alt, cands, count, 0):
-                    return True
-                if budget[0] <= 0:
-                    return False
-            return False
-
-        if not place(0):
-            return None
-        out: dict[str, list[Choice]] = {}
-        for i, (state, _) in enumerate(slots):
-            out.setdefault(state.key, []).extend(chosen[i])
-        return {k: tuple(v) for k, v in out.items()}
-
     # --- allocation -------------------------------------------------------------------------------------
 
-    def _pinned(self, state: ClaimState) -> tuple[Choice, ...] | None:
-        """A snapshot claim's recorded allocation (status.allocation), if every device still exists."""
-        choices: list[Choice] = []
-        requests = {r.name: r for r in state.claim.spec.requests}
-        for result in state.claim.allocated:
-            d = self.index.get((result.driver, result.pool, result.device))
-            if d is None:
-                return None
-            base = requests.get(result.request.split("/")[0])
-            alt = next((a for a in base.alternatives if a.name == result.request), None) if base else None
-            need = self.eligible(alt)[1][d] if alt is not None else np.zeros(len(self.cap_names), dtype=np.int64)
-            choices.append(Choice(result.request, d, tuple(int(x) for x in need) if self.shared[d] else (),
-                                  alt.tolerations if alt is not None else ()))
-        return tuple(choices)
-
-    def reserve(self, pod: Pod, node: int) -> bool:
-        """Allocate the pod's unallocated claims on `node` and reserve every claim for the pod. False (and
-        nothing allocated) when the claims cannot be allocated there."""
+    def reserve(self, pod: Pod, node: int, found: Mapping[str, tuple[Choice, ...]]) -> None:
+        """Allocate the pod's unallocated claims on `node` with the devices `found` for them (by claim key,
+        from the allocator) and reserve every claim for the pod."""
         states = self.pod_claims(pod)
-        pending = [s for s in states if s.allocation is None]
-        found: dict[str, tuple[Choice, ...]] = {}
-        todo = []
-        for state in pending:
-            pinned = self._pinned(state) if state.claim.allocated else None
-            if pinned is not None:
-                found[state.key] = pinned
-            else:
-                todo.append(state)
-        if todo:
-            result = self.search(pod, node, todo)
-            if result is None:
-                return False
-            found.update(result)
         for state in states:
             self._remember(state)
-        for state in pending:
-            self._allocate(state, found.get(state.key, ()), node)
         for state in states:
+            if state.allocation is None:
+                self._allocate(state, found.get(state.key, ()), node)
             state.reserved_for.add(pod.key)
-        return True
 
     def _allocate(self, state: ClaimState, choices: tuple[Choice, ...], node: int) -> None:
-        self._sync_nodes()
+        self.sync_nodes()
         n = len(self.cluster)
         reach = np.ones(n, dtype=bool)
         self._hold(choices, 1)
@@ -1007,11 +749,6 @@ class DeviceState:
                     or (self.allocations < 0).any())
 
 
-class _Missing:
-    pass
-
-
-_MISSING = _Missing()
 
 
 def device_state(cluster: ClusterState) -> DeviceState:

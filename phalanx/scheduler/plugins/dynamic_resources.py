@@ -2,7 +2,7 @@
 
 Filter: a pod without claims passes everywhere at once. Otherwise a node passes when every claim of the
 pod is either allocated already and usable there (its devices are on or reachable from the node, and it
-is not being evicted for a NoExecute taint) or can be allocated there now (`DeviceState.feasible`).
+is not being evicted for a NoExecute taint) or can be allocated there now (`DeviceAllocator.feasible`).
 Why a node fails is counted once per node: `resourceclaim not available on the node` (a claim allocated
 elsewhere, or being deallocated), else `cannot allocate all claims` (untolerated device taints included,
 as v1.37 words it).
@@ -30,6 +30,7 @@ from phalanx.cluster.devices import device_state
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import BoolArray, Code, CycleState
+from phalanx.scheduler.plugins.device_allocation import device_allocator
 
 NAME = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -62,7 +63,7 @@ class DynamicResources:
                 self._everywhere = np.ones(len(cluster), dtype=bool)
                 self._everywhere.flags.writeable = False
             return self._everywhere
-        return device_state(cluster).feasible(state.pod)
+        return device_allocator(cluster).feasible(state.pod)
 
     def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
         out: Counter[str] = Counter()
@@ -73,7 +74,7 @@ class DynamicResources:
         usable = np.ones(len(cluster), dtype=bool)
         for claim in claims:
             if claim.allocation is not None:
-                usable &= devices._allocated_ok(claim)
+                usable &= devices.usable_nodes(claim)
         unavailable = failed & ~usable
         if unavailable.any():
             out[NOT_AVAILABLE] += int(unavailable.sum())
@@ -88,7 +89,9 @@ class DynamicResources:
 
     def reserve(self, state: CycleState, cluster: ClusterState, node: int) -> None:
         if state.pod.resource_claims:
-            device_state(cluster).reserve(state.pod, node)
+            found = device_allocator(cluster).choose(state.pod, node)
+            if found is not None:  # the Filter ran the same search on this node: found unless the state moved
+                device_state(cluster).reserve(state.pod, node, found)
 
     def unreserve(self, pod: Pod, cluster: ClusterState, node: int) -> None:
         if pod.resource_claims:
