@@ -1,6 +1,6 @@
 """The API calls that carry out the scheduler's decisions on a real cluster, as kube-scheduler v1.37 writes them.
 
-`Binder` binds, reports failures, nominates, preempts and writes PodGroup conditions:
+`Binder` binds, reports failures, nominates, preempts, writes PodGroup conditions and DRA claims:
 
 - **bind** POSTs the `pods/binding` subresource (`defaultbinder/default_binder.go`): a `v1 Binding` to the
   Node, carrying the pod's UID so that a pod deleted and recreated under the same name is not bound (the API
@@ -18,6 +18,16 @@
 - **group_condition** merges one condition into a `scheduling.k8s.io/v1beta1` PodGroup's `/status` by type,
   keeping `lastTransitionTime` while the status stays, and never turning a True condition back to False
   (`schedule_one_podgroup.go` updatePodGroupCondition).
+- **reserve_claims** is DynamicResources' PreBind (`dynamicresources.go` bindClaim): for each of the pod's
+  ResourceClaims not yet reserved for it, the allocation the engine chose is recorded when the claim has none
+  (the `resource.kubernetes.io/delete-protection` finalizer first, in a plain update) and the pod is added to
+  `status.reservedFor` (at most 256 entries), by an update of `resourceclaims/status` carrying the claim's
+  resourceVersion. A 409 reads the claim again and retries (5 tries, as `retry.DefaultRetry`); the writes of
+  this process are also serialized per claim, so parallel bindings of pods sharing a claim do not race each
+  other. A claim allocated to other devices, being deleted, missing or full refuses the pod.
+- **unreserve_claims** is Unreserve: the pod leaves `reservedFor`; a claim whose allocation this reservation
+  wrote and that nobody else uses loses it and the finalizer again (upstream leaves that to the resourceclaim
+  controller, which does the same).
 
 Status writes are strategic merge patches of the one condition (pod and PodGroup conditions merge by `type`),
 as `util.PatchPodStatus` sends them. Status patches, reads and events retry transient errors (500, 503, 504,
@@ -51,7 +61,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
@@ -86,6 +96,11 @@ POD_CACHE_SIZE = 8192  # pods whose PodScheduled condition is remembered
 POD_CACHE_TTL = 300.0  # seconds before a remembered condition is read again from the API server
 NOTE_LENGTH_LIMIT = 1024  # an Event's note, in bytes (apis/core/validation/events.go NoteLengthLimit)
 REPORTING_INSTANCE_LIMIT = 128
+CLAIM_FINALIZER = "resource.kubernetes.io/delete-protection"  # resourceapi.Finalizer
+RESERVED_FOR_MAX = 256  # ResourceClaimReservedForMaxSize
+CLAIM_TRIES = 5  # client-go retry.DefaultRetry: a claim write that meets a 409 is tried again on a fresh read
+CLAIM_RETRY_WAIT = 0.01  # seconds between those tries (with RETRY_JITTER)
+CLAIM_LOCKS = 64  # claim writes of this process are serialized per claim, over this many striped locks
 
 _PREEMPTOR_REF = {  # the preemptor as the Preempted event's `related` object
     "pod": ("v1", "Pod"),
@@ -103,6 +118,54 @@ class BindResult:
     ok: bool
     reason: BindReason
     message: str
+
+
+@dataclass(frozen=True)
+class ClaimHold:
+    """A reservation `reserve_claims` added to a claim for a pod (`allocated`: it wrote the allocation and the
+    finalizer too), for `unreserve_claims` to take back."""
+
+    key: str  # namespace/name
+    allocated: bool
+
+
+@dataclass(frozen=True)
+class ClaimsResult:
+    """What became of a pod's claims before its binding: `ok` with what was added (`held`), or why not —
+    `conflict` (the claim is gone, being deleted, allocated elsewhere or reserved for too many consumers)
+    or `error` (the API server did not answer, or kept answering 409)."""
+
+    ok: bool
+    reason: BindReason
+    message: str
+    held: tuple[ClaimHold, ...] = ()
+
+
+_CLAIM = res.ResourceDef("resource.k8s.io", "v1", "ResourceClaim")
+
+
+class _RawClaim(res.NamespacedResource, Generic):  # type: ignore[misc]
+    """A ResourceClaim as the plain dict the API server sends: a read-modify-write keeps every field, also
+    those newer than lightkube's models."""
+
+    _api_info = res.ApiInfo(resource=_CLAIM, plural="resourceclaims", verbs=["get", "put"])
+
+
+class _RawClaimStatus(res.NamespacedSubResource, Generic):  # type: ignore[misc]
+    """`PUT resourceclaims/{name}/status` with a plain dict."""
+
+    _api_info = res.ApiInfo(resource=_CLAIM, parent=_CLAIM, plural="resourceclaims", verbs=["put"], action="status")
+
+
+class _ClaimRefused(Exception):
+    def __init__(self, reason: BindReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+class _Conflict(Exception):
+    """A claim write met a newer resourceVersion (409): read the claim again and retry."""
 
 
 class _PodBinding(res.NamespacedSubResource, Generic):  # type: ignore[misc]  # as lightkube's own generics
@@ -183,6 +246,59 @@ def scheduled_message(namespace: str, name: str, node: str) -> str:
     return f"Successfully assigned {namespace}/{name} to {node}"
 
 
+def _devices(allocation: Mapping[str, Any] | None) -> set[tuple[str, str, str, str]]:
+    """The (request, driver, pool, device) of an allocation's results."""
+    results = ((allocation or {}).get("devices") or {}).get("results") or []
+    return {(str(r.get("request")), str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+            for r in results if isinstance(r, Mapping)}
+
+
+def _reserved_for(claim: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return list((claim.get("status") or {}).get("reservedFor") or [])
+
+
+def _claim_refusal(claim: Mapping[str, Any], key: str, allocation: Mapping[str, Any]) -> str | None:
+    """Why the claim cannot be reserved for one more pod with `allocation` (bindClaim's checks)."""
+    if (claim.get("metadata") or {}).get("deletionTimestamp") is not None:
+        return f"claim {key} got deleted in the meantime"
+    current = (claim.get("status") or {}).get("allocation")
+    if current is not None and _devices(current) != _devices(allocation):
+        return f"claim {key} got allocated elsewhere in the meantime"
+    if len(_reserved_for(claim)) >= RESERVED_FOR_MAX:
+        return f"claim {key} is reserved for {RESERVED_FOR_MAX} consumers already"
+    return None
+
+
+def _has_finalizer(claim: Mapping[str, Any]) -> bool:
+    return CLAIM_FINALIZER in ((claim.get("metadata") or {}).get("finalizers") or [])
+
+
+def _with_finalizer(claim: dict[str, Any], *, add: bool) -> dict[str, Any]:
+    """The claim with the delete-protection finalizer added (or removed)."""
+    meta = dict(claim.get("metadata") or {})
+    finalizers = [f for f in meta.get("finalizers") or [] if f != CLAIM_FINALIZER]
+    meta["finalizers"] = [*finalizers, CLAIM_FINALIZER] if add else finalizers
+    return {**claim, "metadata": meta}
+
+
+def _reserving(claim: dict[str, Any], pod: str, uid: str, allocation: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The claim with the pod added to reservedFor (and `allocation` recorded, when given)."""
+    status = dict(claim.get("status") or {})
+    status["reservedFor"] = [*_reserved_for(claim), {"resource": "pods", "name": pod, "uid": uid}]
+    if allocation is not None:
+        status["allocation"] = dict(allocation)
+    return {**claim, "status": status}
+
+
+def _unreserving(claim: dict[str, Any], left: list[dict[str, Any]], *, deallocate: bool) -> dict[str, Any]:
+    """The claim reserved for `left` only; without its allocation (and device statuses) when `deallocate`."""
+    status = {k: v for k, v in (claim.get("status") or {}).items()
+              if k != "reservedFor" and not (deallocate and k in ("allocation", "devices"))}
+    if left:
+        status["reservedFor"] = left
+    return {**claim, "status": status}
+
+
 def _code(exc: BaseException) -> int | None:
     if isinstance(exc, ApiError):
         code = exc.status.code if exc.status is not None else None
@@ -217,6 +333,7 @@ class Binder:
         self._pods: OrderedDict[tuple[str, str], _PodScheduled] = OrderedDict()
         self._emitted: OrderedDict[tuple[str, ...], _Emitted] = OrderedDict()
         self._events_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="events")
+        self._claim_locks = [threading.Lock() for _ in range(CLAIM_LOCKS)]
 
     # --- binding --------------------------------------------------------------------------------------
 
@@ -418,11 +535,116 @@ class Binder:
         except (_Gone, _Failed):
             return
 
+    # --- DRA claims (DynamicResources PreBind and Unreserve) -----------------------------------------
+
+    def reserve_claims(self, namespace: str, name: str, uid: str,
+                       claims: Sequence[tuple[str, Mapping[str, Any]]]) -> ClaimsResult:
+        """Before the pod's binding, record each claim's `status.allocation` (when the claim has none yet; the
+        finalizer first, in a plain update) and add the pod to `status.reservedFor`, as bindClaim does: an
+        update with the claim's resourceVersion, read again and retried on a 409. A claim allocated to other
+        devices, being deleted or full refuses the pod; what this call added to earlier claims is taken back
+        then. A claim already reserved for the pod is left as it is."""
+        held: list[ClaimHold] = []
+        for key, allocation in claims:
+            try:
+                hold = self._reserve_claim(key, name, uid, allocation)
+            except _ClaimRefused as exc:
+                self.unreserve_claims(namespace, name, uid, held)
+                return ClaimsResult(False, exc.reason, exc.message)
+            if hold is not None:
+                held.append(hold)
+        return ClaimsResult(True, "", "", tuple(held))
+
+    def unreserve_claims(self, namespace: str, name: str, uid: str, held: Sequence[ClaimHold]) -> None:
+        """Take back what `reserve_claims` added (the binding failed), as Unreserve does: the pod leaves
+        `status.reservedFor`; a claim this reservation allocated and that nobody else uses now loses its
+        allocation and finalizer again. Never raises: a claim that cannot be written is logged."""
+        for hold in reversed(held):
+            try:
+                self._unreserve_claim(hold, uid)
+            except _ClaimRefused as exc:
+                if exc.reason == "error":
+                    log.warning("pod %s/%s left in reservedFor: %s", namespace, name, exc.message)
+
+    def _reserve_claim(self, key: str, pod: str, uid: str, allocation: Mapping[str, Any]) -> ClaimHold | None:
+        with self._claim_lock(key):
+            for _ in range(CLAIM_TRIES):
+                claim = self._read_claim(key)
+                if any(r.get("uid") == uid for r in _reserved_for(claim)):
+                    return None
+                refusal = _claim_refusal(claim, key, allocation)
+                if refusal is not None:
+                    raise _ClaimRefused("conflict", refusal)
+                allocate = (claim.get("status") or {}).get("allocation") is None
+                try:
+                    if allocate and not _has_finalizer(claim):
+                        claim = self._put_claim(key, _with_finalizer(claim, add=True))
+                    self._put_claim_status(key, _reserving(claim, pod, uid, allocation if allocate else None))
+                except _Conflict:
+                    self._sleep(CLAIM_RETRY_WAIT * (1 + random.uniform(0, RETRY_JITTER)))
+                    continue
+                return ClaimHold(key, allocate)
+        raise _ClaimRefused("error", f"claim {key}: still in conflict after {CLAIM_TRIES} tries")
+
+    def _unreserve_claim(self, hold: ClaimHold, uid: str) -> None:
+        """Idempotent, so that a retry after a 409 finishes what the try before it began."""
+        with self._claim_lock(hold.key):
+            for _ in range(CLAIM_TRIES):
+                claim = self._read_claim(hold.key)
+                reserved = _reserved_for(claim)
+                left = [r for r in reserved if r.get("uid") != uid]
+                try:
+                    if len(left) != len(reserved):
+                        claim = self._put_claim_status(hold.key, _unreserving(claim, left,
+                                                                              deallocate=hold.allocated and not left))
+                    status = claim.get("status") or {}
+                    if hold.allocated and not status.get("allocation") and not status.get("reservedFor") \
+                            and _has_finalizer(claim):
+                        self._put_claim(hold.key, _with_finalizer(claim, add=False))
+                except _Conflict:
+                    self._sleep(CLAIM_RETRY_WAIT * (1 + random.uniform(0, RETRY_JITTER)))
+                    continue
+                return
+        raise _ClaimRefused("error", f"claim {hold.key}: still in conflict after {CLAIM_TRIES} tries")
+
+    def _claim_lock(self, key: str) -> threading.Lock:
+        return self._claim_locks[hash(key) % CLAIM_LOCKS]
+
+    def _read_claim(self, key: str) -> dict[str, Any]:
+        namespace, _, name = key.partition("/")
+        try:
+            found = self._call(f"claim {key}", lambda: self.client.get(_RawClaim, name, namespace=namespace))
+        except _Gone:
+            raise _ClaimRefused("conflict", f"claim {key} not found") from None
+        except _Failed:
+            raise _ClaimRefused("error", f"claim {key} could not be read") from None
+        return dict(found)
+
+    def _put_claim(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._put(key, "metadata.finalizers", lambda: self.client.replace(_RawClaim.from_dict(body)))
+
+    def _put_claim_status(self, key: str, body: dict[str, Any]) -> dict[str, Any]:
+        namespace, _, name = key.partition("/")
+        return self._put(key, "status", lambda: self.client.replace(_RawClaimStatus.from_dict(body), name,
+                                                                    namespace=namespace))
+
+    def _put(self, key: str, what: str, call: Callable[[], Any]) -> dict[str, Any]:
+        try:
+            return dict(self._call(f"claim {key} {what}", call, conflicts=False, passthrough=frozenset({409})))
+        except ApiError as exc:
+            raise _Conflict() from exc
+        except _Gone:
+            raise _ClaimRefused("conflict", f"claim {key} not found") from None
+        except _Failed:
+            raise _ClaimRefused("error", f"claim {key}: {what} could not be written") from None
+
     # --- internals ------------------------------------------------------------------------------------
 
-    def _call(self, what: str, call: Callable[[], T], *, conflicts: bool = True) -> T:
+    def _call(self, what: str, call: Callable[[], T], *, conflicts: bool = True,
+              passthrough: frozenset[int] = frozenset()) -> T:
         """`call()`, retried on transient errors (and on 409 when `conflicts`, as RetriableWithConflict).
-        Raises `_Gone` on a 404 and `_Failed` (after logging) when it gives up."""
+        Raises `_Gone` on a 404, the error itself for a code in `passthrough`, and `_Failed` (after logging)
+        when it gives up."""
         for attempt in range(len(RETRY_DELAYS) + 1):
             try:
                 return call()
@@ -430,6 +652,8 @@ class Binder:
                 code = _code(exc)
                 if code == 404:
                     raise _Gone() from exc
+                if code in passthrough:
+                    raise
                 transient = (code in TRANSIENT_CODES or (conflicts and code == 409)
                              or (code is None and isinstance(exc, httpx2.TransportError)))
                 if not transient or attempt == len(RETRY_DELAYS):

@@ -1,17 +1,26 @@
 """The live driver: the scheduling engine kept in step with a real API server, its decisions carried out.
 
 The Driver keeps the engine's view in step with the API server through informers (nodes, every pod, PodGroups,
-PodDisruptionBudgets), schedules the pods whose `spec.schedulerName` is its own, and carries the decisions
-out through the Binder: Binding calls, PodScheduled conditions, nominations, preemptions, PodGroup
-conditions and Events. Informer callbacks only queue events; the engine loop the simulator runs too
-(`phalanx.scheduler.loop`) applies them to the Scheduler and runs its rounds from a single thread, with a
-wall clock (Unix seconds) in place of the simulator's virtual one.
+PodDisruptionBudgets, and the DRA kinds: ResourceSlices, DeviceClasses, ResourceClaims and their templates),
+schedules the pods whose `spec.schedulerName` is its own, and carries the decisions out through the Binder:
+Binding calls, PodScheduled conditions, nominations, preemptions, PodGroup conditions and Events. Informer
+callbacks only queue events; the engine loop the simulator runs too (`phalanx.scheduler.loop`) applies them to
+the Scheduler and runs its rounds from a single thread, with a wall clock (Unix seconds) in place of the
+simulator's virtual one.
 
 Binding is assume-then-bind: the engine assumes a pod when it decides, the Binding call confirms it or
 fails; a failure unreserves the pod (and the members of its gang not yet bound, when the gang falls below
 minCount) and queues it again through backoff. A 409 (bound by someone else first) takes the node the API
 server reports through the informer. Objects that cannot be parsed are named once on stderr and skipped;
 nothing an API object holds stops the loop.
+
+DRA, as kube-scheduler's DynamicResources plugin: a pending pod enters the engine once every claim it names
+exists (`phalanx.live.claims`: the claim the resourceclaim controller made from a template is found through
+the pod's `status.resourceClaimStatuses`); until then it waits with PodScheduled=False in upstream's words,
+and a claim deleted under a queued pod sends it back to waiting. Before a pod's Binding, its job writes each
+claim's allocation and reservation (PreBind); a failed Binding takes them back (Unreserve). DeviceTaintRules
+are not watched. DRA objects are watched only when the profile runs DynamicResources and the API server
+serves `resource.k8s.io/v1`; otherwise pods with claims wait with a message that says so.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ import datetime
 import logging
 import threading
 import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -29,16 +39,20 @@ from typing import Any
 import httpx2
 from lightkube import ApiError, Client
 from lightkube.core import resource as r
+from lightkube.resources import resource_v1
 from lightkube.resources.core_v1 import Node, Pod
 from lightkube.resources.policy_v1 import PodDisruptionBudget
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 
 from phalanx.api import objects
+from phalanx.api.dra import parse_claim_template, parse_device_class, parse_resource_claim, parse_resource_slice
 from phalanx.api.parse import parse_node, parse_pdb, parse_pod, parse_pod_group
+from phalanx.cluster.devices import EXTENDED_CLAIM
 from phalanx.errors import PhalanxError
-from phalanx.live.binder import Binder, BindResult
+from phalanx.live.binder import Binder, BindResult, ClaimHold
+from phalanx.live.claims import ClaimBook, KnownClaim, known_claim, resolve
 from phalanx.live.clock import Inbox, WallClock
-from phalanx.live.informers import Informer, object_key
+from phalanx.live.informers import DELETED, MODIFIED, Informer, object_key
 from phalanx.live.metrics import Metrics
 from phalanx.scheduler.loop import run_engine
 from phalanx.scheduler.profiles import Profile
@@ -60,8 +74,14 @@ log = logging.getLogger("phalanx.live")
 BIND_WORKERS = 16  # binding calls in flight at once
 BIND_RETRY_WAITS = (0.2, 0.5, 1.0, 2.0)  # a Binding that failed transiently is tried again after these
 SOURCE = objects.Source("api-server", 0)
-NO_DRA = ("the pod has resourceClaims, and phalanx run does not allocate DRA devices yet "
-          "(docs/live.md): schedule it with kube-scheduler")
+# The DRA kinds watched (resource.k8s.io/v1): the lightkube resource, the parser, the engine's keyword.
+DEVICE_KINDS: dict[str, tuple[type[r.Resource], Callable[[Mapping[str, Any], objects.Source], Any], str]] = {
+    "DeviceClass": (resource_v1.DeviceClass, parse_device_class, "classes"),
+    "ResourceClaimTemplate": (resource_v1.ResourceClaimTemplate, parse_claim_template, "templates"),
+    "ResourceClaim": (resource_v1.ResourceClaim, parse_resource_claim, "claims"),
+    "ResourceSlice": (resource_v1.ResourceSlice, parse_resource_slice, "slices"),
+}
+DRA_OFF = "the pod has resourceClaims, and phalanx run does not watch DRA objects here: {why}"
 
 
 @dataclass
@@ -92,6 +112,25 @@ def _terminal(obj: Mapping[str, Any]) -> bool:
     return (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
+def _has_claims(obj: Mapping[str, Any]) -> bool:
+    return bool((obj.get("spec") or {}).get("resourceClaims"))
+
+
+@dataclass
+class _DeviceBatch:
+    """DRA objects added or changed, handed to the engine in one call (a relist of many ResourceSlices is one
+    rebuild of the device arrays, not one per slice)."""
+
+    objects: defaultdict[str, list[Any]] = field(default_factory=lambda: defaultdict(list))  # keyword -> parsed
+    claims: dict[str, KnownClaim] = field(default_factory=dict)
+
+    def add(self, kind: str, obj: Mapping[str, Any]) -> None:
+        _, parse, keyword = DEVICE_KINDS[kind]
+        self.objects[keyword].append(parse(obj, SOURCE))
+        if kind == "ResourceClaim":
+            self.claims[object_key(dict(obj))] = known_claim(obj)
+
+
 class Driver:
     """One live scheduler: informers in, decisions out. `run` blocks until `stop` is set."""
 
@@ -117,6 +156,8 @@ class Driver:
         self._orphans: dict[str, dict[str, Any]] = {}  # bound pods whose node is not known yet
         self._warned: set[str] = set()
         self._attempt_started: dict[str, float] = {}  # pod key -> when it was first queued
+        self.claims = ClaimBook()  # DRA claims known, and the pending pods that name them
+        self._dra_off: str | None = None  # why DRA objects are not watched (None: they are)
         self._pool = ThreadPoolExecutor(max_workers=BIND_WORKERS, thread_name_prefix="bind")
 
     # --- informers ----------------------------------------------------------------------------------------
@@ -126,11 +167,14 @@ class Driver:
             self.events.put((kind, event, obj))
         return on_event
 
-    def _served(self, resource: type[r.NamespacedResource]) -> bool:
+    def _served(self, resource: type[r.Resource]) -> bool:
         """Whether the API server serves the kind (404: not). Any other answer counts as served: its informer
         retries until it is reachable."""
         try:
-            next(iter(self.client.list(resource, namespace="*", chunk_size=1)), None)
+            if issubclass(resource, r.NamespacedResource):
+                next(iter(self.client.list(resource, namespace="*", chunk_size=1)), None)
+            elif issubclass(resource, r.GlobalResource):
+                next(iter(self.client.list(resource, chunk_size=1)), None)
         except ApiError as exc:
             return not (exc.status is not None and exc.status.code == 404)
         except httpx2.HTTPError:
@@ -138,20 +182,36 @@ class Driver:
         return True
 
     def start_informers(self, stop: threading.Event) -> None:
-        """Nodes first (pods name them), then pods, PodGroups (when the API server serves v1beta1) and PDBs."""
-        nodes = Informer(self.client, Node, self._handler("Node"))
-        self.informers.append(nodes)
-        nodes.start(stop)
-        nodes.synced.wait(timeout=60)
-        self.informers.append(Informer(self.client, Pod, self._handler("Pod")))
+        """Nodes and the DRA objects first (pods name them), then pods, PodGroups (when the API server serves
+        v1beta1) and PDBs."""
+        first = [Informer(self.client, Node, self._handler("Node")), *self._device_informers()]
+        for informer in first:
+            self.informers.append(informer)
+            informer.start(stop)
+        for informer in first:
+            informer.synced.wait(timeout=60)
+        rest = [Informer(self.client, Pod, self._handler("Pod"))]
         if self._served(PodGroup):
-            self.informers.append(Informer(self.client, PodGroup, self._handler("PodGroup")))
+            rest.append(Informer(self.client, PodGroup, self._handler("PodGroup")))
         else:
             self._warn("podgroups", "scheduling.k8s.io/v1beta1 PodGroup is not served by this API server: "
                                     "pods naming a PodGroup wait for it")
-        self.informers.append(Informer(self.client, PodDisruptionBudget, self._handler("PodDisruptionBudget")))
-        for informer in self.informers[1:]:
+        rest.append(Informer(self.client, PodDisruptionBudget, self._handler("PodDisruptionBudget")))
+        for informer in rest:
+            self.informers.append(informer)
             informer.start(stop)
+
+    def _device_informers(self) -> list[Informer]:
+        """Informers of the DRA kinds, when the profile allocates devices and the API server serves them."""
+        if self.scheduler.devices is None:
+            self._dra_off = "the profile does not run the DynamicResources plugin"
+            return []
+        if not all(self._served(resource) for resource, _, _ in DEVICE_KINDS.values()):
+            self._dra_off = "resource.k8s.io/v1 is not served by this API server"
+            self._warn("dra", f"{self._dra_off}: pods with resourceClaims are not scheduled")
+            return []
+        return [Informer(self.client, resource, self._handler(kind))
+                for kind, (resource, _, _) in DEVICE_KINDS.items()]
 
     def synced(self) -> bool:
         return bool(self.informers) and all(i.synced.is_set() for i in self.informers)
@@ -172,9 +232,18 @@ class Driver:
     # The engine loop's ends (phalanx.scheduler.loop.Ends).
 
     def feed(self, now: float) -> None:
-        """Apply the queued informer events."""
-        for item in self.events.take_all():
-            self.apply(*item)
+        """Apply the queued informer events, in order; DRA objects added or changed in a row go in together."""
+        batch = _DeviceBatch()
+        for kind, event, obj in self.events.take_all():
+            if kind in DEVICE_KINDS and event != DELETED:
+                try:
+                    batch.add(kind, obj)
+                except PhalanxError as exc:
+                    self._skip(kind, object_key(obj), exc)
+                continue
+            self._flush(batch)
+            self.apply(kind, event, obj)
+        self._flush(batch)
 
     @contextmanager
     def turn(self) -> Iterator[bool]:
@@ -201,18 +270,84 @@ class Driver:
             elif kind == "PodGroup":
                 self._pod_group(event, key, obj)
             elif kind == "PodDisruptionBudget":
-                if event == "DELETED":
+                if event == DELETED:
                     self.scheduler.delete_pdb(key)
                 else:
                     self.scheduler.add_pdb(parse_pdb(obj, SOURCE))
+            elif kind in DEVICE_KINDS:
+                self._device_object(kind, event, key, obj)
         except PhalanxError as exc:
-            self._warn(f"{kind}/{key}", f"skipping {kind} {key}: {exc}")
-            self.counters.skipped[f"{kind}/{key}"] = str(exc)
+            self._skip(kind, key, exc)
+
+    def _skip(self, kind: str, key: str, exc: PhalanxError) -> None:
+        self._warn(f"{kind}/{key}", f"skipping {kind} {key}: {exc}")
+        self.counters.skipped[f"{kind}/{key}"] = str(exc)
+
+    # DRA objects: the engine's device state, and the pending pods that wait for their claims.
+
+    def _device_object(self, kind: str, event: str, key: str, obj: dict[str, Any]) -> None:
+        if event != DELETED:
+            batch = _DeviceBatch()
+            batch.add(kind, obj)
+            self._flush(batch)
+            return
+        if kind == "ResourceClaim":
+            self.claims.claims.pop(key, None)
+            self._reconsider_users(key)  # the pending pods that name it wait again, out of the engine
+        self.scheduler.delete_device_objects(self.clock(), **{DEVICE_KINDS[kind][2]: [key]})
+
+    def _flush(self, batch: _DeviceBatch) -> None:
+        """Hand the batched DRA objects to the engine, then let in the pods that waited for those claims."""
+        if not batch.objects:
+            return
+        self.scheduler.add_device_objects(self.clock(), **batch.objects)
+        self.claims.claims.update(batch.claims)
+        for key in batch.claims:
+            self._reconsider_users(key)
+        batch.objects.clear()
+        batch.claims.clear()
+
+    def _reconsider_users(self, claim: str) -> None:
+        """The pending pods that name the claim, checked again: one that can no longer be queued leaves the
+        engine and waits; one that waited and now can is queued."""
+        s = self.scheduler
+        for key in self.claims.users(claim):
+            obj = self.claims.pods.get(key)
+            if obj is None or key in s.cluster.bound:
+                continue
+            if key in s.pods:
+                if resolve(obj, self.claims.claims, bound=False).waiting is None:
+                    continue
+                s.delete_pod(key, self.clock())
+            self._pod(MODIFIED, key, obj)
+
+    def _pending_claims(self, key: str, obj: dict[str, Any]) -> dict[str, Any] | None:
+        """A pending pod with claims: the pod naming the claims the engine knows, or None when it must wait
+        (PreEnqueue), after telling it why (PodScheduled=False)."""
+        if self._dra_off is not None:
+            self._wait(key, DRA_OFF.format(why=self._dra_off))
+            return None
+        resolution = resolve(obj, self.claims.claims, bound=False)
+        self.claims.track(key, obj, resolution.claims)
+        if resolution.waiting is not None:
+            self._wait(key, resolution.waiting)
+            return None
+        self.claims.waiting.pop(key, None)
+        return resolution.pod
+
+    def _wait(self, key: str, message: str) -> None:
+        if self.claims.waiting.get(key) == message:
+            return
+        self.claims.waiting[key] = message
+        namespace, _, name = key.partition("/")
+        self.binder.unschedulable(namespace, name, message, uid=self._uids.get(key))
+
+    # Nodes, pods, PodGroups.
 
     def _node(self, event: str, obj: dict[str, Any]) -> None:
         now = self.clock()
         name = str((obj.get("metadata") or {}).get("name"))
-        if event == "DELETED":
+        if event == DELETED:
             self.scheduler.delete_node(name, now)
             return
         self.scheduler.update_nodes([parse_node(obj, SOURCE)], now)
@@ -223,9 +358,10 @@ class Driver:
     def _pod(self, event: str, key: str, obj: dict[str, Any]) -> None:
         s = self.scheduler
         now = self.clock()
-        if event == "DELETED" or _terminal(obj):
+        if event == DELETED or _terminal(obj):
             namespace, _, name = key.partition("/")
             self.binder.forget(namespace, name)
+            self.claims.untrack(key)
             self._orphans.pop(key, None)
             self._uids.pop(key, None)
             self._attempt_started.pop(key, None)
@@ -240,6 +376,7 @@ class Driver:
             known = None
         self._uids[key] = uid
         if node:
+            self.claims.untrack(key)
             if key in s.cluster.bound:
                 s.confirm_bind(key)
                 if meta.get("deletionTimestamp") is not None:
@@ -250,6 +387,8 @@ class Driver:
                 return
             if known is not None:  # pending here, bound by someone else (a 409, another scheduler)
                 s.delete_pod(key, now)
+            if _has_claims(obj):  # claims it cannot name are dropped: its room still counts
+                obj = resolve(obj, self.claims.claims, bound=True).pod
             pod = parse_pod(obj, SOURCE)
             if pod is None:
                 return
@@ -263,12 +402,13 @@ class Driver:
             return
         if meta.get("deletionTimestamp") is not None:
             return
+        if _has_claims(obj):
+            resolved = self._pending_claims(key, obj)
+            if resolved is None:
+                return
+            obj = resolved
         pod = parse_pod(obj, SOURCE)
         if pod is None:
-            return
-        if pod.resource_claims:  # DRA objects are not watched yet: say so rather than bind without devices
-            self._warn(f"claims/{key}", f"not scheduling {key}: {NO_DRA}")
-            self.binder.unschedulable(pod.namespace, pod.name, NO_DRA, uid=uid)
             return
         pod.arrival = _created(obj)
         self._attempt_started.setdefault(key, now)
@@ -276,7 +416,7 @@ class Driver:
 
     def _pod_group(self, event: str, key: str, obj: dict[str, Any]) -> None:
         now = self.clock()
-        if event == "DELETED":
+        if event == DELETED:
             self._group_uids.pop(key, None)
             self.scheduler.delete_pod_group(key, now)
             return
@@ -359,11 +499,38 @@ class Driver:
         return done, None
 
     def _bind_one(self, bind: Bind) -> BindResult:
+        """DynamicResources' PreBind, then the Binding: the pod's claims get their allocation and the pod in
+        reservedFor; when the Binding then fails, the reservations are taken back (Unreserve)."""
+        pod = bind.pod
+        uid = self._uids.get(pod.key)
+        held: tuple[ClaimHold, ...] = ()
+        wanted = self._api_claims(bind)
+        if wanted:
+            claims = self.binder.reserve_claims(pod.namespace, pod.name, uid or "", wanted)
+            if not claims.ok:
+                return BindResult(False, claims.reason, claims.message)
+            held = claims.held
+        result = self._binding(bind, uid)
+        if not result.ok and held:
+            self.binder.unreserve_claims(pod.namespace, pod.name, uid or "", held)
+        return result
+
+    def _api_claims(self, bind: Bind) -> list[tuple[str, dict[str, object]]]:
+        """The Bind's claims but the one the engine made for extended resources served by devices (KEP-5004):
+        kube-scheduler creates that claim in the API server, Phalanx does not yet (docs/live.md)."""
+        pod = bind.pod
+        extended = f"{pod.namespace}/{pod.name}-{EXTENDED_CLAIM}"
+        if any(key == extended and key not in self.claims.claims for key, _ in bind.claims):
+            self._warn(f"extended/{pod.key}", f"{pod.key}: its extended-resource claim is not written to the API "
+                                              "server (not supported yet)")
+        return [(key, allocation) for key, allocation in bind.claims
+                if key != extended or key in self.claims.claims]
+
+    def _binding(self, bind: Bind, uid: str | None) -> BindResult:
         """One Binding, retried on the same node while the error is transient (the pod keeps its assumed room,
         so a gang member is not overtaken by others while the API server is away). A 409 after a lost answer
         is a success when the pod is bound where we asked."""
         pod = bind.pod
-        uid = self._uids.get(pod.key)
         result = self.binder.bind(pod.namespace, pod.name, uid, bind.node)
         for wait in BIND_RETRY_WAITS:
             if result.ok or result.reason != "error":
@@ -411,6 +578,7 @@ class Driver:
                      Where.UNSCHEDULABLE: "unschedulable"}[entry.where]
             counts[where] += size
         counts["gated"] = sum(len([k for k in s.members.get(g, ()) if k not in s.cluster.bound]) for g in s.gated)
+        counts["gated"] += len(self.claims.waiting)  # held by DynamicResources' PreEnqueue
         return counts
 
     def _warn(self, key: str, message: str) -> None:

@@ -98,9 +98,21 @@ def run(options: Options, stop: threading.Event | None = None) -> int:
             stop.set()
         for wanted in (signal.SIGTERM, signal.SIGINT):
             previous[wanted] = signal.signal(wanted, on_signal)
+    failed = threading.Event()
+
+    def schedule() -> None:
+        # An engine error ends the process (as a panic ends kube-scheduler): a leader that stopped scheduling
+        # must not keep renewing its Lease while a standby waits.
+        try:
+            driver.run(stop, leading)
+        except Exception:
+            log.exception("the scheduling loop failed: stopping")
+            failed.set()
+            stop.set()
+
     try:
         driver.start_informers(stop)
-        loop = threading.Thread(target=driver.run, args=(stop, leading), name="scheduling-loop", daemon=True)
+        loop = threading.Thread(target=schedule, name="scheduling-loop", daemon=True)
         loop.start()
         if not options.leader_elect:
             leading.set()
@@ -133,4 +145,4 @@ def run(options: Options, stop: threading.Event | None = None) -> int:
         server.close()
         for number, handler in previous.items():
             signal.signal(number, handler)
-    return 1 if lost.is_set() else 0
+    return 1 if lost.is_set() or failed.is_set() else 0

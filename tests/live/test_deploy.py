@@ -1,6 +1,6 @@
 """deploy/ on the real v1.37.2 API server: the manifests apply, and the live driver does its whole job (gangs
-bound, a preemption, PodScheduled and PodGroup conditions, Events, the Lease) with nothing but the
-ServiceAccount's token, so the ClusterRole grants all it needs."""
+bound, a preemption, a DRA claim allocated and reserved, PodScheduled and PodGroup conditions, Events, the
+Lease) with nothing but the ServiceAccount's token, so the ClusterRole grants all it needs."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
 from phalanx.scheduler.profiles import load_profile
 from phalanx.verify.controlplane import ControlPlane
+from tests.live.test_dra import Devices, reserved
 from tests.live.test_driver import make_gang, make_node, make_pod, node_of, pods, until
 
 pytestmark = pytest.mark.kube
@@ -52,6 +53,9 @@ def test_the_service_account_of_deploy_is_enough_for_the_live_driver(
     path.write_text(profile_doc.data["profile.yaml"])  # type: ignore[attr-defined]
     profile = load_profile(str(path))
     make_node(client, namespace, "a", cpu="4")
+    devices = Devices(client, namespace)
+    devices.slice(make_node(client, namespace, "d", cpu="1"), 1)  # room for the DRA pod only
+    devices.claim("gpu")
     high = f"{namespace}-high"
     client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
 
@@ -65,6 +69,9 @@ def test_the_service_account_of_deploy_is_enough_for_the_live_driver(
     election.start()
     try:
         until(leading.is_set, 30, "the Lease")
+        devices.pod("dra", claim="gpu")
+        until(lambda: bool(node_of(pods(client, namespace)["dra"])), 30, "the DRA pod bound")
+        assert [name for name, _ in reserved(devices.read("gpu"))] == ["dra"]
         make_gang(client, namespace, "g", 2)
         for i in range(2):
             make_pod(client, namespace, f"g-{i}", cpu="2", group="g")
@@ -79,3 +86,4 @@ def test_the_service_account_of_deploy_is_enough_for_the_live_driver(
         stop.set()
         loop.join(timeout=10)
         election.join(timeout=10)
+        devices.cleanup()

@@ -266,24 +266,6 @@ def test_the_api_server_restarted_in_the_middle_of_a_gang(
     check_invariants(client, namespace, {"g": 4}, binder.bound)
 
 
-def test_a_pod_with_resource_claims_is_left_pending_with_the_reason(
-        client: Client, namespace: str, running: Callable[..., Running]) -> None:
-    make_node(client, namespace, "a")
-    running()
-    client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu", "namespace": namespace},
-                                 "spec": {"schedulerName": "phalanx",
-                                          "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
-                                          "containers": [{"name": "c", "image": "x",
-                                                          "resources": {"claims": [{"name": "gpu"}]}}]}}))
-
-    def told() -> bool:
-        conditions = (pods(client, namespace)["gpu"].get("status") or {}).get("conditions") or []
-        return any("does not allocate DRA devices" in c.get("message", "") for c in conditions)
-
-    until(told, what="the DRA reason")
-    assert not node_of(pods(client, namespace)["gpu"])
-
-
 def test_watches_cut_again_and_again_lose_no_pod(client: Client, namespace: str, live_plane: ControlPlane) -> None:
     """The driver talks to the API server through a proxy that drops every connection now and then."""
     from lightkube import KubeConfig

@@ -87,3 +87,25 @@ def test_two_replicas_one_leader_failover_on_kill_and_a_clean_stop(
     assert standby.proc.stdout is not None
     log = standby.proc.stdout.read()
     assert "Traceback" not in log, log
+
+
+def test_an_engine_error_stops_the_leader_and_releases_its_lease(
+        live_plane: ControlPlane, client: Client, namespace: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    from phalanx.live.run import Options, run
+    from phalanx.scheduler.profiles import builtin
+    from phalanx.scheduler.scheduler import Scheduler
+
+    def broken(self: Scheduler, now: float) -> list[object]:
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(Scheduler, "schedule", broken)
+    options = Options(profile=builtin("default"), kubeconfig=str(live_plane.kubeconfig),
+                      namespaces=frozenset({namespace}), lease_namespace=namespace, lease_name="broken",
+                      lease_duration=3, renew_deadline=2, retry_period=0.5, metrics_port=free_port())
+    started = time.monotonic()
+    assert run(options) == 1
+    assert time.monotonic() - started < 30
+    assert "the scheduling loop failed" in caplog.text and "engine bug" in caplog.text
+    lease = client.get(Lease, "broken", namespace=namespace)
+    assert lease.spec is not None and not lease.spec.holderIdentity
