@@ -1,0 +1,98 @@
+"""The StatefulSet controller: pods `<statefulset>-0` … `-<replicas-1>`, each with a stable name.
+
+`podManagementPolicy: OrderedReady` (the default) creates pod i+1 only once pods 0…i are running (bound, in
+the simulator: readiness probes are not modelled); `Parallel` creates them all at once. A pod that is gone
+(deleted, finished) is made again under the same name; an evicted one is recreated under its name once its
+termination grace has passed (the simulator requeues it). Pods a snapshot already holds (naming it as their
+controller) are adopted by ordinal. Volume claims, scale-down order and updates are not modelled.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from phalanx.api.apps import StatefulSet
+from phalanx.api.objects import Pod
+
+KIND = "StatefulSet"
+
+
+@dataclass(slots=True)
+class _Record:
+    stateful_set: StatefulSet
+    present: set[int] = field(default_factory=set)  # ordinals whose pod exists (pending or running)
+    running: set[int] = field(default_factory=set)
+
+
+def _ordinal(stateful_set: StatefulSet, pod: Pod) -> int | None:
+    prefix = f"{stateful_set.name}-"
+    tail = pod.name[len(prefix):] if pod.name.startswith(prefix) else ""
+    return int(tail) if tail.isdigit() else None
+
+
+@dataclass(slots=True)
+class StatefulSetController:
+    sets: dict[str, _Record] = field(default_factory=dict)
+
+    def start(self, stateful_set: StatefulSet, existing: Iterable[Pod], now: float) -> list[Pod]:
+        record = self.sets[stateful_set.key] = _Record(stateful_set)
+        for pod in existing:
+            ordinal = _ordinal(stateful_set, pod) if pod.controller == KIND and pod.owner == stateful_set.key else None
+            if ordinal is not None:
+                record.present.add(ordinal)
+                if pod.node_name is not None:
+                    record.running.add(ordinal)
+        return self._fill(record, now)
+
+    def _record(self, pod: Pod) -> tuple[_Record, int] | None:
+        record = self.sets.get(pod.owner or "") if pod.controller == KIND else None
+        ordinal = _ordinal(record.stateful_set, pod) if record is not None else None
+        return None if record is None or ordinal is None else (record, ordinal)
+
+    def bound(self, pod: Pod, now: float) -> list[Pod]:
+        """One of its pods runs: under OrderedReady, the next ordinal may be created."""
+        found = self._record(pod)
+        if found is None:
+            return []
+        record, ordinal = found
+        record.running.add(ordinal)
+        return self._fill(record, now)
+
+    def stopped(self, pod: Pod) -> None:
+        """One of its pods stopped running (evicted): it will run again under the same name."""
+        found = self._record(pod)
+        if found is not None:
+            found[0].running.discard(found[1])
+
+    def gone(self, pod: Pod, now: float) -> list[Pod]:
+        """One of its pods is gone for good (deleted, finished): made again under the same name."""
+        found = self._record(pod)
+        if found is None:
+            return []
+        record, ordinal = found
+        record.running.discard(ordinal)
+        record.present.discard(ordinal)
+        return self._fill(record, now)
+
+    @staticmethod
+    def _fill(record: _Record, now: float) -> list[Pod]:
+        stateful_set = record.stateful_set
+        pods = []
+        for ordinal in range(stateful_set.replicas):
+            if ordinal not in record.present:
+                record.present.add(ordinal)
+                pods.append(_pod(stateful_set, ordinal, now))
+            if stateful_set.ordered and ordinal not in record.running:
+                break
+        return pods
+
+
+def _pod(stateful_set: StatefulSet, ordinal: int, now: float) -> Pod:
+    name = f"{stateful_set.name}-{ordinal}"
+    labels = {**stateful_set.template.labels, "statefulset.kubernetes.io/pod-name": name,
+              "apps.kubernetes.io/pod-index": str(ordinal)}
+    return dataclasses.replace(stateful_set.template, name=name, namespace=stateful_set.namespace, arrival=now,
+                               owner=stateful_set.key, controller=KIND, labels=labels, node_name=None,
+                               start_time=None, source=stateful_set.source)

@@ -1,0 +1,119 @@
+"""The workload controllers together, as the simulator drives them: ReplicaSet (and Deployment above it),
+StatefulSet, DaemonSet and CronJob. Each call says what happened (an object arrived, a node arrived, a pod
+was bound, stopped or is gone) and answers with `Actions` for the simulator to carry out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from phalanx.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet, WorkloadObject
+from phalanx.api.objects import Job, Node, Pod
+from phalanx.controllers import replicaset, statefulset
+from phalanx.controllers.cronjob import CronJobController
+from phalanx.controllers.daemonset import DaemonSetController
+from phalanx.controllers.deployment import HASH_LABEL, replica_set_for
+from phalanx.controllers.job import JobController
+from phalanx.controllers.replicaset import ReplicaSetController
+from phalanx.controllers.statefulset import StatefulSetController
+
+# Without a simulation horizon (`--until`), CronJobs run for this long after they arrive: a schedule never
+# runs out, and the simulation has to end.
+CRON_HORIZON = 24 * 3600.0
+
+
+@dataclass(slots=True)
+class Actions:
+    pods: list[Pod] = field(default_factory=list)  # to create now
+    jobs: list[Job] = field(default_factory=list)  # to start now (the Job controller takes them)
+    delete_jobs: list[str] = field(default_factory=list)  # Jobs deleted: their pods go now
+    wake: list[tuple[float, str]] = field(default_factory=list)  # (time, CronJob key) of a scheduled run
+
+
+NOTHING = Actions()  # shared: never changed
+
+
+@dataclass(slots=True)
+class WorkloadControllers:
+    jobs: JobController
+    existing: list[Pod] = field(default_factory=list)  # the input's pods, adopted by the owners they name
+    replica_sets: list[ReplicaSet] = field(default_factory=list)  # the input's, adopted by their Deployments
+    seed: int = 0
+    until: float | None = None
+    rs: ReplicaSetController = field(init=False)
+    sts: StatefulSetController = field(init=False)
+    ds: DaemonSetController = field(init=False)
+    cron: CronJobController = field(init=False)
+    _horizon: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.rs = ReplicaSetController(seed=self.seed)
+        self.sts = StatefulSetController()
+        self.ds = DaemonSetController(seed=self.seed)
+        self.cron = CronJobController(self.jobs)
+
+    def nodes(self, nodes: Iterable[Node]) -> None:
+        """The nodes present at the start (no pods are made for them until a DaemonSet arrives)."""
+        for node in nodes:
+            self.ds.nodes[node.name] = node
+
+    def arrive(self, obj: WorkloadObject, now: float) -> Actions:
+        if isinstance(obj, Deployment):
+            if any(rs.owner is not None and rs.owner.kind == "Deployment" and rs.owner.name == obj.name
+                   and rs.namespace == obj.namespace for rs in self.replica_sets):
+                return Actions()
+            rs = replica_set_for(obj, now)
+            return Actions(pods=self.rs.start(rs, [], now, adopt=self._deployment_pods(obj)))
+        if isinstance(obj, ReplicaSet):
+            return Actions(pods=self.rs.start(obj, self._owned(obj.key, replicaset.KIND), now))
+        if isinstance(obj, StatefulSet):
+            return Actions(pods=self.sts.start(obj, self._owned(obj.key, statefulset.KIND), now))
+        if isinstance(obj, DaemonSet):
+            return Actions(pods=self.ds.start(obj, self._owned(obj.key, "DaemonSet"), now))
+        self._horizon[obj.key] = self.until if self.until is not None else now + CRON_HORIZON
+        return self._wake(obj.key, self.cron.start(obj, now))
+
+    def _deployment_pods(self, deployment: Deployment) -> list[Pod]:
+        """A snapshot's pods of the Deployment whose ReplicaSet is not in the input: they name a ReplicaSet
+        `<deployment>-<their pod-template-hash label>` and match the Deployment's selector."""
+        given = {rs.key for rs in self.replica_sets}
+        return [p for p in self.existing
+                if p.controller == replicaset.KIND and p.namespace == deployment.namespace and p.owner not in given
+                and p.owner == f"{deployment.key}-{p.labels.get(HASH_LABEL)}" and deployment.selector.matches(p.labels)]
+
+    def _owned(self, key: str, kind: str) -> list[Pod]:
+        return [p for p in self.existing if p.controller == kind and p.owner == key]
+
+    def _wake(self, key: str, time: float | None) -> Actions:
+        if time is None or time > self._horizon[key]:
+            return Actions()
+        return Actions(wake=[(time, key)])
+
+    def cron_run(self, key: str, now: float) -> Actions:
+        run = self.cron.run(key, now)
+        actions = self._wake(key, run.next_time)
+        actions.delete_jobs = run.delete
+        if run.job is not None:
+            actions.jobs.append(run.job)
+        return actions
+
+    def node_added(self, node: Node, now: float) -> Actions:
+        return Actions(pods=self.ds.node_added(node, now))
+
+    def bound(self, pod: Pod, now: float) -> Actions:
+        if pod.controller != statefulset.KIND:  # every bind lands here: keep the common case cheap
+            return NOTHING
+        return Actions(pods=self.sts.bound(pod, now))
+
+    def replaces(self, pod: Pod) -> bool:
+        """Its controller replaces it by a new pod (ReplicaSet, DaemonSet): once deleted it is gone for good."""
+        return self.rs.owns(pod) or self.ds.owns(pod)
+
+    def terminating(self, pod: Pod, now: float) -> Actions:
+        """The pod was evicted and is terminating: a ReplicaSet replaces it at once."""
+        self.sts.stopped(pod)
+        return Actions(pods=self.rs.lost(pod, now))
+
+    def gone(self, pod: Pod, now: float) -> Actions:
+        """The pod is gone (deleted, finished, or evicted and its grace over): its controller makes another."""
+        return Actions(pods=[*self.rs.lost(pod, now), *self.sts.gone(pod, now), *self.ds.gone(pod, now)])
