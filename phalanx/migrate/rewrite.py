@@ -1,0 +1,171 @@
+"""One pass over a stream of manifests, rewriting what v1.37 native scheduling reads differently.
+
+`Migrator.feed(doc)` answers the documents that replace `doc` (itself when nothing changes), each with the
+Change that made it; `finish()` adds the PodGroups only known once every pod was seen (Kueue pod groups,
+the per-replica-key groups of v1.35 pods). Pods pointing at a translated group are linked to it
+(`spec.schedulingGroup.podGroupName`) and a foreign `schedulerName` is dropped, so that the default
+scheduler (v1.37 native gangs) places them. Nothing here raises: a shape it cannot read passes through
+unchanged and the loader names what is wrong with it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from phalanx.migrate import alpha, foreign, native
+from phalanx.migrate.foreign import Change
+
+Doc = dict[str, Any]
+Out = list[tuple[Mapping[str, Any], Change | None]]
+
+
+@dataclass
+class _AlphaGroups:
+    """What the v1.35 pods of one namespace need: workloads' templates, and (workload, group, key) seen."""
+
+    templates: dict[str, dict[str, Doc]] = field(default_factory=dict)  # workload -> template name -> template
+    wanted: dict[tuple[str, str, str | None], None] = field(default_factory=dict)
+
+
+class Migrator:
+    def __init__(self) -> None:
+        self.changes: list[Change] = []
+        self.translated: Counter[str] = Counter()  # what was translated, by its description
+        self._emitted: set[tuple[str, str, str]] = set()  # (kind, namespace, name) of groups written
+        self._kueue: dict[tuple[str, str], tuple[int, Change]] = {}
+        self._alpha: dict[str, _AlphaGroups] = {}
+
+    def _note(self, change: Change, what: str) -> Change:
+        self.changes.append(change)
+        self.translated[what] += 1
+        return change
+
+    def feed(self, doc: Mapping[str, Any]) -> Out:
+        translate = foreign.translator(doc)
+        if translate is not None:
+            docs, change = translate(doc)
+            self._note(change, f"{change.what.split(' ', 2)[0]} {doc.get('kind')}")
+            return self._fresh([(d, change) for d in docs], change)
+        if alpha.is_alpha(doc):
+            return self._alpha_object(doc)
+        if doc.get("kind") == "Pod" and doc.get("apiVersion") == "v1":
+            return self._pod(doc)
+        if doc.get("apiVersion") == native.V1BETA1 and doc.get("kind") in ("PodGroup", "Workload"):
+            namespace, name = _where(doc)
+            self._emitted.add((str(doc["kind"]), namespace, name))
+        return [(doc, None)]
+
+    def _fresh(self, out: Out, change: Change) -> Out:
+        """Drop translated Workloads and PodGroups whose name is taken already (the first one stays)."""
+        kept: Out = []
+        for doc, why in out:
+            kind = doc.get("kind")
+            if kind in ("Workload", "PodGroup"):
+                ident = (str(kind), *_where(doc))
+                if ident in self._emitted:
+                    change.warnings.append(f"{kind} {ident[1]}/{ident[2]} exists already; the translated one "
+                                           "is left out")
+                    continue
+                self._emitted.add(ident)
+            kept.append((doc, why))
+        return kept
+
+    def _alpha_object(self, doc: Mapping[str, Any]) -> Out:
+        namespace, name = _where(doc)
+        if doc.get("kind") == "Workload":
+            out, change, templates = alpha.workload(doc)
+            self._alpha.setdefault(namespace, _AlphaGroups()).templates[name] = templates
+        else:
+            out, change = alpha.pod_group(doc)
+        self._note(change, f"{doc.get('apiVersion')} {doc.get('kind')}")
+        return self._fresh([(out, change)], change)
+
+    def _pod(self, doc: Mapping[str, Any]) -> Out:
+        spec = doc.get("spec")
+        if isinstance(spec, Mapping) and spec.get("schedulingGroup"):
+            return [(doc, None)]
+        namespace, name = _where(doc)
+        ref = alpha.workload_ref(doc)
+        if ref is not None:
+            workload_name, group, key = ref
+            self._alpha.setdefault(namespace, _AlphaGroups()).wanted[ref] = None
+            target = alpha.group_name(workload_name, group, key)
+            pod = native.join(doc, target)
+            pod["spec"].pop("workloadRef", None)
+            change = Change(f"Pod {namespace}/{name}", [f"spec.workloadRef -> spec.schedulingGroup.podGroupName "
+                                                        f"{target}"])
+            self._note(change, "Pod spec.workloadRef")
+            return [(pod, change)]
+        found = foreign.pointer(doc)
+        if found is None:
+            return [(doc, None)]
+        group, whose, key = found
+        pod = native.join(doc, group)
+        change = Change(f"Pod {namespace}/{name}", [f"{key}: {group} -> spec.schedulingGroup.podGroupName {group}"])
+        scheduler = pod["spec"].get("schedulerName")
+        if isinstance(scheduler, str) and scheduler != "default-scheduler":
+            pod["spec"].pop("schedulerName")
+            change.notes.append(f"schedulerName {scheduler} dropped (the default scheduler places native gangs)")
+        if key == foreign.KUEUE_GROUP_LABEL:
+            self._kueue_member(doc, namespace, group)
+        self._note(change, f"{whose} pod")
+        return [(pod, change)]
+
+    def _kueue_member(self, pod: Mapping[str, Any], namespace: str, group: str) -> None:
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        raw = annotations.get(foreign.KUEUE_TOTAL) if isinstance(annotations, Mapping) else None
+        total = int(raw) if isinstance(raw, str) and raw.isascii() and raw.isdigit() else 0
+        known = self._kueue.get((namespace, group))
+        count = max(total, known[0] if known else 0)
+        change = known[1] if known else Change(f"Kueue pod group {namespace}/{group}")
+        self._kueue[(namespace, group)] = (count, change)
+
+    def finish(self) -> Out:
+        out: Out = []
+        for (namespace, group), (total, change) in sorted(self._kueue.items()):
+            if ("PodGroup", namespace, group) in self._emitted:
+                continue
+            if total <= 0:
+                change.warnings.append(f"no {foreign.KUEUE_TOTAL} annotation: a gang of 1 assumed")
+            change.notes.append(f"pods labelled {foreign.KUEUE_GROUP_LABEL}={group} -> Workload and PodGroup "
+                                f"{group} with gang.minCount {max(1, total)}")
+            self._note(change, "Kueue pod group")
+            out.extend(self._fresh([(d, change) for d in native.gang(namespace, group, total)], change))
+        for namespace, groups in sorted(self._alpha.items()):
+            out.extend(self._alpha_groups(namespace, groups))
+        return out
+
+    def _alpha_groups(self, namespace: str, groups: _AlphaGroups) -> Out:
+        """One PodGroup per (workload, group, replica key) the v1.35 pods named, and a keyless one for each
+        template no pod named."""
+        wanted = dict(groups.wanted)
+        for workload_name, templates in groups.templates.items():
+            for template_name in templates:
+                if not any(w == workload_name and g == template_name for w, g, _ in wanted):
+                    wanted[(workload_name, template_name, None)] = None
+        out: Out = []
+        for workload_name, template_name, key in wanted:
+            target = alpha.group_name(workload_name, template_name, key)
+            change = Change(f"PodGroup {namespace}/{target} (for v1alpha1 Workload {workload_name})")
+            template = groups.templates.get(workload_name, {}).get(template_name)
+            if template is None:
+                change.warnings.append(f"Workload {namespace}/{workload_name} with pod group {template_name!r} "
+                                       "is not in the input: no PodGroup written, its pods wait for one")
+                self.changes.append(change)
+                continue
+            change.notes.append(f"pod group {template_name}" + (f", replica key {key}" if key else "")
+                                + f" -> PodGroup {target}")
+            self._note(change, "v1alpha1 pod group")
+            out.extend(self._fresh([(native.pod_group(namespace, target, template, workload_name), change)],
+                                   change))
+        return out
+
+
+def _where(doc: Mapping[str, Any]) -> tuple[str, str]:
+    meta = doc.get("metadata")
+    if not isinstance(meta, Mapping):
+        return "default", ""
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
