@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,6 +14,7 @@ from phalanx import __version__
 from phalanx.api.load import Inputs, load_paths
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError, PhalanxError
+from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.progress import RunProgress
 from phalanx.sim.report import SCHEMA_VERSION, build_report
@@ -125,6 +125,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equal-score nodes")
     run.add_argument("-v", "--verbose", action="store_true", help="debug logging (the default is info)")
 
+    mig = sub.add_parser("migrate", help="print the manifests rewritten for v1.37 native gang scheduling",
+                         description="Rewrite other schedulers' gang objects (Volcano, scheduler-plugins, KAI, "
+                                     "Kueue) and the v1alpha1/v1alpha2 Workload shapes as v1beta1 Workloads and "
+                                     "PodGroups, with the pods linked to them; each change is a comment above its "
+                                     "document, and what has no native equivalent is a warning (docs/migrate.md).")
+    mig.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
+    mig.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+
     gen = sub.add_parser("generate", help="print the manifests a scheduler_perf-style workload file describes")
     gen.add_argument("workload", metavar="WORKLOAD.yaml", help="createNodes / createPods / createPodGroups "
                                                                "operations (docs/traces.md)")
@@ -137,12 +145,24 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = ()) -> tuple[Inputs
         raise InputError("give manifests (FILE_OR_DIR...) or --trace-file FILE", field="FILE_OR_DIR")
     inputs = load_paths(paths)
     trace = load_traces(trace_files, inputs) if trace_files else None
+    for notice in inputs.notices:
+        print(f"phalanx: {notice}", file=sys.stderr)
     skipped = inputs.skipped + trace.skipped if trace is not None else inputs.skipped
     if skipped:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(skipped.items()))
         total = sum(skipped.values())
         print(f"phalanx: skipped {total} object(s) of kinds that do not affect scheduling ({kinds})",
               file=sys.stderr)
+    if inputs.translated:
+        kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(inputs.translated.items()))
+        print(f"phalanx: read {sum(inputs.translated.values())} object(s) as v1.37 native gangs ({kinds}); "
+              "`phalanx migrate` prints the rewrite", file=sys.stderr)
+        warnings = sorted({f"{c.what}: {w}" for c in inputs.migration for w in c.warnings})
+        for warning in warnings[:10]:
+            print(f"phalanx: warning: {warning}", file=sys.stderr)
+        if len(warnings) > 10:
+            print(f"phalanx: warning: and {len(warnings) - 10} more (`phalanx migrate` shows them all)",
+                  file=sys.stderr)
     return inputs, trace
 
 
@@ -160,7 +180,7 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
             raise InputError("must be a positive duration", field="--sample")
     horizon = max([0.0, *(getattr(o, "arrival", 0.0) for o in inputs.objects()),
                    *((trace.deletions[-1][0],) if trace is not None and trace.deletions else ())])
-    reports = []
+    runs = []
     with RunProgress() as progress:
         for profile in profiles:
             # Simulations never change the loaded objects, so every profile replays the same ones.
@@ -171,8 +191,13 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
             progress.track(sim, profile.name, horizon)
             sim.run()
             progress.done()
-            reports.append(build_report(sim, series=recorder))
-    return reports
+            runs.append((sim, recorder))
+    # Without --until each run ends when nothing more can change; the shorter ones are carried on to the
+    # longest, so that waits and resource-hours compare over one horizon.
+    common = max(sim.end_time for sim, _ in runs)
+    for sim, _ in runs:
+        sim.extend_to(common)
+    return [build_report(sim, series=recorder) for sim, recorder in runs]
 
 
 def _write_report(directory: str, document: dict[str, Any]) -> None:
@@ -212,14 +237,20 @@ def _until(args: argparse.Namespace) -> float | None:
 
 
 def _emit(document: Any, output: str) -> None:
+    from phalanx.sim.jsonsafe import dumps, finite
+
     if output == "json":
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        sys.stdout.write(dumps(document) + "\n")
     else:
-        sys.stdout.write(yaml.safe_dump(document, sort_keys=False))
+        sys.stdout.write(yaml.safe_dump(finite(document), sort_keys=False))
 
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if getattr(args, "report", None) is not None:
+        from phalanx.sim.output import check_report_directory
+
+        check_report_directory(args.report)  # before any work that a report it cannot write would throw away
     # Piped output has no terminal width to go by: give tables room rather than folding them at 80.
     console = Console() if sys.stdout.isatty() else Console(width=140)
     return COMMANDS[args.command](args, console)
@@ -234,10 +265,25 @@ def _generate(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _migrate(args: argparse.Namespace, console: Console) -> int:
+    pairs, changes = migrate_paths(args.paths)
+    text = render_json(pairs) if args.output == "json" else render_yaml(pairs)
+    for change in changes:
+        for warning in change.warnings:
+            print(f"phalanx: warning: {change.what}: {warning}", file=sys.stderr)
+        if args.output == "json":
+            for note in change.notes:
+                print(f"phalanx: {change.what}: {note}", file=sys.stderr)
+    sys.stdout.write(text)
+    return 0
+
+
 def _validate(args: argparse.Namespace, console: Console) -> int:
     inputs, _ = _load(args.paths, args.trace_file)
+    controllers = inputs.controllers()
     print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
           f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
+          f"{len(controllers)} Deployment, ReplicaSet, StatefulSet, DaemonSet or CronJob object(s), "
           f"{len(inputs.priority_classes)} priority class(es)")
     return 0
 
@@ -342,7 +388,7 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 Command = Callable[[argparse.Namespace, Console], int]
 COMMANDS: dict[str, Command] = {
     "simulate": _simulate, "compare": _compare, "validate": _validate, "verify": _verify, "generate": _generate,
-    "run": _live,
+    "run": _live, "migrate": _migrate,
 }
 
 

@@ -76,9 +76,9 @@ def test_a_manifest_without_kind(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 # --- API versions ---
 
-@pytest.mark.parametrize(("kind", "api_version"), [
-    ("PodGroup", "scheduling.k8s.io/v1alpha2"),
-    ("Workload", "scheduling.k8s.io/v1alpha1"),
+@pytest.mark.parametrize(("kind", "api_version"), [  # (v1alpha1/v1alpha2 Workloads are migrated: tests/migrate)
+    ("PodGroup", "scheduling.k8s.io/v1alpha3"),
+    ("Workload", "scheduling.k8s.io/v2"),
     ("Node", "v2"),
     ("Job", "batch/v1beta1"),
 ])
@@ -134,9 +134,18 @@ def test_unknown_priority_class_name(tmp_path: Path, capsys: pytest.CaptureFixtu
     fails_with(capsys, ["validate", path], path, "Pod shop/web", "spec.priorityClassName", "'gold'")
 
 
-def test_node_name_naming_a_missing_node(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = str(write_manifests(tmp_path / "pods.yaml", NODE, MakePod("db", "shop").req(cpu="1").node("node-z")))
-    fails_with(capsys, ["simulate", path], path, "Pod shop/db", "spec.nodeName", "'node-z'")
+def test_pods_bound_to_nodes_missing_from_a_partial_snapshot_are_skipped_with_one_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pods = [MakePod(f"db-{i}", "shop").req(cpu="1").node(f"node-{i}") for i in range(5)]
+    path = str(write_manifests(tmp_path / "pods.yaml", NODE, MakePod("web", "shop").req(cpu="1").node("node-a"),
+                               *pods))
+    status, out, err = run(capsys, "simulate", path, "-o", "json")
+    assert status == 0, err
+    assert json.loads(out)["summary"]["pods"]["total"] == 1
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert "skipped 5 pod(s) bound to nodes not in the input" in lines[0]
+    assert "shop/db-0 on node-0" in lines[0] and "and 2 more" in lines[0]
 
 
 def test_node_name_naming_a_node_that_arrives_later(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -279,3 +288,81 @@ def test_run_on_a_metrics_port_already_taken(tmp_path: Path, capsys: pytest.Capt
         fails_with(capsys, ["run", "--kubeconfig", unreachable_kubeconfig(tmp_path),
                             "--metrics-bind-address", f"127.0.0.1:{port}"],
                    "--metrics-bind-address", f"cannot listen on 127.0.0.1:{port}")
+
+
+# --- input past what Kubernetes takes, and report directories (the fuzz campaign's findings) ---
+
+def test_a_quantity_with_a_huge_exponent_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = file_with(tmp_path, "apiVersion: v1\nkind: Node\nmetadata: {name: a}\n"
+                               "status: {allocatable: {cpu: '1e" + "9" * 5000 + "'}}\n")
+    line = fails_with(capsys, ["validate", path], path, "Node a", "status.allocatable.cpu", "out of range")
+    assert len(line) < 300
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo"])
+def test_a_file_that_is_not_a_regular_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], special: str) -> None:
+    import os
+
+    path = special
+    if special == "fifo":
+        path = str(tmp_path / "pods.yaml")
+        os.mkfifo(path)
+    fails_with(capsys, ["validate", path], path, "not a regular file")
+
+
+def test_the_report_directory_is_checked_before_the_simulation(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    path = str(write_manifests(tmp_path / "in.yaml", NODE, MakePod("p").req(cpu="1")))
+    fails_with(capsys, ["simulate", path, "--report", ""], "--report", "must name a directory")
+    a_file = file_with(tmp_path, "x", "taken")
+    fails_with(capsys, ["simulate", path, "--report", a_file], a_file, "--report", "not a directory")
+    fails_with(capsys, ["simulate", path, "--report", str(tmp_path / "taken" / "sub")], "--report",
+               "is not a directory")
+    out = tmp_path / "out"
+    (out / "index.html").mkdir(parents=True)
+    fails_with(capsys, ["compare", path, "--report", str(out)], "--report", "index.html is a directory")
+    assert os.listdir(out) == ["index.html"]  # nothing written, nothing half-written
+    if os.geteuid() != 0:  # root writes anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        fails_with(capsys, ["simulate", path, "--report", str(locked / "r")], "--report", "is not writable")
+
+
+def test_a_failed_report_write_keeps_the_previous_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from phalanx.sim.output import write_files
+
+    out = tmp_path / "out"
+    write_files(str(out), {"report.json": b"old", "series.csv": b"old"})
+    (out / "b.png").mkdir()
+    with pytest.raises(Exception, match=r"cannot write the report|b.png is a directory"):
+        write_files(str(out), {"report.json": b"new", "series.csv": b"new", "b.png": b"new"})
+    assert (out / "report.json").read_bytes() == b"old" and (out / "series.csv").read_bytes() == b"old"
+    assert sorted(p.name for p in out.iterdir()) == ["b.png", "report.json", "series.csv"]
+
+
+def test_json_output_is_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
+    from phalanx.cli import _emit
+
+    _emit({"a": float("inf"), "b": [float("nan"), 1.5], "c": {"d": -float("inf")}}, "json")
+    out = capsys.readouterr().out
+    assert json.loads(out, parse_constant=lambda name: pytest.fail(f"{name} in JSON output")) == {
+        "a": None, "b": [None, 1.5], "c": {"d": None}}
+    _emit({"a": float("inf")}, "yaml")
+    assert capsys.readouterr().out == "a: null\n"
+
+
+def test_series_csv_neutralises_spreadsheet_formulas(tmp_path: Path) -> None:
+    from phalanx.sim.output import series_csv
+
+    series = {"time": [0.0], "allocated": {"=cmd|'/c calc'!A1": [0.5]}, "podsRunning": [1]}
+    text = series_csv([{"profile": "=HYPERLINK(\"x\")", "series": series},
+                       {"profile": "+1", "series": series}, {"profile": "@sum", "series": series},
+                       {"profile": "-2", "series": series}, {"profile": "gang", "series": series}])
+    import csv
+
+    rows = list(csv.reader(text.splitlines()))[1:]
+    assert all(row[0].startswith(("'", "gang")) for row in rows), rows
+    assert {row[3] for row in rows if row[2] == "allocated"} == {"'=cmd|'/c calc'!A1"}
+    assert "'=cmd" in text and "gang,0.0,podsRunning,,1" in text

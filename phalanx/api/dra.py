@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -35,7 +35,7 @@ from phalanx.api.fields import mapping as _mapping
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
 from phalanx.api.objects import DEFAULT_NAMESPACE, SelectorTerm, Source, Toleration
-from phalanx.api.quantity import QuantityError, parse_quantity
+from phalanx.api.quantity import MAX_INT64, QuantityError, parse_quantity
 from phalanx.api.selectors import term as _term
 from phalanx.api.tolerations import parse_toleration
 
@@ -57,7 +57,10 @@ def milli(raw: Any, where: str) -> int:
         value = parse_quantity(raw) * MILLI
     except QuantityError as exc:
         raise _fail(where, str(exc)) from None
-    return int(-(-value // 1))
+    result = int(-(-value // 1))
+    if result > MAX_INT64:  # counted in thousandths in int64 arrays, as Kubernetes' MilliValue
+        raise _fail(where, f"quantity {raw!r} is too large: at most {MAX_INT64 // MILLI} base units")
+    return result
 
 
 # --- CEL --------------------------------------------------------------------------------------------------
@@ -99,7 +102,7 @@ def _is_semver(text: object) -> bool:
 
 # The Kubernetes CEL libraries DRA selectors use: quantities (as integers of thousandths) and semantic
 # versions (as strings), with the member functions called on them.
-CEL_FUNCTIONS: dict[str, Any] = {
+_CEL_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "quantity": _quantity,
     "isQuantity": lambda text: _is_quantity(text),
     "semver": lambda text: _semver(text),
@@ -119,6 +122,26 @@ CEL_FUNCTIONS: dict[str, Any] = {
 }
 
 
+class _Failed:
+    """What a CEL function returns instead of raising: CEL cannot convert it, so the evaluation fails (as it
+    would in kube) without the CEL library printing the Python exception on stderr, as it does for a raise."""
+
+
+_FAILED = _Failed()
+
+
+def _quiet(function: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any) -> Any:
+        try:
+            return function(*args)
+        except Exception:
+            return _FAILED
+    return call
+
+
+CEL_FUNCTIONS: dict[str, Any] = {name: _quiet(function) for name, function in _CEL_FUNCTIONS.items()}
+
+
 def _is_quantity(text: object) -> bool:
     try:
         parse_quantity(text)
@@ -127,10 +150,28 @@ def _is_quantity(text: object) -> bool:
     return True
 
 
+# The API server's limit on a device selector's CEL expression (resource.k8s.io CELSelectorExpressionMaxLength),
+# in bytes. It also keeps the CEL parser, which panics or overflows its stack on deeply nested input, safe.
+MAX_CEL_LENGTH = 10 * 1024
+
+
 @functools.lru_cache(maxsize=4096)
 def compile_selector(expression: str) -> cel.Program:
     """The compiled program of a CEL expression (compiled once per distinct text); ValueError if invalid."""
-    return cel.compile(expression)
+    size = len(expression.encode("utf-8", "surrogatepass"))
+    if size > MAX_CEL_LENGTH:
+        raise ValueError(f"is {size} bytes long, more than the {MAX_CEL_LENGTH} the API server accepts")
+    try:
+        return cel.compile(expression)
+    except ValueError:
+        raise
+    except Exception as exc:  # the parser's own failures (a Rust panic arrives as a BaseException subclass too)
+        raise ValueError(f"the CEL parser failed: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
+                         ) from None
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit | GeneratorExit):
+            raise
+        raise ValueError(f"the CEL parser failed: {type(exc).__name__}") from None
 
 
 def _selector(raw: Any, where: str) -> str:
@@ -467,6 +508,7 @@ class ResourceClaim:
     arrival: float = 0.0
     source: Source | None = None
     template: str | None = None  # the ResourceClaimTemplate it was made from, if any
+    reserved: tuple[str, ...] = ()  # names of the pods in status.reservedFor
 
     @property
     def key(self) -> str:
@@ -575,9 +617,18 @@ def _results(status: Mapping[str, Any]) -> tuple[AllocatedDevice, ...]:
 def parse_resource_claim(doc: Mapping[str, Any], source: Source) -> ResourceClaim:
     meta = _meta(doc, namespaced=True)
     spec = parse_claim_spec(doc.get("spec"), "spec", str(doc.get("apiVersion", "")))
-    return ResourceClaim(namespace=meta.namespace, name=meta.name, spec=spec,
-                         allocated=_results(_mapping(doc.get("status"), "status")), arrival=meta.arrival,
-                         source=source)
+    status = _mapping(doc.get("status"), "status")
+    return ResourceClaim(namespace=meta.namespace, name=meta.name, spec=spec, allocated=_results(status),
+                         arrival=meta.arrival, source=source, reserved=_reserved(status))
+
+
+def _reserved(status: Mapping[str, Any]) -> tuple[str, ...]:
+    out: list[str] = []
+    for i, raw in enumerate(_list(status.get("reservedFor"), "status.reservedFor")):
+        item = _mapping(raw, f"status.reservedFor[{i}]")
+        if item.get("resource", "pods") == "pods":
+            out.append(_text(item.get("name"), f"status.reservedFor[{i}].name", required=True))
+    return tuple(out)
 
 
 def parse_claim_template(doc: Mapping[str, Any], source: Source) -> ResourceClaimTemplate:

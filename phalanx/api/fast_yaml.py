@@ -91,7 +91,7 @@ def _value(raw: str) -> Any:
             raise GiveUp
         try:
             value = yaml.load(match.group(1), Loader=_Loader)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError):  # ValueError: an integer past Python's digit limit
             raise GiveUp from None
         if not isinstance(value, str):
             raise GiveUp
@@ -103,7 +103,7 @@ def _value(raw: str) -> Any:
             raise GiveUp
         try:
             value = yaml.load(raw, Loader=_Loader)
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError):  # ValueError: an integer past Python's digit limit
             raise GiveUp from None
         if type(value) is not (dict if first == "{" else list):
             raise GiveUp

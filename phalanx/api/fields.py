@@ -11,6 +11,7 @@ from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
 
 Manifest = Mapping[str, Any]
+_MIN_INT64, _MAX_INT64 = -(2**63), 2**63 - 1
 
 
 def fail(field: str, message: str) -> InputError:
@@ -55,6 +56,8 @@ def integer(value: Any, field: str, *, minimum: int | None = None, maximum: int 
         raise fail(field, f"must be at least {minimum}, got {value}")
     if maximum is not None and value > maximum:
         raise fail(field, f"must be at most {maximum}, got {value}")
+    if not _MIN_INT64 <= value <= _MAX_INT64:  # every Kubernetes integer is an int32 or an int64
+        raise fail(field, f"must fit in a 64-bit integer, got a {len(str(abs(value)))}-digit number")
     return value
 
 
@@ -71,9 +74,17 @@ def seconds(annotations: Mapping[str, str], key: str, field: str) -> float | Non
         raise fail(f"{field}[{key}]", str(exc)) from None
 
 
+# Plain `y`/`n` are booleans to go-yaml v2 (sigs.k8s.io/yaml, so kubectl and the API server) but strings to
+# PyYAML, which reads the rest of YAML 1.1's booleans (yes/no/on/off/true/false) as go-yaml does.
+_GO_YAML_BOOLEANS = {"y": True, "Y": True, "n": False, "N": False}
+
+
 def boolean(value: Any, field: str) -> bool:
+    """A boolean field: true or false only, as the API server takes it (a quoted "false" is an error there)."""
     if value is None:
         return False
+    if isinstance(value, str) and value in _GO_YAML_BOOLEANS:
+        return _GO_YAML_BOOLEANS[value]
     if not isinstance(value, bool):
         raise fail(field, f"must be true or false, got {value!r}")
     return value
@@ -95,7 +106,7 @@ class Meta:
         self.controller: str | None = None
         for i, ref in enumerate(sequence(meta.get("ownerReferences"), "metadata.ownerReferences")):
             item = mapping(ref, f"metadata.ownerReferences[{i}]")
-            if item.get("controller"):
+            if boolean(item.get("controller"), f"metadata.ownerReferences[{i}].controller"):
                 self.controller = text(item.get("kind"), f"metadata.ownerReferences[{i}].kind") or None
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import gc
-import json
 import os
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,14 +12,19 @@ from typing import Any
 
 import yaml
 
+from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet, resolve_templates
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fast_yaml import GiveUp, read_documents
 from phalanx.api.fields import object_name
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import PARSERS
+from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.errors import InputError
+from phalanx.migrate.foreign import Change
+from phalanx.migrate.rewrite import Migrator
 
 _YAML_SUFFIXES = (".yaml", ".yml", ".json")
+TRANSLATED = "(translated)"  # the file named for objects a migration made up (Kueue pod groups and the like)
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -39,19 +44,39 @@ class Inputs:
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     device_taint_rules: list[DeviceTaintRule] = field(default_factory=list)
+    replica_sets: list[ReplicaSet] = field(default_factory=list)
+    deployments: list[Deployment] = field(default_factory=list)
+    stateful_sets: list[StatefulSet] = field(default_factory=list)
+    daemon_sets: list[DaemonSet] = field(default_factory=list)
+    cron_jobs: list[CronJob] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
+    notices: list[str] = field(default_factory=list)  # one line each, for stderr: what loading left out
+    translated: Counter[str] = field(default_factory=Counter)  # foreign or alpha objects read as v1beta1
+    migration: list[Change] = field(default_factory=list)  # what each translation did (`phalanx migrate`)
 
-    def objects(self) -> Iterator[Node | Pod | PriorityClass | Workload | PodGroup | Job]:
+    def objects(self) -> Iterator[Any]:
         """All objects in document order (the order they enter a simulation at equal arrival times)."""
         everything: list[Any] = [*self.nodes, *self.pods, *self.priority_classes, *self.workloads,
-                                 *self.pod_groups, *self.jobs]
+                                 *self.pod_groups, *self.jobs, *self.controllers()]
         everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
         yield from everything
 
+    def controllers(self) -> list[ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob]:
+        """The workload controllers' objects (apps/v1, CronJob) the simulator runs controllers for."""
+        return [*self.replica_sets, *self.deployments, *self.stateful_sets, *self.daemon_sets, *self.cron_jobs]
 
-def _files(paths: Sequence[str]) -> list[str]:
-    files: list[str] = []
+
+# Files a folder of manifests often holds beside them that are not Kubernetes objects: Helm's chart and values
+# files, kustomize's, package managers'. In a folder they are passed over; named on the command line they fail.
+_NOT_MANIFESTS = re.compile(r"Chart\.ya?ml|values(?:[-._][^/]*)?\.ya?ml|values\.schema\.json|kustomization\.ya?ml"
+                            r"|package(?:-lock)?\.json|composer\.json|tsconfig\.json|\.pre-commit-config\.ya?ml"
+                            r"|(?:docker-)?compose\.ya?ml|\.gitlab-ci\.ya?ml|mkdocs\.ya?ml|renovate\.json")
+
+
+def _listed(paths: Sequence[str]) -> list[tuple[str, bool]]:
+    """The files to read, each with whether it was found in a folder (rather than named)."""
+    files: list[tuple[str, bool]] = []
     for path in paths:
         if os.path.isdir(path):
             found = sorted(
@@ -60,45 +85,74 @@ def _files(paths: Sequence[str]) -> list[str]:
                 for name in names
                 if name.endswith(_YAML_SUFFIXES)
             )
-            files.extend(found)
+            files.extend((name, True) for name in found)
         elif os.path.exists(path):
-            files.append(path)
+            files.append((path, False))
         else:
             raise InputError("no such file or directory", file=path)
     return files
 
 
-def _documents(path: str) -> Iterator[tuple[int, Any]]:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), file=path) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", file=path) from None
+def _files(paths: Sequence[str]) -> list[str]:
+    return [path for path, _ in _listed(paths)]
+
+
+def _parse(path: str, text: str) -> list[Any]:
     if path.endswith(".json"):
         # `kubectl get -o json` output: one JSON value per file, read by the JSON parser (YAML's is 30× slower).
-        try:
-            docs = [json.loads(text)]
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg}", file=path, obj=f"line {exc.lineno}") from None
-    else:
-        try:
-            docs = read_documents(text)
-        except GiveUp:
-            docs = None
+        return [parse_json(text, file=path)]
+    check_nesting(text, file=path)
     try:
-        if docs is None:
-            docs = list(yaml.load_all(text, Loader=_Loader))
+        return read_documents(text)
+    except GiveUp:
+        pass
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark is not None else "YAML"
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise InputError(f"invalid YAML: {problem}", file=path, obj=where) from None
-    for number, doc in enumerate(docs, start=1):
-        if doc is None:
-            continue
-        yield number, doc
+    except ValueError:  # an integer past Python's digit limit
+        raise InputError("invalid YAML: a number has too many digits (Kubernetes integers are int64)",
+                         file=path) from None
+    except RecursionError:
+        raise InputError(f"nests deeper than {MAX_NESTING} levels", file=path) from None
+
+
+def _documents(path: str) -> Iterator[tuple[int, Any]]:
+    for number, doc in enumerate(_parse(path, read_text(path)), start=1):
+        if doc is not None:
+            yield number, doc
+
+
+def _in_chart_templates(path: str) -> bool:
+    """Under a Helm chart's `templates/`: manifests only once Helm renders them, even where they parse as YAML."""
+    parts = os.path.normpath(path).split(os.sep)
+    return any(part == "templates" and os.path.isfile(os.path.join(os.sep.join(parts[:i]) or ".", "Chart.yaml"))
+               for i, part in enumerate(parts[:-1]))
+
+
+def _looks_like_manifest(doc: Any) -> bool:
+    return isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)
+
+
+def _folder_documents(path: str) -> list[tuple[int, Any]] | None:
+    """The documents of a file found in a folder, or None when it holds no Kubernetes object: a known
+    non-manifest name, documents without apiVersion and kind, or a template (Helm's `{{ … }}`) that is not YAML
+    until rendered."""
+    if _NOT_MANIFESTS.fullmatch(os.path.basename(path)) or _in_chart_templates(path):
+        return None
+    text = read_text(path)
+    try:
+        docs = [(number, doc) for number, doc in enumerate(_parse(path, text), start=1) if doc is not None]
+    except InputError:
+        if "{{" in text:
+            return None
+        raise
+    if docs and not any(_looks_like_manifest(doc) for _, doc in docs):
+        return None
+    return docs
 
 
 def _flatten(doc: Any, path: str, number: int) -> Iterable[Mapping[str, Any]]:
@@ -128,11 +182,19 @@ def load_paths(paths: Sequence[str]) -> Inputs:
             gc.enable()
 
 
-def raw_documents(paths: Sequence[str]) -> Iterator[tuple[Source, Mapping[str, Any]]]:
-    """Every object under `paths` as read, `List`s flattened, with the Source that `load_paths` gives it."""
+def raw_documents(paths: Sequence[str], skipped_files: list[str] | None = None
+                  ) -> Iterator[tuple[Source, Mapping[str, Any]]]:
+    """Every object under `paths` as read, `List`s flattened, with the Source that `load_paths` gives it.
+
+    Files in folders that hold no Kubernetes object are passed over (and appended to `skipped_files`)."""
     index = 0
-    for path in _files(paths):
-        for number, doc in _documents(path):
+    for path, in_folder in _listed(paths):
+        docs = _folder_documents(path) if in_folder else list(_documents(path))
+        if docs is None:
+            if skipped_files is not None:
+                skipped_files.append(path)
+            continue
+        for number, doc in docs:
             for item in _flatten(doc, path, number):
                 index += 1
                 yield Source(path, index), item
@@ -141,10 +203,29 @@ def raw_documents(paths: Sequence[str]) -> Iterator[tuple[Source, Mapping[str, A
 def _load_paths(paths: Sequence[str]) -> Inputs:
     inputs = Inputs()
     seen: dict[tuple[str, str, str], str] = {}
-    for source, item in raw_documents(paths):
-        _load_one(item, source, inputs, seen)
+    migrator = Migrator()  # other schedulers' gang objects and the alpha shapes, read as v1beta1
+    foreign: list[str] = []
+    for source, item in raw_documents(paths, foreign):
+        for doc, _ in migrator.feed(item):
+            _load_one(doc, source, inputs, seen)
+    for i, (doc, _) in enumerate(migrator.finish(), start=1):
+        _load_one(doc, Source(TRANSLATED, i), inputs, seen)
+    inputs.translated = migrator.translated
+    inputs.migration = migrator.changes
+    if foreign:
+        inputs.notices.append(f"skipped {len(foreign)} file(s) in folders that hold no Kubernetes objects "
+                              f"({_first_few(foreign)})")
     resolve(inputs)
     return inputs
+
+
+def _notice(inputs: Inputs, line: str) -> None:
+    if line not in inputs.notices:  # resolve runs again after a trace adds objects
+        inputs.notices.append(line)
+
+
+def _first_few(names: Sequence[str], shown: int = 3) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
@@ -158,6 +239,9 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
         return
     versions, parser = PARSERS[kind]
     api_version = doc.get("apiVersion")
+    if api_version not in versions and _group_of(api_version) not in {_group_of(v) for v in versions}:
+        inputs.skipped[f"{kind} ({api_version})"] += 1  # another project's kind of the same name
+        return
     if api_version not in versions:
         raise InputError(f"{kind} is not read in apiVersion {api_version!r} (Phalanx reads {', '.join(versions)})",
                          file=source.file, obj=name, field="apiVersion")
@@ -178,37 +262,63 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
               Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
               PodDisruptionBudget: inputs.pdbs, ResourceSlice: inputs.resource_slices,
               DeviceClass: inputs.device_classes, ResourceClaim: inputs.resource_claims,
-              ResourceClaimTemplate: inputs.claim_templates, DeviceTaintRule: inputs.device_taint_rules}[type(obj)]
+              ResourceClaimTemplate: inputs.claim_templates, DeviceTaintRule: inputs.device_taint_rules,
+              ReplicaSet: inputs.replica_sets, Deployment: inputs.deployments, StatefulSet: inputs.stateful_sets,
+              DaemonSet: inputs.daemon_sets, CronJob: inputs.cron_jobs}[type(obj)]
     bucket.append(obj)  # type: ignore[attr-defined]
+
+
+def _group_of(api_version: object) -> str:
+    return api_version.rsplit("/", 1)[0] if isinstance(api_version, str) and "/" in api_version else ""
 
 
 def _where(obj: Pod | PodGroup | Job, kind: str) -> dict[str, str]:
     return {"file": obj.source.file if obj.source else "", "obj": f"{kind} {obj.namespace}/{obj.name}"}
 
 
+# The classes every API server creates at start-up (kube-apiserver's bootstrap PriorityClasses): snapshots
+# name them without listing them.
+SYSTEM_PRIORITY_CLASSES = (
+    PriorityClass(name="system-node-critical", value=2_000_001_000),
+    PriorityClass(name="system-cluster-critical", value=2_000_000_000),
+)
+
+
 def resolve(inputs: Inputs) -> None:
     """Cross-object defaults and checks: priorities from PriorityClasses, group policies from Workloads."""
-    classes = {pc.name: pc for pc in inputs.priority_classes}
+    classes = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
+    classes.update((pc.name, pc) for pc in inputs.priority_classes)
     defaults = [pc for pc in inputs.priority_classes if pc.global_default]
     default_priority = defaults[0].value if defaults else 0
     node_arrival = {n.name: n.arrival for n in inputs.nodes}
+    # Classes named but not given, by objects that carry the priority admission already filled in from them.
+    missing: set[str] = set()
 
     def pod_priority(pod: Pod, kind: str, field: str) -> None:
         if pod.priority_class_name is not None:
             pc = classes.get(pod.priority_class_name)
             if pc is None:
-                raise InputError(f"no PriorityClass named {pod.priority_class_name!r}", field=field,
-                                 **_where(pod, kind))
+                if pod.explicit_priority is None:
+                    raise InputError(f"no PriorityClass named {pod.priority_class_name!r}", field=field,
+                                     **_where(pod, kind))
+                missing.add(pod.priority_class_name)
+                pod.priority = pod.explicit_priority
+                return
             pod.priority = pc.value if pod.explicit_priority is None else pod.explicit_priority
             if pod.preemption_policy == "PreemptLowerPriority":
                 pod.preemption_policy = pc.preemption_policy
         elif pod.explicit_priority is None:
             pod.priority = default_priority
 
+    unplaced = [pod for pod in inputs.pods if pod.node_name is not None and pod.node_name not in node_arrival]
+    if unplaced:
+        # A partial snapshot (`kubectl get pods -A` with some of the nodes): their pods hold nothing here.
+        dropped = {id(pod) for pod in unplaced}
+        inputs.pods = [pod for pod in inputs.pods if id(pod) not in dropped]
+        _notice(inputs, f"skipped {len(unplaced)} pod(s) bound to nodes not in the input ("
+                + _first_few([f"{p.namespace}/{p.name} on {p.node_name}" for p in unplaced]) + ")")
     for pod in inputs.pods:
         pod_priority(pod, "Pod", "spec.priorityClassName")
-        if pod.node_name is not None and pod.node_name not in node_arrival:
-            raise InputError(f"no Node named {pod.node_name!r}", field="spec.nodeName", **_where(pod, "Pod"))
         if pod.node_name is not None and node_arrival[pod.node_name] > pod.arrival:
             raise InputError(f"Node {pod.node_name!r} arrives at {node_arrival[pod.node_name]:g}s, after this pod "
                              f"({pod.arrival:g}s)", field="spec.nodeName", **_where(pod, "Pod"))
@@ -240,15 +350,21 @@ def resolve(inputs: Inputs) -> None:
         pc = None
         if group.priority_class_name is not None:
             pc = classes.get(group.priority_class_name)
-            if pc is None:
+            if pc is None and group.priority is None:
                 raise InputError(f"no PriorityClass named {group.priority_class_name!r}",
                                  field="spec.priorityClassName", **_where(group, "PodGroup"))
+            if pc is None:
+                missing.add(group.priority_class_name)
         elif defaults:
             pc = defaults[0]
         if group.priority is None:
             group.priority = pc.value if pc is not None else default_priority
         if group.preemption_policy is None:
             group.preemption_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
+    if missing:
+        _notice(inputs, f"no PriorityClass named {', '.join(repr(n) for n in sorted(missing))}: the objects naming "
+                "it keep their own spec.priority")
+    resolve_templates(inputs.controllers(), classes.values())
     resolve_devices(inputs)
 
 

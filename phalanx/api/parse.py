@@ -7,7 +7,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, cast
 
 from phalanx.api import dra
+from phalanx.api.apps import APPS_PARSERS, controller_ref
 from phalanx.api.fields import Manifest, Meta
+from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
 from phalanx.api.fields import integer as _int
 from phalanx.api.fields import labels as _labels
@@ -37,13 +39,17 @@ from phalanx.api.objects import (
     Workload,
 )
 from phalanx.api.pod_constraints import parse_pod_affinity, parse_spread
-from phalanx.api.quantity import QuantityError, resource_value
+from phalanx.api.quantity import MAX_INT64, QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
 from phalanx.api.selectors import term as _term
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
 
 MAX_PRIORITY = 1_000_000_000
+MIN_PRIORITY = -2_147_483_648  # priorities are int32
+# The API server's bound on an Indexed Job's completions and parallelism; Phalanx simulates every pod of a Job,
+# so it holds every Job to it.
+MAX_JOB_PODS = 100_000
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 
@@ -93,7 +99,8 @@ def parse_node(doc: Manifest, source: Source) -> Node:
     allocatable.setdefault("pods", 110)
     taints = tuple(_taint(t, f"spec.taints[{i}]") for i, t in enumerate(_list(spec.get("taints"), "spec.taints")))
     return Node(name=meta.name, allocatable=allocatable, labels=meta.labels, taints=taints,
-                unschedulable=bool(spec.get("unschedulable", False)), arrival=meta.arrival, source=source)
+                unschedulable=_bool(spec.get("unschedulable"), "spec.unschedulable"), arrival=meta.arrival,
+                source=source)
 
 
 # --- Pod --------------------------------------------------------------------------------------------------
@@ -155,6 +162,10 @@ def pod_requests_pair(spec: Mapping[str, Any], field: str = "spec") -> tuple[dic
         inits.append((_container_requests(c, cfield), _mapping(c, cfield).get("restartPolicy") == "Always"))
     overhead = _resources(spec.get("overhead"), f"{field}.overhead")
     actual = _aggregate(containers, inits, overhead)
+    for name, value in actual.items():
+        if value > MAX_INT64:  # each amount fits, their sum does not: no node has that much
+            raise _fail(f"{field}.containers", f"the pod's {name} requests add up to more than a 64-bit integer "
+                                               "holds")
     scoring = _aggregate([{**NON_MISSING_DEFAULTS, **c} for c in containers],
                          [({**NON_MISSING_DEFAULTS, **r}, s) for r, s in inits], overhead)
     return {name: value for name, value in actual.items() if value}, scoring
@@ -231,6 +242,9 @@ def parse_pod(doc: Manifest, source: Source) -> Pod | None:
     if status.get("phase") in ("Succeeded", "Failed"):
         return None
     pod = pod_from_spec(meta, _mapping(doc.get("spec"), "spec", required=True), "spec", source)
+    owner = controller_ref(doc)
+    if owner is not None and owner.name:  # so that a workload controller adopts it instead of adding another
+        pod.owner = f"{meta.namespace}/{owner.name}"
     if status.get("startTime") is not None and pod.node_name is not None:
         pod.start_time = _timestamp(status.get("startTime"), "status.startTime")
     return pod
@@ -254,11 +268,13 @@ def _timestamp(raw: Any, field: str) -> float:
 
 def parse_priority_class(doc: Manifest, source: Source) -> PriorityClass:
     meta = Meta(doc, namespaced=False)
-    value = _int(doc.get("value"), "value", minimum=-2_147_483_648, maximum=2_147_483_647)
+    # The API server keeps values above 1000000000 for its own `system-` classes.
+    value = _int(doc.get("value"), "value", minimum=MIN_PRIORITY,
+                 maximum=2_147_483_647 if meta.name.startswith("system-") else MAX_PRIORITY)
     policy = _text(doc.get("preemptionPolicy"), "preemptionPolicy") or "PreemptLowerPriority"
     if policy not in ("PreemptLowerPriority", "Never"):
         raise _fail("preemptionPolicy", f"unsupported value {policy!r}")
-    return PriorityClass(name=meta.name, value=value, global_default=bool(doc.get("globalDefault", False)),
+    return PriorityClass(name=meta.name, value=value, global_default=_bool(doc.get("globalDefault"), "globalDefault"),
                          preemption_policy=policy, source=source)
 
 
@@ -294,7 +310,8 @@ def _disruption_mode(raw: Any, field: str) -> str:
 def _group_priority(spec: Mapping[str, Any], field: str) -> tuple[str | None, int | None]:
     name = _text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None
     value = spec.get("priority")
-    return name, None if value is None else _int(value, f"{field}.priority", maximum=MAX_PRIORITY)
+    return name, None if value is None else _int(value, f"{field}.priority", minimum=MIN_PRIORITY,
+                                                 maximum=MAX_PRIORITY)
 
 
 def _group_preemption_policy(spec: Mapping[str, Any], field: str) -> str | None:
@@ -369,8 +386,8 @@ def _conditions(doc: Manifest) -> tuple[dict[str, str], ...]:
 def parse_job(doc: Manifest, source: Source) -> Job:
     meta = Meta(doc, namespaced=True)
     spec = _mapping(doc.get("spec"), "spec", required=True)
-    parallelism = _int(spec.get("parallelism", 1), "spec.parallelism", minimum=0)
-    completions = _int(spec.get("completions", parallelism), "spec.completions", minimum=0)
+    parallelism = _int(spec.get("parallelism", 1), "spec.parallelism", minimum=0, maximum=MAX_JOB_PODS)
+    completions = _int(spec.get("completions", parallelism), "spec.completions", minimum=0, maximum=MAX_JOB_PODS)
     template = _mapping(spec.get("template"), "spec.template", required=True)
     tmeta_raw = dict(_mapping(template.get("metadata"), "spec.template.metadata"))
     tmeta_raw.setdefault("name", meta.name)
@@ -408,9 +425,10 @@ def parse_job(doc: Manifest, source: Source) -> Job:
 def _int_or_percent(raw: Any, field: str) -> int | str:
     """An IntOrString as PodDisruptionBudget takes it: a non-negative integer, or a percentage up to 100%."""
     if isinstance(raw, str):
-        if not (raw.endswith("%") and raw[:-1].isdigit()):
+        if not (raw.endswith("%") and raw[:-1].isascii() and raw[:-1].isdigit()):
             raise _fail(field, f"must be an integer or a percentage like '50%', got {raw!r}")
-        if int(raw[:-1]) > 100:
+        digits = raw[:-1].lstrip("0")
+        if len(digits) > 3 or int(digits or "0") > 100:
             raise _fail(field, f"must not be more than 100%, got {raw!r}")
         return raw
     return _int(raw, field, minimum=0)
@@ -441,4 +459,5 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     "Job": (("batch/v1",), parse_job),
     "PodDisruptionBudget": (("policy/v1",), parse_pdb),
     **dra.PARSERS,  # resource.k8s.io: ResourceSlice, DeviceClass, ResourceClaim(Template), DeviceTaintRule
+    **APPS_PARSERS,  # apps/v1 ReplicaSet, Deployment, StatefulSet, DaemonSet; batch/v1 CronJob
 }

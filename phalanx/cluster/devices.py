@@ -206,7 +206,9 @@ class DeviceState:
             state = self.claims.get(claim.key)
             if state is None:
                 self.claims[claim.key] = ClaimState(claim)
-            elif state.allocation is None and not state.reserved_for:
+            elif not state.reserved_for:
+                if state.allocation is not None and not claim.allocated:
+                    self.deallocate(state)  # deallocated in the API (its last pod is gone)
                 state.claim = claim
 
     def delete_claim(self, key: str) -> None:
@@ -444,7 +446,9 @@ class DeviceState:
                     context.add_variable("device", self._cel_inputs[d])
                     try:
                         result = program.execute(context) is True
-                    except (KeyError, TypeError, ValueError, RuntimeError):
+                    except BaseException as exc:  # a runtime error (division by zero, overflow, …) or a panic
+                        if isinstance(exc, KeyboardInterrupt | SystemExit):
+                            raise
                         result = False
                     self._cel_results[key] = result
                 cached[d] = result
@@ -542,6 +546,11 @@ class DeviceState:
             if state.allocation is None:
                 self._allocate(state, found.get(state.key, ()), node)
             state.reserved_for.add(pod.key)
+
+    def pin(self, state: ClaimState, choices: tuple[Choice, ...]) -> None:
+        """Hold the devices of a claim allocated elsewhere (its status says so) before any pod here uses it."""
+        self._remember(state)
+        self._allocate(state, choices, -1)
 
     def _allocate(self, state: ClaimState, choices: tuple[Choice, ...], node: int) -> None:
         self.sync_nodes()

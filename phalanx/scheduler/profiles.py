@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
+from phalanx.api.reading import read_yaml
 from phalanx.errors import InputError
 from phalanx.scheduler.plugins.registry import (
     FILTERS,
@@ -192,10 +191,9 @@ def load_profile(spec: str) -> Profile:
     if not os.path.exists(spec):
         return builtin(spec)
     try:
-        with open(spec, encoding="utf-8") as handle:
-            doc = yaml.safe_load(handle)
-    except (OSError, yaml.YAMLError) as exc:
-        raise InputError(f"cannot read profile: {str(exc).splitlines()[0]}", file=spec) from None
+        doc = read_yaml(spec)
+    except InputError as exc:
+        raise InputError(f"cannot read profile: {exc.detail}", file=spec, obj=exc.obj) from None
     if not isinstance(doc, Mapping):
         raise InputError("a profile file must hold one object", file=spec)
     return profile_from_config(doc, spec)

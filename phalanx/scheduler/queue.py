@@ -13,6 +13,7 @@ from enum import Enum
 
 INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 10.0
+_MAX_DOUBLINGS = 64
 
 
 class Where(Enum):
@@ -36,7 +37,9 @@ class Entry:
     def backoff_expiry(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> float:
         if self.attempts == 0:
             return self.last_failure
-        return self.last_failure + min(initial * 2.0 ** (self.attempts - 1), most)
+        # The doubling stops mattering once it passes `most`; capping the exponent keeps 2.0 ** n from overflowing
+        # after a thousand-odd attempts.
+        return self.last_failure + min(initial * 2.0 ** min(self.attempts - 1, _MAX_DOUBLINGS), most)
 
 
 class SchedulingQueue:

@@ -18,6 +18,7 @@ from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import schedule_group
+from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dynamic_resources import extended_resources
 from phalanx.scheduler.preemption import Outcome, Preemptor
@@ -405,8 +406,21 @@ class Scheduler:
         self.devices.add_templates(templates)
         self.devices.add_claims(claims)
         self.devices.add_slices(slices)
+        if slices or claims:
+            self._pin_allocated()
         if slices or classes or claims or templates:
             self.queue.move_all(now)
+
+    def _pin_allocated(self) -> None:
+        """A claim the API shows allocated and reserved for pods (bound by any scheduler, or mid-binding)
+        holds its devices here too, before its pods are known: they are never handed to another claim."""
+        assert self.devices is not None
+        allocator = device_allocator(self.cluster)
+        for state in self.devices.claims.values():
+            if state.allocation is None and state.claim.allocated and state.claim.reserved:
+                choices = allocator.pinned(state)
+                if choices is not None:
+                    self.devices.pin(state, choices)
 
     def delete_device_objects(self, now: float, *, slices: Sequence[str] = (), classes: Sequence[str] = (),
                               claims: Sequence[str] = (), templates: Sequence[str] = ()) -> None:

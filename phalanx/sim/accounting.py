@@ -18,6 +18,9 @@ class Accounting:
         self.useful: dict[str, float] = defaultdict(float)
         self.allocated_hours: dict[str, float] = defaultdict(float)
         self.useful_hours: dict[str, float] = defaultdict(float)
+        # What the nodes offer (the simulator's running total of allocatable), and its integral over time.
+        self.capacity: Mapping[str, float] = {}
+        self.capacity_hours: dict[str, float] = defaultdict(float)
         self.now = 0.0
 
     def advance(self, time: float) -> None:
@@ -28,6 +31,8 @@ class Accounting:
                 self.allocated_hours[name] += value * hours
             for name, value in self.useful.items():
                 self.useful_hours[name] += value * hours
+            for name, value in self.capacity.items():
+                self.capacity_hours[name] += value * hours
         self.now = max(self.now, time)
 
     def hold(self, requests: Mapping[str, int], sign: int = 1) -> None:

@@ -12,7 +12,6 @@ import base64
 import csv
 import html
 import io
-import json
 import math
 import os
 import re
@@ -21,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from phalanx.errors import InputError
+from phalanx.sim.jsonsafe import dumps
 from phalanx.sim.tables import summary_rows
 
 if TYPE_CHECKING:
@@ -64,6 +64,11 @@ def _slug(label: str) -> str:
 
 # --- series.csv ------------------------------------------------------------------------------------------
 
+def _csv_text(text: str) -> str:
+    """A text cell a spreadsheet will not run as a formula (OWASP's CSV injection advice: prefix a quote)."""
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def series_csv(results: Sequence[Report]) -> str:
     """The series of every result in long format: profile,time,metric,resource,value (resource empty for counts)."""
     out = io.StringIO()
@@ -77,11 +82,11 @@ def series_csv(results: Sequence[Report]) -> str:
         for i, t in enumerate(times):
             for metric in FRACTIONS:
                 for resource, values in series.get(metric, {}).items():
-                    writer.writerow([label, t, metric, resource, values[i]])
+                    writer.writerow([_csv_text(label), t, metric, _csv_text(resource), values[i]])
             for metric in COUNTS:
                 values = series.get(metric)
                 if values is not None:
-                    writer.writerow([label, t, metric, "", values[i]])
+                    writer.writerow([_csv_text(label), t, metric, "", values[i]])
     return out.getvalue()
 
 
@@ -420,7 +425,7 @@ def render_report(document: Report) -> dict[str, bytes]:
     fragmentation = fragmentation_plot(labels, results)
     if fragmentation is not None:
         pngs["fragmentation.png"] = fragmentation
-    files = {"report.json": (json.dumps(document, indent=2) + "\n").encode("utf-8")}
+    files = {"report.json": (dumps(document) + "\n").encode("utf-8")}
     if with_series:
         files["series.csv"] = series_csv(results).encode("utf-8")
     files.update(pngs)
@@ -434,34 +439,66 @@ def _umask() -> int:
     return mask
 
 
+# The files every report directory gets (plots vary with the report).
+REPORT_FILES = ("report.json", "series.csv", "index.html")
+
+
+def check_report_directory(directory: str, names: Sequence[str] = REPORT_FILES) -> None:
+    """InputError unless `directory` can take the report: a directory (or a path one can be made at) that this
+    process may write, where none of `names` is a directory. Run before the simulation, so none is lost."""
+    if not directory.strip():
+        raise InputError("must name a directory", field="--report")
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise InputError("exists and is not a directory", field="--report", file=directory)
+    existing = os.path.abspath(directory)
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise InputError(f"{existing} is not a directory", field="--report", file=directory)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"{'the directory' if existing == os.path.abspath(directory) else existing} is not writable",
+                         field="--report", file=directory)
+    for name in names:
+        if os.path.isdir(os.path.join(directory, name)):
+            raise InputError(f"{name} is a directory: the report writes a file there", field="--report",
+                             file=directory)
+
+
 def _check_directory(directory: str) -> None:
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise InputError("exists and is not a directory", field="--report", file=directory)
 
 
 def write_files(directory: str, files: Mapping[str, bytes]) -> list[str]:
-    """Write each file atomically into `directory` (created if missing); returns the paths written."""
-    _check_directory(directory)
+    """Write the files into `directory` (created if missing); returns the paths written.
+
+    Every file is first written in full to a temporary file beside its target; only when all are written are
+    they renamed over their targets. A failure (a full disk, a directory where a file goes) leaves the files
+    already in `directory` as they were."""
+    check_report_directory(directory, list(files))
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:
         raise InputError(exc.strerror or str(exc), field="--report", file=directory) from None
     mode = 0o666 & ~_umask()
-    written: list[str] = []
-    for name, data in files.items():
-        target = os.path.join(directory, name)
-        fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
-        try:
+    staged: list[tuple[str, str]] = []
+    try:
+        for name, data in files.items():
+            fd, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=directory)
+            staged.append((temporary, os.path.join(directory, name)))
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)
             os.chmod(temporary, mode)
+        for temporary, target in staged:
             os.replace(temporary, target)
-        except BaseException:
+    except OSError as exc:
+        raise InputError(f"cannot write the report: {exc.strerror or exc}", field="--report",
+                         file=directory) from None
+    finally:
+        for temporary, _ in staged:
             if os.path.exists(temporary):
                 os.unlink(temporary)
-            raise
-        written.append(target)
-    return written
+    return [target for _, target in staged]
 
 
 def write_report(directory: str, document: Report) -> list[str]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
 from phalanx.sim.simulation import Simulation
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
     waits = [r.bound_at - r.created for r in pods if r.bound_at is not None and r.pod.node_name is None]
     group_waits = [wait for g in sim.groups.values() for wait in g.waits]
     scheduled_groups = sum(1 for g in sim.groups.values() if g.started_at is not None)
+    censored = censored_waits(sim)
+    completions = [seconds for key in sim.groups if (seconds := group_completion(sim, key)[1]) is not None]
     seconds = sim.scheduling_seconds
     report: dict[str, Any] = {
         "schemaVersion": SCHEMA_VERSION,
@@ -73,8 +76,12 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
             "stranded": _fractions(sim, stranded),
             "strandedResourceHours": _hours(sim.books.stranded_hours()),
             "allocatedResourceHours": _hours(sim.books.allocated_hours),
+            "timeAveragedAllocated": time_averaged_allocation(sim),
             "waitSeconds": wait_stats(waits),
+            "waitSecondsIncludingPending": {**wait_stats(waits + censored), "censored": len(censored)},
             "groupWaitSeconds": wait_stats(group_waits),
+            "groupCompletionSeconds": wait_stats(completions),
+            "makespan": makespan(sim),
             "preemptions": sim.preemptions,
             "evictions": sim.evictions,
             "lostResourceHours": _hours(sim.lost_hours),
@@ -84,6 +91,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
         "notImplementedPlugins": sim.profile.missing_plugins,
         "pods": [_pod_entry(sim, r) for r in sorted(pods, key=lambda r: r.pod.key)],
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
+        "workloads": workloads(sim, wait_stats),
     }
     devices = sim.scheduler.devices
     if devices is not None and devices.claims:
@@ -126,6 +134,7 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
     running = phases.count("Running")
     pending = phases.count("Pending")
     message = sim.group_message(key)
+    completed_at, completion_seconds = group_completion(sim, key)
     if message is None and record.started_at is None and group.is_gang:
         message = (f"pod group {key}: {running} of the {group.min_count} pods (minCount) running, "
                    f"{pending} pending")
@@ -138,6 +147,8 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
         "priority": group.priority,
         "preemptedCount": record.preempted_count,
         "waitSeconds": _round(sum(record.waits)),
+        "completedAt": completed_at,
+        "completionSeconds": completion_seconds,
         "message": message,
         "conditions": list(record.conditions.values()),
     }

@@ -1,7 +1,8 @@
 """The simulator driver: replays objects on a virtual clock through the Scheduler and keeps the books.
 
 It owns what a cluster would do around the scheduler: objects arrive (`phalanx.dev/arrival`), the Job
-controller stamps pods, bound pods run, a gang member makes progress only while its group has
+and workload controllers (phalanx/controllers: ReplicaSet, Deployment, StatefulSet, DaemonSet, CronJob) stamp
+pods, bound pods run, a gang member makes progress only while its group has
 `minCount` members running (or done), pods finish after `phalanx.dev/duration` of progress. Every
 scheduling decision comes from the Scheduler; the driver only carries it out and records it.
 """
@@ -16,10 +17,12 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
 from phalanx.controllers.job import JobController
+from phalanx.controllers.workloads import Actions, WorkloadControllers
 from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.scheduler import (
@@ -92,7 +95,16 @@ class PodDeletion:
     pod_key: str
 
 
-Event = Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
+@dataclass(slots=True)
+class _CronRun:
+    """A CronJob's scheduled time has come."""
+
+    cron_job: str
+
+
+Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob
+Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
+         | Controlled | _CronRun)
 
 
 class Simulation:
@@ -113,7 +125,7 @@ class Simulation:
         for obj in inputs.objects():
             if isinstance(obj, Node) and obj.arrival <= 0:
                 continue
-            if isinstance(obj, Node | Pod | PodGroup | Job):
+            if isinstance(obj, Node | Pod | PodGroup | Job | Controlled):
                 self.events.push(obj.arrival, ARRIVAL, obj)
         self.allocatable: dict[str, int] = defaultdict(int)
         for node in initial:
@@ -124,7 +136,11 @@ class Simulation:
         self.group_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # [live, live or done]
         self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
         self.jobs = JobController()
+        self.workloads = WorkloadControllers(self.jobs, existing=list(inputs.pods),
+                                             replica_sets=list(inputs.replica_sets), seed=seed, until=until)
+        self.workloads.nodes(initial)
         self.books = Accounting()
+        self.books.capacity = self.allocatable
         self.now = 0.0
         self.end_time = 0.0
         self.binds = 0
@@ -151,6 +167,13 @@ class Simulation:
         self.end_time = self.until if self.until is not None else self.now
         self.books.advance(self.end_time)
         return self
+
+    def extend_to(self, time: float) -> None:
+        """Carry a run that ended because nothing more could change on to `time` (the books keep counting:
+        pods hold what they hold, pending pods keep waiting), so that profiles compare over one horizon."""
+        if time > self.end_time:
+            self.books.advance(time)
+            self.end_time = time
 
     # The engine loop's ends (phalanx.scheduler.loop.Ends).
 
@@ -201,6 +224,7 @@ class Simulation:
         elif isinstance(event, Node):
             self.scheduler.add_nodes([event], self.now)
             self._count_node(event)
+            self._act(self.workloads.node_added(event, self.now))
         elif isinstance(event, PodGroup):
             earlier = self.groups.get(event.key)
             group = self.groups[event.key] = GroupRecord(event, waiting_since=self.now if self.members[event.key]
@@ -212,6 +236,10 @@ class Simulation:
             self._adopt_members(group)
         elif isinstance(event, Job):
             self._start_job(event)
+        elif isinstance(event, Controlled):
+            self._act(self.workloads.arrive(event, self.now))
+        elif isinstance(event, _CronRun):
+            self._act(self.workloads.cron_run(event.cron_job, self.now))
         else:
             self._arrive(event)
 
@@ -263,6 +291,7 @@ class Simulation:
         record.devices = self.scheduler.pod_devices(pod.key)
         self.books.hold(record.pod.requests)  # the pod as created (the scheduler's view may move requests to claims)
         self._refresh(pod)
+        self._act(self.workloads.bound(pod, self.now))
 
     def _can_progress(self, group_key: str | None) -> bool:
         if group_key is None:
@@ -340,7 +369,7 @@ class Simulation:
         self.books.hold(record.pod.requests, -1)
         self.scheduler.delete_pod(record.pod.key, self.now)
         self._refresh(record.pod)
-        for pod in self.jobs.succeeded(record.pod.owner, self.now):
+        for pod in self.jobs.succeeded(record.pod.owner if record.pod.controller == "Job" else None, self.now):
             self._arrive(pod)
 
     # --- preemption -----------------------------------------------------------------------------------
@@ -385,6 +414,7 @@ class Simulation:
         self.events.push(self.now + record.pod.termination_grace, COMPLETION, _Deletion(decision.pod.key,
                                                                                         record.token))
         self._refresh(record.pod)
+        self._act(self.workloads.terminating(record.pod, self.now))
 
     def _delete(self, event: _Deletion) -> None:
         """An evicted pod is gone: its controller (Job, Workload, ReplicaSet…) makes it again; a bare pod fails."""
@@ -396,10 +426,13 @@ class Simulation:
         self.scheduler.delete_pod(pod.key, self.now)
         record.terminating = False
         record.node = None
-        if pod.owner is None and pod.controller is None and pod.pod_group is None:
+        replaced = self.workloads.replaces(pod)  # a ReplicaSet's or DaemonSet's pod: another takes its place
+        if replaced or (pod.owner is None and pod.controller is None and pod.pod_group is None):
             record.phase = "Failed"
             record.finished_at = self.now
             self._refresh(pod)
+            if replaced:
+                self._act(self.workloads.gone(pod, self.now))
             return
         record.phase = "Pending"
         record.pod = dataclasses.replace(pod, arrival=self.now, node_name=None, start_time=None)
@@ -429,6 +462,25 @@ class Simulation:
         if pod.group_key is not None:
             self.members[pod.group_key].discard(pod.key)
         self._refresh(pod)
+        self._act(self.workloads.gone(pod, self.now))
+
+    # --- the workload controllers ---------------------------------------------------------------------
+
+    def _act(self, actions: Actions) -> None:
+        """Carry out what a workload controller asks for: new pods and Jobs arrive now (as events, so that a
+        controller acting during a scheduling round's decisions is seen by the next round), deleted Jobs'
+        pods leave, scheduled CronJob runs wait for their time."""
+        for pod in actions.pods:
+            self.events.push(self.now, ARRIVAL, pod)
+        for job in actions.jobs:
+            self.events.push(self.now, ARRIVAL, job)
+        for job_key in actions.delete_jobs:
+            for key, record in self.pods.items():
+                if (record.pod.controller == "Job" and record.pod.owner == job_key
+                        and record.phase in ("Pending", "Running")):
+                    self.events.push(self.now, COMPLETION, PodDeletion(key))
+        for time, cron_job in actions.wake:
+            self.events.push(time, ARRIVAL, _CronRun(cron_job))
 
     # --- the Job controller ---------------------------------------------------------------------------
 

@@ -33,8 +33,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
 from phalanx.api.fields import object_name
 from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import (
@@ -51,12 +49,12 @@ from phalanx.api.objects import (
 )
 from phalanx.api.parse import PARSERS
 from phalanx.api.quantity import format_duration, parse_duration
+from phalanx.api.reading import read_yaml
 from phalanx.errors import InputError
 
 Manifest = dict[str, Any]
 OPCODES = ("createNodes", "createPods", "createPodGroups", "sleep")
 DEFAULT_NAMESPACE = "default"
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # scheduler_perf's config/templates/node-default.yaml and pod-default.yaml, as far as scheduling reads them.
 DEFAULT_NODE: Manifest = {
@@ -96,16 +94,7 @@ def _error(path: str, index: int | None, message: str, key: str | None = None) -
 
 def load_workload(path: str) -> WorkloadSpec:
     """Read a workload YAML file; raises InputError naming the file, the operation and the key."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            raw = yaml.load(handle, Loader=_Loader)
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), file=path) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else None
-        raise InputError(f"invalid YAML: {getattr(exc, 'problem', None) or exc}", file=path, obj=where) from None
-    return parse_workload(raw, path)
+    return parse_workload(read_yaml(path), path)
 
 
 def parse_workload(raw: Any, path: str = "<workload>") -> WorkloadSpec:
@@ -175,10 +164,9 @@ class _Generator:
         if op.get(path_key) is not None:
             file = os.path.join(os.path.dirname(self.workload.path), str(op[path_key]))
             try:
-                with open(file, encoding="utf-8") as handle:
-                    inline = yaml.load(handle, Loader=_Loader)
-            except (OSError, yaml.YAMLError) as exc:
-                raise self.error(index, f"cannot read {file}: {exc}", path_key) from None
+                inline = read_yaml(file)
+            except InputError as exc:
+                raise self.error(index, f"cannot read {file}: {exc.detail}", path_key) from None
         if inline is None:
             return copy.deepcopy(default)
         if not isinstance(inline, Mapping):

@@ -65,8 +65,43 @@ def summary_rows(reports: Sequence[Report]) -> list[Row]:
     if any(r["summary"].get("evictions") for r in reports):
         rows += [(f"{name} hours of work lost", _hours_cell(name, "lostResourceHours"))
                  for name in _resources(reports)]
+    rows += [(f"{name} allocated, time-averaged", _fraction_cell("timeAveragedAllocated", name))
+             for name in _resources(reports)]
+    rows.append(("pods still pending, waited p50 / max", lambda r: _censored(r["summary"])))
+    rows.append(("makespan", lambda r: _makespan(r["summary"])))
     rows.append(("end time", lambda r: format_duration(r["endTime"])))
     return rows
+
+
+def _censored(summary: Report) -> str:
+    with_pending = summary.get("waitSecondsIncludingPending") or {}
+    if not with_pending.get("censored"):
+        return "none"
+    return f"{with_pending['censored']}: " + " / ".join(
+        format_duration(with_pending[k]) for k in ("p50", "max"))
+
+
+def _makespan(summary: Report) -> str:
+    span = summary.get("makespan") or {}
+    if span.get("seconds") is None:
+        return f"not finished ({span.get('unfinishedPods', 0)} pods)"
+    return format_duration(span["seconds"])
+
+
+def render_workloads(report: Report, console: Console) -> None:
+    """One row per owner (Job, ReplicaSet, StatefulSet, …) of the report's pods."""
+    if not report.get("workloads"):
+        return
+    table = Table(title="workloads")
+    for column in ("kind", "name", "pods", "running", "pending", "succeeded", "wait p50 / max", "completion"):
+        table.add_column(column, overflow="fold")
+    for w in report["workloads"]:
+        wait = w["waitSeconds"]
+        table.add_row(w["kind"], w["name"], str(w["pods"]), str(w["running"]), str(w["pending"]),
+                      str(w["succeeded"]),
+                      " / ".join(format_duration(wait[k]) for k in ("p50", "max")) if wait["count"] else "",
+                      format_duration(w["completionSeconds"]) if w["completionSeconds"] is not None else "")
+    console.print(table)
 
 
 def render_compare(reports: Sequence[Report], console: Console) -> None:
@@ -87,6 +122,7 @@ def render_simulation(report: Report, console: Console, *, wide: bool = False) -
     for label, cell in summary_rows([report]):
         table.add_row(label, cell(report))
     console.print(table)
+    render_workloads(report, console)
     if report["podGroups"]:
         groups = Table(title="pod groups")
         for column in ("name", "minCount", "running", "pending", "message"):

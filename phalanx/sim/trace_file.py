@@ -13,7 +13,6 @@ error names the file and the line.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import PARSERS
 from phalanx.api.quantity import format_duration, parse_duration
+from phalanx.api.reading import parse_json, read_text
 from phalanx.errors import InputError
 from phalanx.sim.simulation import Simulation
 
@@ -63,23 +63,14 @@ class Trace:
 
 def read_events(path: str) -> list[TraceEvent]:
     """Parse one JSON Lines trace file (blank lines are skipped); raises InputError naming the line."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as exc:
-        raise InputError(exc.strerror or str(exc), file=path) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", file=path) from None
+    lines = read_text(path).splitlines()
     events: list[TraceEvent] = []
     previous = 0.0
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
         where = {"file": path, "obj": f"line {number}"}
-        try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"invalid JSON: {exc.msg} (column {exc.colno})", **where) from None
+        raw = parse_json(text, **where)
         if not isinstance(raw, dict):
             raise InputError(f"an event must be a JSON object, got {type(raw).__name__}", **where)
         unknown = sorted(set(raw) - _KEYS)
@@ -168,7 +159,10 @@ def _create(event: TraceEvent, inputs: Inputs, trace: Trace) -> Ident | None:
     buckets: dict[type, list[Any]] = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
                                       Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
                                       PodDisruptionBudget: inputs.pdbs}
-    buckets[type(obj)].append(obj)
+    bucket = buckets.get(type(obj))
+    if bucket is None:  # the simulation reads these once, at time 0
+        raise event.error(f"creating a {kind} from a trace is not simulated: give it in the manifests", field="op")
+    bucket.append(obj)
     trace.created += 1
     return _ident(kind, obj)
 

@@ -17,10 +17,13 @@ A malformed row raises InputError naming the file and the line.
 from __future__ import annotations
 
 import csv
+import io
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from phalanx.api.objects import GpuRequest, Node, Pod, Source
+from phalanx.api.reading import read_text
 from phalanx.cluster.gpus import GPU_COUNT, GPU_MILLI, GPU_MODEL_LABEL, MILLI
 from phalanx.errors import InputError
 
@@ -47,12 +50,10 @@ class OpenbTrace:
 def _rows(path: str, expected: tuple[tuple[str, ...], ...]) -> Iterator[tuple[int, dict[str, str]]]:
     """(line number, row) for each data row; the header must be one of `expected`."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
-            yield from _parse(path, handle, expected)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", file=path) from None
+        text = read_text(path)
+    except InputError as exc:
+        raise InputError(f"cannot read: {exc.detail}", file=path) from None
+    yield from _parse(path, io.StringIO(text, newline=""), expected)
 
 
 def _parse(path: str, handle: Iterable[str],
@@ -79,26 +80,29 @@ def _parse(path: str, handle: Iterable[str],
         raise InputError(str(exc), file=path, field=f"line {reader.line_num}") from None
 
 
+# ASCII digits only: Python's int() and float() also take `1_000` and other scripts' digits, the trace never has
+# them. A decimal point or an exponent is fine as long as the value is whole (`1000.0`).
+_NUMBER = re.compile(r"[+-]?[0-9]{1,30}(?:\.[0-9]{0,30})?(?:[eE][+-]?[0-9]{1,3})?")
+# Bounds every column (millicores, MiB, GPUs, seconds) well inside int64 once scaled to bytes and summed.
+MAX_VALUE = 10**9
+
+
 def _int(row: dict[str, str], column: str, path: str, line: int, *, optional: bool = False) -> int | None:
     text = row.get(column, "")
     if text == "":
         if optional:
             return None
         raise InputError(f"{column} is empty", file=path, field=f"line {line}")
-    try:
-        value = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            number = float("nan")
-        if not number.is_integer():
-            raise InputError(f"{column} must be an integer, got {text!r}", file=path,
-                             field=f"line {line}") from None
-        value = int(number)
-    if value < 0:
-        raise InputError(f"{column} must not be negative, got {value}", file=path, field=f"line {line}")
-    return value
+    if _NUMBER.fullmatch(text) is None:
+        raise InputError(f"{column} must be an integer, got {text[:40]!r}", file=path, field=f"line {line}")
+    number = float(text)
+    if not number.is_integer():
+        raise InputError(f"{column} must be an integer, got {text!r}", file=path, field=f"line {line}")
+    if number < 0:
+        raise InputError(f"{column} must not be negative, got {text}", file=path, field=f"line {line}")
+    if number > MAX_VALUE:
+        raise InputError(f"{column} must be at most {MAX_VALUE}, got {text}", file=path, field=f"line {line}")
+    return int(text) if text.lstrip("+-").isdigit() else int(number)
 
 
 def _required(row: dict[str, str], column: str, path: str, line: int) -> int:

@@ -104,3 +104,10 @@ def test_done_forgets_the_entry() -> None:
     queue.done("p")
     assert "p" not in queue and len(queue) == 0 and queue.pop(0.0) is None
     assert not queue.has_active()
+
+
+def test_backoff_after_thousands_of_attempts_stays_at_the_maximum() -> None:
+    from phalanx.scheduler.queue import Entry
+
+    entry = Entry("default/p", 0, 0.0, 0, attempts=5000, last_failure=100.0)
+    assert entry.backoff_expiry() == 100.0 + MAX_BACKOFF

@@ -18,6 +18,7 @@ from rich.console import Console
 
 from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.errors import InputError
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim import output
 from phalanx.sim.progress import RunProgress, interactive
@@ -116,7 +117,7 @@ def test_nothing_half_written_on_error(tmp_path: Path, monkeypatch: pytest.Monke
         real_replace(source, target)
 
     monkeypatch.setattr(os, "replace", flaky)
-    with pytest.raises(OSError):
+    with pytest.raises(InputError, match="No space left on device"):  # one line naming --report, no traceback
         output.write_files(str(tmp_path), {"a.txt": b"a", "b.txt": b"b", "c.txt": b"c"})
     assert sorted(os.listdir(tmp_path)) == ["a.txt"]  # no temporary file left, no partial b.txt
 

@@ -96,3 +96,22 @@ def test_cli_reports_a_malformed_row_on_one_line_with_exit_2(tmp_path: Path,
     assert status == 2
     assert err.splitlines() == [f"phalanx: error: {pods}: line 3: expected 5 fields, got 4"]
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("cell", "message"), [
+    ("1_000", "cpu_milli must be an integer, got '1_000'"),
+    ("٣", "cpu_milli must be an integer, got '٣'"),
+    ("３２", "cpu_milli must be an integer"),
+    ("9" * 5000, "cpu_milli must be an integer"),
+    ("10000000000", "cpu_milli must be at most 1000000000"),
+    ("1e12", "cpu_milli must be at most 1000000000"),
+])
+def test_numbers_take_ascii_digits_within_bounds(tmp_path: Path, cell: str, message: str) -> None:
+    path = write(tmp_path / "nodes.csv", NODE_HEADER + f"n0,{cell},10,2,T4\n")
+    with pytest.raises(InputError, match=f"nodes.csv: line 2: {message}"):
+        load_nodes(path)
+
+
+def test_only_regular_csv_files_are_read() -> None:
+    with pytest.raises(InputError, match="/dev/zero: cannot read: not a regular file"):
+        load_nodes("/dev/zero")

@@ -275,7 +275,7 @@ class DeviceAllocator:
             out.setdefault(state.key, []).extend(chosen[i])
         return {k: tuple(v) for k, v in out.items()}
 
-    def _pinned(self, state: ClaimState) -> tuple[Choice, ...] | None:
+    def pinned(self, state: ClaimState) -> tuple[Choice, ...] | None:
         """A snapshot claim's recorded allocation (status.allocation), if every device still exists."""
         choices: list[Choice] = []
         requests = {r.name: r for r in state.claim.spec.requests}
@@ -297,7 +297,7 @@ class DeviceAllocator:
         found: dict[str, tuple[Choice, ...]] = {}
         todo = []
         for claim in pending:
-            pinned = self._pinned(claim) if claim.claim.allocated else None
+            pinned = self.pinned(claim) if claim.claim.allocated else None
             if pinned is not None:
                 found[claim.key] = pinned
             else:

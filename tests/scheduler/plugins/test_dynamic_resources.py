@@ -399,3 +399,36 @@ def test_deleted_slices_claims_and_classes(tmp_path: Path) -> None:
     assert [d.pod.name for d in s.schedule(3.0) if isinstance(d, Unschedulable)] == ["q"]
     s.add_device_objects(4.0, classes=inputs.device_classes)
     assert {d.pod.name for d in s.schedule(6.0) if isinstance(d, Bind)} == {"q"}  # after its backoff
+
+
+def allocated_claim(name: str, device: str, pool: str, reserved_for: str | None) -> Doc:
+    doc = b.claim(name, b.claim_spec(b.request("gpu", b.exactly(1))))
+    doc["status"] = {"allocation": {"devices": {"results": [
+        {"request": "gpu", "driver": b.DRIVER, "pool": pool, "device": device}]}}}
+    if reserved_for:
+        doc["status"]["reservedFor"] = [{"resource": "pods", "name": reserved_for, "uid": "u1"}]
+    return doc
+
+
+def test_a_claim_allocated_and_reserved_elsewhere_holds_its_device_until_the_api_deallocates_it(
+        tmp_path: Path) -> None:
+    from phalanx.api.dra import parse_resource_claim
+    from phalanx.api.objects import Source
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1), one_request(b.exactly(1)),
+                    allocated_claim("theirs", "gpu-0", "n0", reserved_for="other-scheduler-pod"))
+    s = scheduler_for(inputs)
+    s.add_pod(b_pod(tmp_path, "mine"), 0.0)
+    assert [d.pod.name for d in s.schedule(0.0) if isinstance(d, Unschedulable)] == ["mine"]
+    freed = parse_resource_claim(b.claim("theirs", b.claim_spec(b.request("gpu", b.exactly(1)))),
+                                 Source("test", 0))
+    s.add_device_objects(5.0, claims=[freed])  # the resourceclaim controller deallocated it
+    assert {d.pod.name for d in s.schedule(5.0) if isinstance(d, Bind)} == {"mine"}
+    assert devices_of(s, "mine") == ["n0/gpu-0"]
+
+
+def test_an_allocated_claim_nobody_reserves_does_not_hold_its_device(tmp_path: Path) -> None:
+    inputs = b.load(tmp_path, b.device_class(), b.node("n0"), b.gpus("n0", 1), one_request(b.exactly(1)),
+                    allocated_claim("stale", "gpu-0", "n0", reserved_for=None))
+    s = scheduler_for(inputs)
+    s.add_pod(b_pod(tmp_path, "mine"), 0.0)
+    assert {d.pod.name for d in s.schedule(0.0) if isinstance(d, Bind)} == {"mine"}
