@@ -19,6 +19,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from phalanx.api.quantity import format_duration
 from phalanx.errors import InputError
 from phalanx.sim.jsonsafe import dumps
 from phalanx.sim.tables import summary_rows
@@ -33,7 +34,7 @@ COUNTS = ("podsRunning", "podsPending", "groupsPending", "preemptions")
 # Summary keys the standard rows already show; any other number in a summary gets a row of its own.
 _SHOWN = {"pods", "gangPodsPending", "podGroups", "allocated", "useful", "stranded", "strandedResourceHours",
           "allocatedResourceHours", "waitSeconds", "groupWaitSeconds", "preemptions", "evictions",
-          "lostResourceHours"}
+          "lostResourceHours", "timeAveragedAllocated", "waitSecondsIncludingPending", "makespan"}
 DPI = 100
 
 
@@ -363,6 +364,32 @@ def _number(value: Any) -> str:
     return str(value)
 
 
+def workloads_html(labels: Sequence[str], results: Sequence[Report]) -> str:
+    """A row per workload (owner of pods), a column per profile: pods succeeded of all, and completion time."""
+    rows: dict[tuple[str, str], dict[int, Mapping[str, Any]]] = {}
+    for i, report in enumerate(results):
+        for w in report.get("workloads") or ():
+            rows.setdefault((str(w.get("kind")), str(w.get("name"))), {})[i] = w
+    if not rows:
+        return ""
+    head = "".join(f"<th>{html.escape(label)}</th>" for label in labels)
+    body = []
+    for (kind, name), by_profile in sorted(rows.items()):
+        cells = []
+        for i in range(len(results)):
+            w = by_profile.get(i)
+            if w is None:
+                cells.append("<td class=\"v\">—</td>")
+                continue
+            seconds = w.get("completionSeconds")
+            done = format_duration(seconds) if isinstance(seconds, int | float) else "not finished"
+            cells.append(f"<td class=\"v\">{w.get('succeeded', 0)}/{w.get('pods', 0)} succeeded, "
+                         f"{html.escape(done)}</td>")
+        body.append(f"<tr><td>{html.escape(kind)} {html.escape(name)}</td>{''.join(cells)}</tr>")
+    return (f'<section class="workloads"><h2>Workloads</h2><table class="summary"><tr><th>workload</th>{head}'
+            f"</tr>{''.join(body)}</table></section>")
+
+
 def _img(data: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
 
@@ -402,7 +429,7 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
         "fractions are of allocatable capacity at the end of the run; stranded capacity is held by gang members "
         "that cannot make progress. Every field is explained in docs/report.md.</p>\n"
         f"<div class=\"profiles\" style=\"grid-template-columns:repeat({count},minmax(300px,1fr))\">"
-        f"{''.join(columns)}</div>\n<div class=\"all\">{figures}</div>\n"
+        f"{''.join(columns)}</div>\n{workloads_html(labels, results)}<div class=\"all\">{figures}</div>\n"
         f"<script>{_LAYOUT_SCRIPT}</script></body></html>\n"
     )
 

@@ -117,3 +117,24 @@ def test_compare_carries_every_profile_to_one_horizon(tmp_path: Path, capsys: py
     assert [r["endTime"] for r in results] == [21.0, 21.0]
     waits = {r["profile"]: r["summary"]["waitSeconds"]["max"] for r in results}
     assert waits == {"default": 9.0, "gang-bin-packing": 0.0}
+
+
+def test_the_html_report_has_a_row_per_workload(tmp_path: Path) -> None:
+    from phalanx.sim.output import index_html
+    job = """
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: etl, namespace: default, annotations: {phalanx.dev/duration: 20s}}
+spec:
+  completions: 2
+  parallelism: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: img, resources: {requests: {cpu: "1"}}}]
+"""
+    r = report(tmp_path, node("n0") + job)
+    page = index_html(["default"], [r], {})
+    assert "<h2>Workloads</h2>" in page and "Job default/etl" in page and "2/2 succeeded, 20s" in page
+    assert "timeAveragedAllocated.cpu" not in page  # shown by its own row, not as an extra number
