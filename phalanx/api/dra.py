@@ -528,7 +528,7 @@ class ResourceClaimTemplate:
         return f"{self.namespace}/{self.name}"
 
 
-def _exact(item: Mapping[str, Any], where: str, name: str, driver_hint: str = "") -> ExactRequest:
+def _exact(item: Mapping[str, Any], where: str, name: str) -> ExactRequest:
     mode = _text(item.get("allocationMode"), f"{where}.allocationMode") or "ExactCount"
     if mode not in ("ExactCount", "All"):
         raise _fail(f"{where}.allocationMode", f"unsupported value {mode!r}: one of ExactCount, All")

@@ -93,10 +93,6 @@ def _listed(paths: Sequence[str]) -> list[tuple[str, bool]]:
     return files
 
 
-def _files(paths: Sequence[str]) -> list[str]:
-    return [path for path, _ in _listed(paths)]
-
-
 def _parse(path: str, text: str) -> list[Any]:
     if path.endswith(".json"):
         # `kubectl get -o json` output: one JSON value per file, read by the JSON parser (YAML's is 30× slower).

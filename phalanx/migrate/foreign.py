@@ -23,7 +23,6 @@ from typing import Any
 from phalanx.migrate import native
 
 Doc = dict[str, Any]
-FOREIGN_SCHEDULERS = ("volcano", "kai-scheduler", "scheduler-plugins-scheduler", "kueue")
 
 
 @dataclass

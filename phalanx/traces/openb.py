@@ -130,7 +130,7 @@ def load_nodes(path: str) -> list[Node]:
     return nodes
 
 
-def gpu_milli(num_gpu: int, raw: int | None) -> int:
+def gpu_milli(raw: int | None) -> int:
     """KSS pod_csv_to_yaml.py: the column as is when in (0, 1000], 1000 above or when absent, else 0."""
     if raw is None:
         return MILLI
@@ -154,7 +154,7 @@ def load_pods(path: str) -> list[Pod]:
         count = _required(row, "num_gpu", path, line)
         gpu: GpuRequest | None = None
         if count > 0:
-            milli = gpu_milli(count, _int(row, "gpu_milli", path, line, optional=True))
+            milli = gpu_milli(_int(row, "gpu_milli", path, line, optional=True))
             models = tuple(m for m in row.get("gpu_spec", "").split("|") if m)
             gpu = GpuRequest(count, milli, models)
             requests[GPU_MILLI] = count * milli
