@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -89,6 +90,28 @@ class SelectorTerm:
 
     expressions: tuple[Requirement, ...] = ()
     fields: tuple[Requirement, ...] = ()
+
+    def matches(self, name: str, labels: Mapping[str, str]) -> bool:
+        """Whether a node (its name and labels) satisfies the term, one node at a time (the scheduler's
+        filters work on label arrays instead). An empty term matches nothing, as the API reads it."""
+        if not self.expressions and not self.fields:
+            return False
+        for req in (*self.expressions, *self.fields):
+            value = name if req in self.fields else labels.get(req.key)
+            if req.operator == "In" and value not in req.values:
+                return False
+            if req.operator == "NotIn" and value in req.values:
+                return False
+            if req.operator == "Exists" and value is None:
+                return False
+            if req.operator == "DoesNotExist" and value is not None:
+                return False
+            if req.operator in ("Gt", "Lt"):
+                if value is None or not value.lstrip("+-").isdigit():
+                    return False
+                if (int(value) > int(req.values[0])) != (req.operator == "Gt"):
+                    return False
+        return True
 
 
 @dataclass(frozen=True, slots=True)

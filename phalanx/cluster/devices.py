@@ -91,27 +91,6 @@ class TaintEviction:
     tolerated_for: float | None = None  # tolerationSeconds that ran out, if the claim tolerated it a while
 
 
-def _term_matches(term: SelectorTerm, name: str, labels: dict[str, str]) -> bool:
-    if not term.expressions and not term.fields:
-        return False
-    for req in (*term.expressions, *term.fields):
-        value = name if req in term.fields else labels.get(req.key)
-        if req.operator == "In" and value not in req.values:
-            return False
-        if req.operator == "NotIn" and value in req.values:
-            return False
-        if req.operator == "Exists" and value is None:
-            return False
-        if req.operator == "DoesNotExist" and value is not None:
-            return False
-        if req.operator in ("Gt", "Lt"):
-            if value is None or not value.lstrip("+-").isdigit():
-                return False
-            if (int(value) > int(req.values[0])) != (req.operator == "Gt"):
-                return False
-    return True
-
-
 def _cel_device(driver: str, device: Device) -> dict[str, object]:
     attributes: dict[str, dict[str, object]] = {}
     for name, value in device.attributes.items():
@@ -360,7 +339,7 @@ class DeviceState:
             if not terms:  # allNodes
                 reach[d] = np.ones(n, dtype=bool)
             else:
-                reach[d] = np.array([any(_term_matches(t, self.cluster.names[i], self.cluster.labels.labels(i))
+                reach[d] = np.array([any(t.matches(self.cluster.names[i], self.cluster.labels.labels(i))
                                          for t in terms) for i in range(n)], dtype=bool)
         self._reach = reach
         self._remote = np.array(sorted(reach), dtype=np.int64)

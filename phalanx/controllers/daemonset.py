@@ -45,32 +45,12 @@ def daemon_tolerations(daemon_set: DaemonSet) -> tuple[Toleration, ...]:
     return (*own, *(t for t in extra if t not in own))
 
 
-def _matches(term: SelectorTerm, node: Node) -> bool:
-    if not term.expressions and not term.fields:
-        return False
-    for req in (*term.expressions, *term.fields):
-        value = node.name if req in term.fields else node.labels.get(req.key)
-        if req.operator == "In" and value not in req.values:
-            return False
-        if req.operator == "NotIn" and value in req.values:
-            return False
-        if req.operator == "Exists" and value is None:
-            return False
-        if req.operator == "DoesNotExist" and value is not None:
-            return False
-        if req.operator in ("Gt", "Lt"):
-            if value is None or not value.lstrip("+-").isdigit():
-                return False
-            if (int(value) > int(req.values[0])) != (req.operator == "Gt"):
-                return False
-    return True
-
-
 def should_run(daemon_set: DaemonSet, node: Node) -> bool:
     placement = daemon_set.template.placement
     if any(node.labels.get(k) != v for k, v in placement.node_selector):
         return False
-    if placement.required_terms is not None and not any(_matches(t, node) for t in placement.required_terms):
+    terms = placement.required_terms
+    if terms is not None and not any(t.matches(node.name, node.labels) for t in terms):
         return False
     blocking = [t for t in node.taints if t.effect in ("NoSchedule", "NoExecute")]
     return first_untolerated(blocking, daemon_tolerations(daemon_set), harmless="PreferNoSchedule") is None
