@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from phalanx.api.cron import CronError, CronSchedule, parse_cron
-from phalanx.api.fields import Manifest, Meta, boolean, fail, integer, mapping, seconds, sequence, text
+from phalanx.api.fields import Manifest, Meta, boolean, fail, integer, mapping, seconds, sequence, template_meta, text
 from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, Pod, PriorityClass, Source
 from phalanx.api.selectors import parse_selector
 from phalanx.errors import InputError
@@ -132,13 +132,7 @@ def _template(spec: Mapping[str, Any], meta: Meta, source: Source) -> Pod:
 
     field = "spec.template"
     template = mapping(spec.get("template"), field, required=True)
-    tmeta_raw = dict(mapping(template.get("metadata"), f"{field}.metadata"))
-    tmeta_raw.setdefault("name", meta.name)
-    tmeta_raw["namespace"] = meta.namespace
-    try:
-        tmeta = Meta({"metadata": tmeta_raw}, namespaced=True)
-    except InputError as exc:
-        raise fail(f"{field}.{exc.field}", exc.detail) from None
+    tmeta = template_meta(template, meta, field)
     pod_spec = mapping(template.get("spec"), f"{field}.spec", required=True)
     policy = text(pod_spec.get("restartPolicy"), f"{field}.spec.restartPolicy") or "Always"
     if policy != "Always":

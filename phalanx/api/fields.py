@@ -120,3 +120,15 @@ def object_name(doc: Manifest) -> str:
         return f"{kind} (unnamed)"
     namespace = meta.get("namespace")
     return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
+
+
+def template_meta(template: Mapping[str, Any], owner: Meta, field: str) -> Meta:
+    """A pod template's metadata (`field` is where the template is): named after its owner unless it names
+    itself, always in its owner's namespace."""
+    raw = dict(mapping(template.get("metadata"), f"{field}.metadata"))
+    raw.setdefault("name", owner.name)
+    raw["namespace"] = owner.namespace
+    try:
+        return Meta({"metadata": raw}, namespaced=True)
+    except InputError as exc:
+        raise fail(f"{field}.{exc.field}", exc.detail) from None

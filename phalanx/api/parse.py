@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from phalanx.api import dra
 from phalanx.api.apps import APPS_PARSERS, controller_ref
-from phalanx.api.fields import Manifest, Meta
+from phalanx.api.fields import Manifest, Meta, template_meta
 from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
 from phalanx.api.fields import integer as _int
@@ -43,7 +43,6 @@ from phalanx.api.quantity import MAX_INT64, QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
 from phalanx.api.selectors import term as _term
 from phalanx.api.tolerations import parse_toleration
-from phalanx.errors import InputError
 
 MAX_PRIORITY = 1_000_000_000
 MIN_PRIORITY = -2_147_483_648  # priorities are int32
@@ -389,13 +388,7 @@ def parse_job(doc: Manifest, source: Source) -> Job:
     parallelism = _int(spec.get("parallelism", 1), "spec.parallelism", minimum=0, maximum=MAX_JOB_PODS)
     completions = _int(spec.get("completions", parallelism), "spec.completions", minimum=0, maximum=MAX_JOB_PODS)
     template = _mapping(spec.get("template"), "spec.template", required=True)
-    tmeta_raw = dict(_mapping(template.get("metadata"), "spec.template.metadata"))
-    tmeta_raw.setdefault("name", meta.name)
-    tmeta_raw["namespace"] = meta.namespace
-    try:
-        tmeta = Meta({"metadata": tmeta_raw}, namespaced=True)
-    except InputError as exc:
-        raise _fail(f"spec.template.{exc.field}", exc.detail) from None
+    tmeta = template_meta(template, meta, "spec.template")
     pod = pod_from_spec(tmeta, _mapping(template.get("spec"), "spec.template.spec", required=True),
                         "spec.template.spec", source)
     if pod.duration is None:

@@ -8,15 +8,20 @@ Without the binaries the tests are skipped, unless PHALANX_REQUIRE_KUBE=1 (as CI
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from lightkube import Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, Node, Pod
 
+from phalanx.live.binder import Binder
 from phalanx.verify.controlplane import ControlPlane
 from tests.kube import control_plane_session
+
+if TYPE_CHECKING:
+    from tests.live.test_driver import Running
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +47,20 @@ def namespace(client: Client) -> Iterator[str]:
     for node in client.list(Node, labels={"phalanx.dev/test": name}):
         if node.metadata is not None and node.metadata.name is not None:
             client.delete(Node, node.metadata.name)
+
+
+@pytest.fixture
+def running(client: Client, namespace: str) -> Iterator[Callable[..., Running]]:
+    """Start Phalanx's live driver in a thread (`running(binder=None)`); every one started is stopped after."""
+    from tests.live.test_driver import Running
+
+    started: list[Running] = []
+
+    def start(binder: Binder | None = None) -> Running:
+        run = Running(client, namespace, binder)
+        started.append(run)
+        return run
+
+    yield start
+    for run in started:
+        run.close()

@@ -122,20 +122,6 @@ def devices(client: Client, namespace: str) -> Iterator[Devices]:
     made.cleanup()
 
 
-@pytest.fixture
-def running(client: Client, namespace: str) -> Iterator[Callable[..., Running]]:
-    started: list[Running] = []
-
-    def start(binder: RecordingBinder | None = None) -> Running:
-        run = Running(client, namespace, binder)
-        started.append(run)
-        return run
-
-    yield start
-    for run in started:
-        run.close()
-
-
 def status_of(claim: dict[str, Any]) -> dict[str, Any]:
     return claim.get("status") or {}
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -91,20 +91,6 @@ class Running:
     def close(self) -> None:
         self.stop.set()
         self.thread.join(timeout=10)
-
-
-@pytest.fixture
-def running(client: Client, namespace: str) -> Iterator[Callable[..., Running]]:
-    started: list[Running] = []
-
-    def start(binder: Binder | None = None) -> Running:
-        run = Running(client, namespace, binder)
-        started.append(run)
-        return run
-
-    yield start
-    for run in started:
-        run.close()
 
 
 def check_invariants(client: Client, namespace: str, gangs: dict[str, int], binds: list[str]) -> None:
