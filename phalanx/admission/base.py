@@ -1,0 +1,81 @@
+"""What an admission policy (Kueue-style, Volcano-style) sees and answers. The simulator hands it whole
+workloads (a Job, a JobSet, a pod group) as they arrive and finish; each admission cycle it answers with
+workloads to admit, whose pods then go to the scheduler, and workloads to evict (preempted or reclaimed:
+their pods are deleted and the workload waits again). It keeps no clock of its own and never sees nodes
+one by one: the engine places what it admits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class PodSet:
+    """Pods of one shape in a workload (a Job's template, a JobSet's replicated job, a PyTorchJob's Worker)."""
+
+    name: str
+    count: int
+    requests: Mapping[str, int]  # per pod, in Phalanx's units: cpu in millicores, memory and others in units
+    min_count: int | None = None  # the gang minimum if less than count (Kueue partial admission, minAvailable)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedWorkload:
+    key: str  # namespace/name of the object admitted whole
+    namespace: str
+    queue: str  # the LocalQueue (Kueue) or Queue (Volcano) it names; "" when it names none
+    priority: int
+    created: float  # its arrival: FIFO order
+    pod_sets: tuple[PodSet, ...]
+    priority_class: str | None = None
+
+    def total(self) -> dict[str, int]:
+        """Requests of the whole workload, summed over its pod sets."""
+        out: dict[str, int] = {}
+        for ps in self.pod_sets:
+            for name, value in ps.requests.items():
+                out[name] = out.get(name, 0) + value * ps.count
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    key: str
+    queue: str  # the ClusterQueue (Kueue) or Queue (Volcano) that admitted it
+    node_selector: Mapping[str, str] = field(default_factory=dict)  # the flavor's nodeLabels, added to its pods
+    tolerations: tuple[Mapping[str, str], ...] = ()  # the flavor's tolerations (as written in the manifest)
+    flavors: Mapping[str, str] = field(default_factory=dict)  # resource -> flavor, as the report shows it
+    borrowed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    key: str
+    reason: str  # "Preempted", "Reclaimed", "InClusterQueue", "InCohortReclamation", ...
+    message: str = ""
+    by: str | None = None  # the workload it made room for
+
+
+class AdmissionPolicy(Protocol):
+    """Kueue-style or Volcano-style admission, as the simulator drives it."""
+
+    def submit(self, workload: QueuedWorkload, now: float) -> None:
+        """A workload arrives (or comes back after an eviction) and waits to be admitted."""
+
+    def finished(self, key: str, now: float) -> None:
+        """An admitted workload ended (its pods succeeded or were deleted): its quota is free again."""
+
+    def cycle(self, now: float) -> list[Admit | Evict]:
+        """One admission pass over the waiting workloads, in the policy's order."""
+        ...
+
+    def queue_rows(self) -> list[dict[str, object]]:
+        """Per-queue counters for the report (admitted, pending, borrowed, preempted, reclaimed, waits)."""
+        ...
+
+    def not_modelled(self) -> list[str]:
+        """Fields the inputs use that the policy does not model, named for stderr and the report."""
+        ...
