@@ -35,7 +35,13 @@ def read_text(path: str) -> str:
             raise InputError(f"is {info.st_size} bytes, more than the {MAX_FILE_BYTES // 2**30} GiB Phalanx reads",
                              file=path)
         with open(path, "rb") as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
+            # read(n) allocates n bytes up front: ask for the size the file has, then for more only if it grew.
+            chunks = [handle.read(info.st_size + 1)]
+            size = len(chunks[0])
+            while info.st_size < size <= MAX_FILE_BYTES and (chunk := handle.read(1 << 20)):
+                chunks.append(chunk)
+                size += len(chunk)
+            data = b"".join(chunks) if len(chunks) > 1 else chunks[0]
     except OSError as exc:
         raise InputError(exc.strerror or str(exc), file=path) from None
     if len(data) > MAX_FILE_BYTES:  # it grew while being read

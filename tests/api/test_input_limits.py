@@ -133,6 +133,21 @@ def test_files_past_the_size_cap_are_refused(tmp_path: Path, monkeypatch: pytest
         read_text(str(path))
 
 
+def test_reading_a_small_file_does_not_reserve_the_size_cap(tmp_path: Path) -> None:
+    """`read(n)` allocates n bytes before it reads: asking for the cap (2 GiB) made every file cost 2 GiB."""
+    import tracemalloc
+
+    path = tmp_path / "pod.yaml"
+    path.write_text(POD)
+    tracemalloc.start()
+    try:
+        assert read_text(str(path)) == POD
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2**20
+
+
 def test_device_capacities_counted_in_thousandths_fit_int64(tmp_path: Path) -> None:
     from tests import dra_builders as b
 
