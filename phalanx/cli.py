@@ -283,7 +283,8 @@ def _validate(args: argparse.Namespace, console: Console) -> int:
     controllers = inputs.controllers()
     print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
           f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
-          f"{len(controllers)} Deployment, ReplicaSet, StatefulSet, DaemonSet or CronJob object(s), "
+          f"{len(controllers)} workload controller object(s) (Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, "
+          "JobSet, LeaderWorkerSet, PyTorchJob, TFJob, MPIJob), "
           f"{len(inputs.priority_classes)} priority class(es)")
     return 0
 

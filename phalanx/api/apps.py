@@ -9,7 +9,7 @@ import datetime
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from phalanx.api.cron import CronError, CronSchedule, parse_cron
 from phalanx.api.fields import Manifest, Meta, boolean, fail, integer, mapping, seconds, sequence, template_meta, text
@@ -270,27 +270,47 @@ APPS_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
 }
 
 
-def resolve_templates(objects: Iterable[WorkloadObject], classes: Iterable[PriorityClass]) -> None:
+class TemplatedObject(Protocol):
+    """A controller's object that stamps pods from one or more templates (JobSet, LeaderWorkerSet, …)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def source(self) -> Source | None: ...
+
+    def pod_templates(self) -> list[tuple[Pod, str]]: ...
+
+
+def _templates(obj: WorkloadObject | TemplatedObject) -> list[tuple[Pod, str]]:
+    """The object's pod templates, each with the field it is at (for messages)."""
+    if isinstance(obj, CronJob):
+        return [(obj.job.template, "spec.jobTemplate.spec.template.spec")]
+    if isinstance(obj, ReplicaSet | Deployment | StatefulSet | DaemonSet):
+        return [(obj.template, "spec.template.spec")]
+    return obj.pod_templates()
+
+
+def resolve_templates(objects: Iterable[WorkloadObject | TemplatedObject], classes: Iterable[PriorityClass]) -> None:
     """Priority admission for the pods the controllers will create: the template's priorityClassName (an
     InputError if no such class and no spec.priority), else the global default class, else 0."""
     by_name = {pc.name: pc for pc in classes}
     defaults = [pc for pc in by_name.values() if pc.global_default]
     for obj in objects:
-        kind = type(obj).__name__
-        pod: Pod = obj.job.template if isinstance(obj, CronJob) else obj.template
-        field = "spec.jobTemplate.spec.template.spec" if isinstance(obj, CronJob) else "spec.template.spec"
-        pod.source = obj.source
-        if pod.priority_class_name is not None:
-            pc = by_name.get(pod.priority_class_name)
-            if pc is None and pod.explicit_priority is not None:
-                pod.priority = pod.explicit_priority
-            elif pc is None:
-                raise InputError(f"no PriorityClass named {pod.priority_class_name!r}",
-                                 file=obj.source.file if obj.source else None, obj=f"{kind} {obj.key}",
-                                 field=f"{field}.priorityClassName")
-            else:
-                pod.priority = pc.value if pod.explicit_priority is None else pod.explicit_priority
-                if pod.preemption_policy == "PreemptLowerPriority":
-                    pod.preemption_policy = pc.preemption_policy
-        elif pod.explicit_priority is None:
-            pod.priority = defaults[0].value if defaults else 0
+        kind = getattr(obj, "kind", None) or type(obj).__name__
+        for pod, field in _templates(obj):
+            pod.source = obj.source
+            if pod.priority_class_name is not None:
+                pc = by_name.get(pod.priority_class_name)
+                if pc is None and pod.explicit_priority is not None:
+                    pod.priority = pod.explicit_priority
+                elif pc is None:
+                    raise InputError(f"no PriorityClass named {pod.priority_class_name!r}",
+                                     file=obj.source.file if obj.source else None, obj=f"{kind} {obj.key}",
+                                     field=f"{field}.priorityClassName")
+                else:
+                    pod.priority = pc.value if pod.explicit_priority is None else pod.explicit_priority
+                    if pod.preemption_policy == "PreemptLowerPriority":
+                        pod.preemption_policy = pc.preemption_policy
+            elif pod.explicit_priority is None:
+                pod.priority = defaults[0].value if defaults else 0

@@ -19,6 +19,8 @@ from phalanx.api.fields import object_name
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import PARSERS
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
+from phalanx.api.sets import JobSet, LeaderWorkerSet
+from phalanx.api.training import TrainingJob
 from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
 from phalanx.migrate.rewrite import Migrator
@@ -49,6 +51,9 @@ class Inputs:
     stateful_sets: list[StatefulSet] = field(default_factory=list)
     daemon_sets: list[DaemonSet] = field(default_factory=list)
     cron_jobs: list[CronJob] = field(default_factory=list)
+    job_sets: list[JobSet] = field(default_factory=list)
+    leader_worker_sets: list[LeaderWorkerSet] = field(default_factory=list)
+    training_jobs: list[TrainingJob] = field(default_factory=list)  # PyTorchJob, TFJob, MPIJob
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
     notices: list[str] = field(default_factory=list)  # one line each, for stderr: what loading left out
@@ -62,9 +67,12 @@ class Inputs:
         everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
         yield from everything
 
-    def controllers(self) -> list[ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob]:
-        """The workload controllers' objects (apps/v1, CronJob) the simulator runs controllers for."""
-        return [*self.replica_sets, *self.deployments, *self.stateful_sets, *self.daemon_sets, *self.cron_jobs]
+    def controllers(self) -> list[ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet
+                                  | LeaderWorkerSet | TrainingJob]:
+        """The workload controllers' objects (apps/v1, CronJob, JobSet, LeaderWorkerSet, Kubeflow training jobs)
+        the simulator runs controllers for."""
+        return [*self.replica_sets, *self.deployments, *self.stateful_sets, *self.daemon_sets, *self.cron_jobs,
+                *self.job_sets, *self.leader_worker_sets, *self.training_jobs]
 
 
 # Files a folder of manifests often holds beside them that are not Kubernetes objects: Helm's chart and values
@@ -260,7 +268,8 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
               DeviceClass: inputs.device_classes, ResourceClaim: inputs.resource_claims,
               ResourceClaimTemplate: inputs.claim_templates, DeviceTaintRule: inputs.device_taint_rules,
               ReplicaSet: inputs.replica_sets, Deployment: inputs.deployments, StatefulSet: inputs.stateful_sets,
-              DaemonSet: inputs.daemon_sets, CronJob: inputs.cron_jobs}[type(obj)]
+              DaemonSet: inputs.daemon_sets, CronJob: inputs.cron_jobs, JobSet: inputs.job_sets,
+              LeaderWorkerSet: inputs.leader_worker_sets, TrainingJob: inputs.training_jobs}[type(obj)]
     bucket.append(obj)  # type: ignore[attr-defined]
 
 
@@ -361,6 +370,11 @@ def resolve(inputs: Inputs) -> None:
         _notice(inputs, f"no PriorityClass named {', '.join(repr(n) for n in sorted(missing))}: the objects naming "
                 "it keep their own spec.priority")
     resolve_templates(inputs.controllers(), classes.values())
+    ignored = [f"{js.key} ({', '.join(js.ignored_scheduling)})" for js in inputs.job_sets if js.ignored_scheduling]
+    if ignored:
+        _notice(inputs, "JobSet Job templates' spec.scheduling has no effect (the Job controller makes PodGroups "
+                "only for Jobs without a controller; name a PodGroup in the pod template's schedulingGroup "
+                f"instead): {_first_few(ignored)}")
     resolve_devices(inputs)
 
 

@@ -42,7 +42,9 @@ from phalanx.api.pod_constraints import parse_pod_affinity, parse_spread
 from phalanx.api.quantity import MAX_INT64, QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
 from phalanx.api.selectors import term as _term
+from phalanx.api.sets import SETS_PARSERS
 from phalanx.api.tolerations import parse_toleration
+from phalanx.api.training import TRAINING_PARSERS
 
 MAX_PRIORITY = 1_000_000_000
 MIN_PRIORITY = -2_147_483_648  # priorities are int32
@@ -453,4 +455,6 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     "PodDisruptionBudget": (("policy/v1",), parse_pdb),
     **dra.PARSERS,  # resource.k8s.io: ResourceSlice, DeviceClass, ResourceClaim(Template), DeviceTaintRule
     **APPS_PARSERS,  # apps/v1 ReplicaSet, Deployment, StatefulSet, DaemonSet; batch/v1 CronJob
+    **SETS_PARSERS,  # JobSet, LeaderWorkerSet
+    **TRAINING_PARSERS,  # Kubeflow PyTorchJob, TFJob, MPIJob
 }

@@ -1,6 +1,7 @@
 """The workload controllers together, as the simulator drives them: ReplicaSet (and Deployment above it),
-StatefulSet, DaemonSet and CronJob. Each call says what happened (an object arrived, a node arrived, a pod
-was bound, stopped or is gone) and answers with `Actions` for the simulator to carry out."""
+StatefulSet, DaemonSet, CronJob, JobSet, LeaderWorkerSet and the Kubeflow training jobs. Each call says what
+happened (an object arrived, a node arrived, a pod was bound, stopped or is gone) and answers with `Actions`
+for the simulator to carry out."""
 
 from __future__ import annotations
 
@@ -8,14 +9,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from phalanx.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet, WorkloadObject
-from phalanx.api.objects import Job, Node, Pod
+from phalanx.api.objects import Job, Node, Pod, PodGroup
+from phalanx.api.sets import JobSet, LeaderWorkerSet
+from phalanx.api.training import TrainingJob
 from phalanx.controllers import replicaset, statefulset
 from phalanx.controllers.cronjob import CronJobController
 from phalanx.controllers.daemonset import DaemonSetController
 from phalanx.controllers.deployment import HASH_LABEL, replica_set_for
 from phalanx.controllers.job import JobController
+from phalanx.controllers.jobset import JobSetController
+from phalanx.controllers.kubeflow import TrainingJobController
+from phalanx.controllers.lws import LeaderWorkerSetController
 from phalanx.controllers.replicaset import ReplicaSetController
 from phalanx.controllers.statefulset import StatefulSetController
+
+SetObject = JobSet | LeaderWorkerSet | TrainingJob
 
 # Without a simulation horizon (`--until`), CronJobs run for this long after they arrive: a schedule never
 # runs out, and the simulation has to end.
@@ -24,9 +32,11 @@ CRON_HORIZON = 24 * 3600.0
 
 @dataclass(slots=True)
 class Actions:
+    pod_groups: list[PodGroup] = field(default_factory=list)  # to create now, before the pods
     pods: list[Pod] = field(default_factory=list)  # to create now
     jobs: list[Job] = field(default_factory=list)  # to start now (the Job controller takes them)
     delete_jobs: list[str] = field(default_factory=list)  # Jobs deleted: their pods go now
+    delete_pods: list[str] = field(default_factory=list)  # running pods (not terminating) deleted now
     wake: list[tuple[float, str]] = field(default_factory=list)  # (time, CronJob key) of a scheduled run
 
 
@@ -44,6 +54,9 @@ class WorkloadControllers:
     sts: StatefulSetController = field(init=False)
     ds: DaemonSetController = field(init=False)
     cron: CronJobController = field(init=False)
+    js: JobSetController = field(default_factory=JobSetController)
+    lws: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
+    training: TrainingJobController = field(default_factory=TrainingJobController)
     _horizon: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -57,7 +70,15 @@ class WorkloadControllers:
         for node in nodes:
             self.ds.nodes[node.name] = node
 
-    def arrive(self, obj: WorkloadObject, now: float) -> Actions:
+    def arrive(self, obj: WorkloadObject | SetObject, now: float) -> Actions:
+        if isinstance(obj, JobSet):
+            return Actions(jobs=self.js.start(obj, now))
+        if isinstance(obj, LeaderWorkerSet):
+            groups, pods = self.lws.start(obj, now)
+            return Actions(pod_groups=groups, pods=pods)
+        if isinstance(obj, TrainingJob):
+            group, pods = self.training.start(obj, self._owned(obj.key, obj.kind), now)
+            return Actions(pod_groups=[group] if group is not None else [], pods=pods)
         if isinstance(obj, Deployment):
             if any(rs.owner is not None and rs.owner.kind == "Deployment" and rs.owner.name == obj.name
                    and rs.namespace == obj.namespace for rs in self.replica_sets):
@@ -101,19 +122,23 @@ class WorkloadControllers:
         return Actions(pods=self.ds.node_added(node, now))
 
     def bound(self, pod: Pod, now: float) -> Actions:
-        if pod.controller != statefulset.KIND:  # every bind lands here: keep the common case cheap
-            return NOTHING
-        return Actions(pods=self.sts.bound(pod, now))
+        if pod.controller == statefulset.KIND:
+            return Actions(pods=self.sts.bound(pod, now))
+        if pod.controller == "Job" and self.js.waits_on(pod.owner):
+            return Actions(jobs=self.js.bound(pod, now))
+        return NOTHING  # every bind lands here: keep the common case cheap
 
     def replaces(self, pod: Pod) -> bool:
         """Its controller replaces it by a new pod (ReplicaSet, DaemonSet): once deleted it is gone for good."""
         return self.rs.owns(pod) or self.ds.owns(pod)
 
     def terminating(self, pod: Pod, now: float) -> Actions:
-        """The pod was evicted and is terminating: a ReplicaSet replaces it at once."""
+        """The pod was evicted and is terminating: a ReplicaSet replaces it at once; a LeaderWorkerSet deletes
+        the rest of its group (which `gone` makes again)."""
         self.sts.stopped(pod)
-        return Actions(pods=self.rs.lost(pod, now))
+        return Actions(pods=self.rs.lost(pod, now), delete_pods=self.lws.group_mates(pod))
 
     def gone(self, pod: Pod, now: float) -> Actions:
         """The pod is gone (deleted, finished, or evicted and its grace over): its controller makes another."""
-        return Actions(pods=[*self.rs.lost(pod, now), *self.sts.gone(pod, now), *self.ds.gone(pod, now)])
+        return Actions(pods=[*self.rs.lost(pod, now), *self.sts.gone(pod, now), *self.ds.gone(pod, now),
+                             *self.lws.gone(pod, now)])

@@ -4,7 +4,7 @@
   (nodes that arrive later count from their arrival).
 - Waits with the pods still pending at the end: their wait so far is a lower bound (censored), reported
   beside the waits of bound pods rather than dropped.
-- Completion: a gang (PodGroup) or workload (the pods of one owner: Job, ReplicaSet, StatefulSet, …) is
+- Completion: a gang (PodGroup) or workload (the pods of one owner: Job, ReplicaSet, StatefulSet, JobSet, …) is
   complete when every pod it had has succeeded; its completion time runs from its first pod's creation to
   its last pod's end. The makespan is the same over every pod that arrived during the run; None while
   some pod has not finished (pods of a snapshot, running at time 0, are left out: they have no creation).
@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from phalanx.api.sets import JOBSET_NAME_LABEL
 from phalanx.sim.simulation import PodRecord, Simulation
 
 
@@ -61,12 +62,16 @@ def makespan(sim: Simulation) -> dict[str, Any]:
 
 
 def workloads(sim: Simulation, wait_stats: Any) -> list[dict[str, Any]]:
-    """One row per owner (controller kind and `namespace/name`): its pods by phase, waits, completion."""
+    """One row per owner (controller kind and `namespace/name`): its pods by phase, waits, completion. A JobSet
+    has a row of its own beside its Jobs' (its pods, found by their `jobset-name` label)."""
     owned: dict[tuple[str, str], list[PodRecord]] = defaultdict(list)
     for record in sim.pods.values():
         pod = record.pod
         if pod.owner is not None:
             owned[(pod.controller or "Owner", pod.owner)].append(record)
+            job_set = pod.labels.get(JOBSET_NAME_LABEL) if pod.controller == "Job" else None
+            if job_set is not None:
+                owned[("JobSet", f"{pod.namespace}/{job_set}")].append(record)
     rows = []
     for (kind, name), records in sorted(owned.items()):
         phases = [r.phase for r in records]

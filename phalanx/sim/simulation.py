@@ -1,10 +1,10 @@
 """The simulator driver: replays objects on a virtual clock through the Scheduler and keeps the books.
 
 It owns what a cluster would do around the scheduler: objects arrive (`phalanx.dev/arrival`), the Job
-and workload controllers (phalanx/controllers: ReplicaSet, Deployment, StatefulSet, DaemonSet, CronJob) stamp
-pods, bound pods run, a gang member makes progress only while its group has
-`minCount` members running (or done), pods finish after `phalanx.dev/duration` of progress. Every
-scheduling decision comes from the Scheduler; the driver only carries it out and records it.
+and workload controllers (phalanx/controllers: ReplicaSet, Deployment, StatefulSet, DaemonSet, CronJob,
+JobSet, LeaderWorkerSet, Kubeflow training jobs) stamp pods, bound pods run, a gang member makes progress
+only while its group has `minCount` members running (or done), pods finish after `phalanx.dev/duration` of
+progress. Every scheduling decision comes from the Scheduler; the driver only carries it out and records it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, Statefu
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
+from phalanx.api.sets import JobSet, LeaderWorkerSet
+from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
 from phalanx.controllers.workloads import Actions, WorkloadControllers
 from phalanx.scheduler.loop import VirtualClock, run_engine
@@ -93,6 +95,8 @@ class PodDeletion:
     """A user deletes a pod (a trace's `delete`): it leaves at once, freeing what it held; nothing recreates it."""
 
     pod_key: str
+    # A controller's deletion (a LeaderWorkerSet restarting a group): a pod already terminating keeps its grace.
+    unless_terminating: bool = False
 
 
 @dataclass(slots=True)
@@ -102,7 +106,7 @@ class _CronRun:
     cron_job: str
 
 
-Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob
+Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet | LeaderWorkerSet | TrainingJob
 Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
          | Controlled | _CronRun)
 
@@ -442,7 +446,8 @@ class Simulation:
     def _user_delete(self, event: PodDeletion) -> None:
         """A deleted pod leaves now: a running one ends (Succeeded), a pending one never runs (Failed)."""
         record = self.pods.get(event.pod_key)
-        if record is None or record.phase in ("Succeeded", "Failed"):
+        if record is None or record.phase in ("Succeeded", "Failed") or (event.unless_terminating
+                                                                         and record.terminating):
             return
         pod = record.pod
         if record.phase == "Running":
@@ -469,7 +474,13 @@ class Simulation:
     def _act(self, actions: Actions) -> None:
         """Carry out what a workload controller asks for: new pods and Jobs arrive now (as events, so that a
         controller acting during a scheduling round's decisions is seen by the next round), deleted Jobs'
-        pods leave, scheduled CronJob runs wait for their time."""
+        pods leave, scheduled CronJob runs wait for their time. PodGroups go before the pods that join them."""
+        for group in actions.pod_groups:
+            self.events.push(self.now, ARRIVAL, group)
+        for key in actions.delete_pods:
+            record = self.pods.get(key)
+            if record is not None and record.phase == "Running" and not record.terminating:
+                self.events.push(self.now, COMPLETION, PodDeletion(key, unless_terminating=True))
         for pod in actions.pods:
             self.events.push(self.now, ARRIVAL, pod)
         for job in actions.jobs:
