@@ -58,8 +58,22 @@ class WorkloadControllers:
     lws: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
     training: TrainingJobController = field(default_factory=TrainingJobController)
     _horizon: dict[str, float] = field(default_factory=dict)
+    # The input's pods by (controller kind, owner key), and its ReplicaSets' Deployments: each controller finds
+    # what it adopts without a scan of every pod (a snapshot holds thousands of controllers).
+    _by_owner: dict[tuple[str, str], list[Pod]] = field(default_factory=dict)
+    _by_deployment: dict[str, list[Pod]] = field(default_factory=dict)
+    _managed: set[str] = field(default_factory=set)  # Deployments (namespace/name) whose ReplicaSets are given
+    _given: set[str] = field(default_factory=set)  # the input's ReplicaSets (namespace/name)
 
     def __post_init__(self) -> None:
+        for pod in self.existing:
+            if pod.controller is not None and pod.owner is not None:
+                self._by_owner.setdefault((pod.controller, pod.owner), []).append(pod)
+                if pod.controller == replicaset.KIND:
+                    self._by_deployment.setdefault(pod.owner.rsplit("-", 1)[0], []).append(pod)
+        self._given = {rs.key for rs in self.replica_sets}
+        self._managed = {f"{rs.namespace}/{rs.owner.name}" for rs in self.replica_sets
+                         if rs.owner is not None and rs.owner.kind == "Deployment"}
         self.rs = ReplicaSetController(seed=self.seed)
         self.sts = StatefulSetController()
         self.ds = DaemonSetController(seed=self.seed)
@@ -80,8 +94,7 @@ class WorkloadControllers:
             group, pods = self.training.start(obj, self._owned(obj.key, obj.kind), now)
             return Actions(pod_groups=[group] if group is not None else [], pods=pods)
         if isinstance(obj, Deployment):
-            if any(rs.owner is not None and rs.owner.kind == "Deployment" and rs.owner.name == obj.name
-                   and rs.namespace == obj.namespace for rs in self.replica_sets):
+            if obj.key in self._managed:
                 return Actions()
             rs = replica_set_for(obj, now)
             return Actions(pods=self.rs.start(rs, [], now, adopt=self._deployment_pods(obj)))
@@ -97,13 +110,12 @@ class WorkloadControllers:
     def _deployment_pods(self, deployment: Deployment) -> list[Pod]:
         """A snapshot's pods of the Deployment whose ReplicaSet is not in the input: they name a ReplicaSet
         `<deployment>-<their pod-template-hash label>` and match the Deployment's selector."""
-        given = {rs.key for rs in self.replica_sets}
-        return [p for p in self.existing
-                if p.controller == replicaset.KIND and p.namespace == deployment.namespace and p.owner not in given
-                and p.owner == f"{deployment.key}-{p.labels.get(HASH_LABEL)}" and deployment.selector.matches(p.labels)]
+        return [p for p in self._by_deployment.get(deployment.key, ())
+                if p.owner not in self._given and p.owner == f"{deployment.key}-{p.labels.get(HASH_LABEL)}"
+                and deployment.selector.matches(p.labels)]
 
     def _owned(self, key: str, kind: str) -> list[Pod]:
-        return [p for p in self.existing if p.controller == kind and p.owner == key]
+        return self._by_owner.get((kind, key), [])
 
     def _wake(self, key: str, time: float | None) -> Actions:
         if time is None or time > self._horizon[key]:
