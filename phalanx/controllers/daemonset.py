@@ -78,6 +78,7 @@ class DaemonSetController:
     seed: int = 0
     nodes: dict[str, Node] = field(default_factory=dict)
     sets: dict[str, _Record] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)  # every pod key it made or adopted, never reused
 
     def start(self, daemon_set: DaemonSet, existing: Iterable[Pod], now: float) -> list[Pod]:
         record = self.sets[daemon_set.key] = _Record(daemon_set)
@@ -85,6 +86,7 @@ class DaemonSetController:
             node = _pinned_node(pod) if pod.controller == KIND and pod.owner == daemon_set.key else None
             if node is not None:
                 record.pods[node] = pod.key
+                self.names.add(pod.key)
         placed = (self._place(record, node, now) for node in sorted(self.nodes))
         return [pod for pod in placed if pod is not None]
 
@@ -112,8 +114,12 @@ class DaemonSetController:
         if node is None or node_name in record.pods or not should_run(record.daemon_set, node):
             return None
         daemon_set = record.daemon_set
-        record.serial += 1
-        name = f"{daemon_set.name}-{suffix(self.seed, daemon_set.key, record.serial)}"
+        while True:  # five letters of a digest repeat within a few thousand pods: skip a name already used
+            record.serial += 1
+            name = f"{daemon_set.name}-{suffix(self.seed, daemon_set.key, record.serial)}"
+            if f"{daemon_set.namespace}/{name}" not in self.names:
+                break
+        self.names.add(f"{daemon_set.namespace}/{name}")
         pin = SelectorTerm(fields=(Requirement(key="metadata.name", operator="In", values=(node_name,)),))
         placement = dataclasses.replace(daemon_set.template.placement, required_terms=(pin,),
                                         tolerations=daemon_tolerations(daemon_set))

@@ -69,3 +69,11 @@ def test_snapshot_pods_are_adopted_by_node() -> None:
     controller = _controller(MakeNode("a"), MakeNode("b"))
     pods = controller.start(ds_obj(daemon_set("agent")), [running], 0.0)
     assert [p.placement.required_terms[0].fields[0].values for p in pods if p.placement.required_terms] == [("b",)]
+
+
+def test_pod_names_never_repeat_on_thousands_of_nodes() -> None:
+    """The five-letter suffix repeats within a few thousand draws; a repeated name would replace a pod."""
+    controller = _controller(*(MakeNode(f"node-{i:05d}") for i in range(6000)))
+    pods = controller.start(ds_obj(daemon_set("agent")), [], 0.0)
+    assert len(pods) == 6000
+    assert len({p.key for p in pods}) == 6000
