@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from phalanx.api.objects import Toleration
+
 
 @dataclass(frozen=True, slots=True)
 class PodSet:
@@ -20,6 +22,7 @@ class PodSet:
     requests: Mapping[str, int]  # per pod, in Phalanx's units: cpu in millicores, memory and others in units
     min_count: int | None = None  # the gang minimum if less than count (Kueue partial admission, minAvailable)
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()  # the pods' own tolerations (a flavor's nodeTaints must be tolerated)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,8 @@ class Admit:
     tolerations: tuple[Mapping[str, str], ...] = ()  # the flavor's tolerations (as written in the manifest)
     flavors: Mapping[str, str] = field(default_factory=dict)  # resource -> flavor, as the report shows it
     borrowed: bool = False
+    pod_set_flavors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # pod set -> resource -> flavor
+    pod_set_node_selectors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # pod set -> nodeLabels
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,808 @@
+"""Kueue-compatible admission: workloads submitted to LocalQueues wait in their ClusterQueue until flavor
+assignment finds quota for every pod set, as Kueue's scheduler decides it (pkg/scheduler/scheduler.go,
+flavorassigner/, preemption/). Restated, not ported:
+
+- Routing: namespace + LocalQueue name → the LocalQueue's ClusterQueue; a missing LocalQueue or
+  ClusterQueue, a namespace the ClusterQueue's namespaceSelector does not select (nil selects none), a
+  stopped queue (stopPolicy Hold or HoldAndDrain), a ClusterQueue naming an undefined ResourceFlavor or in a
+  cohort tree with a parent cycle: the workload stays pending with that reason.
+- Queue order inside a ClusterQueue: higher priority first, then earlier creation. StrictFIFO: the head
+  blocks the queue until it is admitted. BestEffortFIFO: a head that cannot be admitted is set aside
+  (inadmissible) and the next one is tried; the set-aside ones are requeued when quota frees in the
+  cohort tree (a workload finishes or is evicted).
+- A cycle repeats Kueue's scheduling pass until nothing changes: each pass takes every ClusterQueue's head,
+  assigns flavors, orders the entries (those not needing to borrow first — lower borrowing level first —
+  then priority, then FIFO: makeClassicalIterator) and admits those that still fit.
+- Flavor assignment (findFlavorForPodSets): per pod set and resource group, the group's flavors in order;
+  a flavor must tolerate-match (the flavor's NoSchedule/NoExecute nodeTaints tolerated by the pods' or the
+  flavor's tolerations) and its nodeLabels must satisfy the pods' nodeSelector on the keys the flavor
+  names. Then per resource: Fit (within what is available now), Preempt (possible with preemption) or
+  NoFit. flavorFungibility decides whether to stop at a flavor that needs borrowing (whenCanBorrow
+  MayStopSearch, the default) or preemption (whenCanPreempt TryNextFlavor, the default: go on looking
+  for one that fits).
+- Preemption (classical, pkg/scheduler/preemption): candidates in the same ClusterQueue by
+  withinClusterQueue, in other ClusterQueues of the cohort tree that are over their nominal quota by
+  reclaimWithinCohort, and borrowWithinCohort for reclaiming while the preemptor borrows; candidates ordered
+  other queues first, lower priority first, most recently admitted first; removed one by one until the
+  preemptor fits, then those not needed are put back (last to first). Victims are evicted (an Evict with
+  reason InClusterQueue, InCohortReclamation or InCohortReclaimWhileBorrowing) and requeued by this policy;
+  the preemptor is admitted in a later pass of the same cycle (its quota is held for it meanwhile). A
+  workload evicted in a cycle waits again from the next cycle on (Kueue waits for the eviction to finish).
+
+Not modelled (named by `not_modelled()` when the inputs use them): fair sharing (fairSharing.weight,
+dominant-resource-share ordering and fair-sharing preemption: ordering and preemption are the classical
+ones), admission checks, topology-aware scheduling, partial admission (PodSet.min_count), concurrent
+admission. Never modelled: admission fair sharing, waitForPodsReady, the capacity Kueue holds back for a
+preemptor without candidates (reserveCapacityForUnreclaimablePreempt), evicted workloads being tried first
+as preemption victims, required node affinity of the pods (PodSet carries a nodeSelector only), the
+PrioritizePreemptorWorkloads gate, requeue backoff.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from phalanx.admission.base import Admit, Evict, PodSet, QueuedWorkload
+from phalanx.admission.kueue_objects import (
+    PRIORITY_CLASS_LABEL,
+    ClusterQueue,
+    Cohort,
+    FlavorFungibility,
+    LocalQueue,
+    ResourceFlavor,
+    ResourceGroup,
+    WorkloadPriorityClass,
+    parse_kueue_object,
+)
+from phalanx.admission.quota import (
+    FlavorResource,
+    Limits,
+    Node,
+    QuotaTree,
+    available,
+    borrowing,
+    borrowing_level,
+    borrowing_with,
+    is_within_nominal,
+    path_to_root,
+    potential_available,
+    quantities_fit_in_quota,
+    root,
+    subtree_cluster_queues,
+)
+from phalanx.api.fields import Manifest, fail
+from phalanx.api.objects import Source
+from phalanx.api.tolerations import first_untolerated
+from phalanx.errors import InputError
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+IN_COHORT_RECLAMATION = "InCohortReclamation"
+IN_COHORT_RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+_REASON_TEXT = {
+    IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
+    IN_COHORT_RECLAMATION: "reclamation within the cohort",
+    IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+}
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+# Kueue's granular modes, worst to best (flavorassigner preemptionMode): a larger value is better.
+NO_FIT, NO_CANDIDATES, PREEMPT, RECLAIM, FIT = range(5)
+Mode = int
+_MAX_PASSES = 100_000  # a guard only: each pass that changes something admits, evicts or sets aside
+
+
+@dataclass(frozen=True, slots=True)
+class _Granular:
+    mode: Mode
+    borrow: int  # 0: within the ClusterQueue's quota; higher: quota from a more distant cohort
+
+
+_WORST = _Granular(NO_FIT, 1 << 62)
+_BEST = _Granular(FIT, 0)
+
+
+def _preferred(a: _Granular, b: _Granular, fungibility: FlavorFungibility) -> bool:
+    """isPreferred: is a better than b? NoFit is worst, then a mode without preemption candidates; the rest by
+    preference (BorrowingOverPreemption by default: mode first, then borrowing level)."""
+    if a.mode == NO_FIT:
+        return False
+    if b.mode == NO_FIT:
+        return True
+    if (a.mode == NO_CANDIDATES) != (b.mode == NO_CANDIDATES):
+        return a.mode != NO_CANDIDATES
+    if fungibility.preference == "PreemptionOverBorrowing":
+        if a.borrow != b.borrow:
+            return a.borrow < b.borrow
+        return a.mode > b.mode
+    if a.mode != b.mode:
+        return a.mode > b.mode
+    return a.borrow < b.borrow
+
+
+def _try_next_flavor(g: _Granular, fungibility: FlavorFungibility) -> bool:
+    """shouldTryNextFlavor."""
+    if g.mode in (NO_FIT, NO_CANDIDATES):
+        return True
+    if g.mode in (PREEMPT, RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor":
+        return True
+    return g.borrow > 0 and fungibility.when_can_borrow == "TryNextFlavor"
+
+
+@dataclass(slots=True)
+class _Assignment:
+    mode: Mode  # the worst over pod sets: FIT, PREEMPT (including no candidates, reclaim) or NO_FIT
+    borrow: int
+    usage: dict[FlavorResource, int]
+    flavors: dict[str, dict[str, str]]  # pod set -> resource -> flavor
+    need_preemption: set[FlavorResource]
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class _Pending:
+    wl: QueuedWorkload
+    local_queue: str  # namespace/name
+    since: float  # when it (last) entered the queue: waits are measured from here
+    inadmissible: bool = False
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class _Admitted:
+    wl: QueuedWorkload
+    cq: str
+    local_queue: str
+    usage: dict[FlavorResource, int]
+    at: float
+    sequence: int  # admission order, to break ties of `at`
+
+
+@dataclass(slots=True)
+class _Counters:
+    admitted: int = 0
+    preempted: int = 0  # its workloads evicted InClusterQueue
+    reclaimed: int = 0  # its workloads evicted by reclamation from another ClusterQueue
+    preemptions: int = 0  # evictions it caused
+    borrowed_admissions: int = 0
+    wait_total: float = 0.0
+
+
+@dataclass(slots=True)
+class _Candidate:
+    adm: _Admitted
+    lca: Node | None
+    variant: Literal["WithinCQ", "HierarchicalReclaim", "ReclaimWithoutBorrowing", "ReclaimWhileBorrowing"]
+
+    @property
+    def reason(self) -> str:
+        if self.variant == "WithinCQ":
+            return IN_CLUSTER_QUEUE
+        if self.variant == "ReclaimWhileBorrowing":
+            return IN_COHORT_RECLAIM_WHILE_BORROWING
+        return IN_COHORT_RECLAMATION
+
+
+def _quota_map(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Limits]:
+    return {(fq.name, rq.name): Limits(rq.nominal, rq.borrowing_limit, rq.lending_limit)
+            for group in groups for fq in group.flavors for rq in fq.resources}
+
+
+def _queue_order(p: _Pending) -> tuple[int, float, str]:
+    return (-p.wl.priority, p.wl.created, p.wl.key)
+
+
+class KueueAdmission:
+    """Kueue's admission over the given objects (see the module docstring for what is modelled).
+
+    Evicted workloads are requeued by the policy itself, as Kueue requeues a preempted Workload: the caller
+    deletes their pods but calls neither `finished()` (that would drop the requeued workload) nor `submit()`
+    for them (harmless: a pending workload submitted again replaces its queued copy).
+    """
+
+    def __init__(self, flavors: Iterable[ResourceFlavor] = (), cluster_queues: Iterable[ClusterQueue] = (),
+                 cohorts: Iterable[Cohort] = (), local_queues: Iterable[LocalQueue] = (),
+                 priority_classes: Iterable[WorkloadPriorityClass] = (),
+                 namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+                 passes_per_cycle: int | None = None) -> None:
+        """`passes_per_cycle`: Kueue scheduling passes per `cycle()`; None repeats them until nothing changes
+        (every workload that can be admitted now is), 1 is exactly one pass of Kueue's scheduler."""
+        self.passes_per_cycle = passes_per_cycle
+        self.flavors = {f.name: f for f in flavors}
+        self.cluster_queues = {cq.name: cq for cq in cluster_queues}
+        self.cohorts = {c.name: c for c in cohorts}
+        self.local_queues = {lq.key: lq for lq in local_queues}
+        self.priority_classes = {pc.name: pc for pc in priority_classes}
+        self.namespace_labels = dict(namespace_labels or {})
+        self.tree = QuotaTree()
+        for cohort in self.cohorts.values():
+            self.tree.add_cohort(cohort.name, _quota_map(cohort.resource_groups), cohort.parent)
+        for cq in self.cluster_queues.values():
+            self.tree.add_cluster_queue(cq.name, _quota_map(cq.resource_groups), cq.cohort)
+        self.tree.build()
+        self._pending: dict[str, dict[str, _Pending]] = {name: {} for name in self.cluster_queues}
+        # per ClusterQueue, the waiting entries in queue order; entries set aside, admitted or replaced are
+        # dropped lazily when they reach the top
+        self._heaps: dict[str, list[tuple[tuple[int, float, str], int, _Pending]]] = {
+            name: [] for name in self.cluster_queues}
+        self._deferred: list[tuple[str, _Pending]] = []  # evicted this cycle: back in the queue next cycle
+        self._pushes = 0
+        self._parked: dict[str, _Pending] = {}  # pending outside any ClusterQueue's queue, with the reason
+        self._admitted: dict[str, _Admitted] = {}
+        self._admitted_in: dict[str, dict[str, _Admitted]] = {name: {} for name in self.cluster_queues}
+        self._counters = {name: _Counters() for name in self.cluster_queues}
+        self._lq_counters: dict[str, _Counters] = {}
+        # the last nomination per ClusterQueue and the quota state it saw: reused while the state is unchanged
+        self._version = 0
+        self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
+        self._sequence = 0
+        self._partial: set[str] = set()
+
+    # --- priorities -----------------------------------------------------------------------------------------
+
+    def resolve_priority(self, labels: Mapping[str, str], pod_priority: int) -> int:
+        """A workload's priority: its WorkloadPriorityClass's value when it names one with the label
+        `kueue.x-k8s.io/priority-class`, else its pods' priority. Naming a class that does not exist is
+        an error (Kueue does not create the Workload)."""
+        name = labels.get(PRIORITY_CLASS_LABEL, "")
+        if not name:
+            return pod_priority
+        pc = self.priority_classes.get(name)
+        if pc is None:
+            raise fail(f"metadata.labels[{PRIORITY_CLASS_LABEL}]", f"WorkloadPriorityClass {name!r} not found")
+        return pc.value
+
+    # --- the protocol ---------------------------------------------------------------------------------------
+
+    def submit(self, workload: QueuedWorkload, now: float) -> None:
+        """Queue a workload (again, if it was already known: a pending copy is replaced, an admitted one
+        gives its quota back first)."""
+        key = workload.key
+        if key in self._admitted:
+            self._release(key)
+        self._drop_pending(key)
+        if any(ps.min_count is not None and ps.min_count < ps.count for ps in workload.pod_sets):
+            self._partial.add(key)
+        lq_key = f"{workload.namespace}/{workload.queue}"
+        entry = _Pending(workload, lq_key, now)
+        cq_name, reason = self._route(workload)
+        if cq_name is None:
+            entry.reason = reason
+            self._parked[key] = entry
+        else:
+            self._enqueue(cq_name, entry)
+
+    def finished(self, key: str, now: float) -> None:
+        if key in self._admitted:
+            self._release(key)
+        else:
+            self._drop_pending(key)
+
+    def cycle(self, now: float) -> list[Admit | Evict]:
+        out: list[Admit | Evict] = []
+        for cq_name, entry in self._deferred:
+            self._push(cq_name, entry)
+        self._deferred = []
+        for _ in range(self.passes_per_cycle or _MAX_PASSES):
+            if not self._pass(now, out):
+                break
+        return out
+
+    def queue_rows(self) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
+        for name, cq in self.cluster_queues.items():
+            node = self.tree.cqs[name]
+            c = self._counters[name]
+            pending = self._pending[name].values()
+            running = self._admitted_in[name]
+            rows.append({
+                "kind": "ClusterQueue", "name": name, "cohort": cq.cohort,
+                "queueing_strategy": cq.queueing_strategy,
+                "admitted": c.admitted, "running": len(running), "pending": len(pending),
+                "inadmissible": sum(1 for p in pending if p.inadmissible),
+                "borrowing": any(borrowing(node, fr) for fr in node.usage),
+                "borrowed_admissions": c.borrowed_admissions,
+                "preempted": c.preempted, "reclaimed": c.reclaimed, "preemptions": c.preemptions,
+                "wait_total": c.wait_total, "wait_mean": c.wait_total / c.admitted if c.admitted else 0.0,
+                "usage": {f"{f}/{r}": v for (f, r), v in sorted(node.usage.items()) if v},
+                "nominal": {f"{f}/{r}": q.nominal for (f, r), q in sorted(node.quotas.items())},
+            })
+        lq_names = sorted(set(self.local_queues) | set(self._lq_counters)
+                          | {p.local_queue for p in self._parked.values()})
+        for lq_key in lq_names:
+            c = self._lq_counters.get(lq_key, _Counters())
+            lq = self.local_queues.get(lq_key)
+            waiting = sum(1 for q in self._pending.values() for p in q.values() if p.local_queue == lq_key)
+            waiting += sum(1 for p in self._parked.values() if p.local_queue == lq_key)
+            rows.append({
+                "kind": "LocalQueue", "name": lq_key, "cluster_queue": lq.cluster_queue if lq else "",
+                "exists": lq is not None,
+                "admitted": c.admitted, "pending": waiting,
+                "running": sum(1 for a in self._admitted.values() if a.local_queue == lq_key),
+                "preempted": c.preempted + c.reclaimed,
+                "wait_total": c.wait_total, "wait_mean": c.wait_total / c.admitted if c.admitted else 0.0,
+            })
+        return rows
+
+    def not_modelled(self) -> list[str]:
+        out: list[str] = []
+        for cq in self.cluster_queues.values():
+            out.extend(f"ClusterQueue {cq.name}: {name} (ignored)" for name in cq.ignored)
+        for flavor in self.flavors.values():
+            if flavor.topology_name:
+                out.append(f"ResourceFlavor {flavor.name}: spec.topologyName (topology-aware scheduling)")
+        weighted = [f"ClusterQueue {cq.name}" for cq in self.cluster_queues.values() if cq.fair_weight != 1]
+        weighted += [f"Cohort {c.name}" for c in self.cohorts.values() if c.fair_weight != 1]
+        weighted += [f"LocalQueue {lq.key}" for lq in self.local_queues.values() if lq.fair_weight != 1]
+        if weighted:
+            out.append(f"fairSharing.weight ({', '.join(weighted)}): fair sharing is not modelled; "
+                       "ordering and preemption are Kueue's classical ones")
+        if self._partial:
+            out.append(f"partial admission (minCount below count: {', '.join(sorted(self._partial))}): "
+                       "workloads are admitted whole")
+        return out
+
+    # --- routing --------------------------------------------------------------------------------------------
+
+    def _route(self, wl: QueuedWorkload) -> tuple[str | None, str]:
+        if not wl.queue:
+            return None, "the workload names no LocalQueue"
+        lq = self.local_queues.get(f"{wl.namespace}/{wl.queue}")
+        if lq is None:
+            return None, f"LocalQueue {wl.queue} doesn't exist"
+        if lq.stop_policy != "None":
+            return None, f"LocalQueue {wl.queue} is stopped ({lq.stop_policy})"
+        cq = self.cluster_queues.get(lq.cluster_queue)
+        if cq is None:
+            return None, f"ClusterQueue {lq.cluster_queue} doesn't exist" if lq.cluster_queue else \
+                f"LocalQueue {wl.queue} names no ClusterQueue"
+        labels = dict(self.namespace_labels.get(wl.namespace, {}))
+        labels.setdefault(NAMESPACE_NAME_LABEL, wl.namespace)
+        if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
+            return None, f"the workload's namespace doesn't match ClusterQueue {cq.name}'s namespaceSelector"
+        inactive = self._inactive_reason(cq)
+        if inactive:
+            return None, inactive
+        return cq.name, ""
+
+    def _inactive_reason(self, cq: ClusterQueue) -> str:
+        if cq.stop_policy != "None":
+            return f"ClusterQueue {cq.name} is stopped ({cq.stop_policy})"
+        missing = sorted({fq.name for g in cq.resource_groups for fq in g.flavors} - set(self.flavors))
+        if missing:
+            return f"ClusterQueue {cq.name} is inactive: ResourceFlavor {', '.join(missing)} not found"
+        if not self.tree.active(cq.name):
+            return f"ClusterQueue {cq.name} is inactive: its cohort tree has a cycle"
+        return ""
+
+    # --- one scheduling pass --------------------------------------------------------------------------------
+
+    def _enqueue(self, cq_name: str, entry: _Pending) -> None:
+        self._pending[cq_name][entry.wl.key] = entry
+        self._push(cq_name, entry)
+
+    def _push(self, cq_name: str, entry: _Pending) -> None:
+        self._pushes += 1
+        heapq.heappush(self._heaps[cq_name], (_queue_order(entry), self._pushes, entry))
+
+    def _heads(self) -> list[tuple[str, _Pending]]:
+        """Each ClusterQueue's head: its first waiting entry in queue order; for BestEffortFIFO the first not
+        set aside (StrictFIFO never sets its head aside)."""
+        heads: list[tuple[str, _Pending]] = []
+        for name, heap in self._heaps.items():
+            queue = self._pending[name]
+            while heap:
+                entry = heap[0][2]
+                if queue.get(entry.wl.key) is entry and not entry.inadmissible:
+                    heads.append((name, entry))
+                    break
+                heapq.heappop(heap)
+        return heads
+
+    def _pass(self, now: float, out: list[Admit | Evict]) -> bool:
+        """scheduler.schedule: nominate every head (flavors and preemption targets against the state at the
+        pass's start), order the entries, then admit or preempt for those that still fit. True if anything
+        changed."""
+        changed = False
+        entries: list[tuple[str, _Pending, _Assignment, list[_Candidate]]] = []
+        for cq_name, entry in self._heads():
+            cached = self._nominated.get(cq_name)
+            if cached is not None and cached[0] is entry and cached[1] == self._version:
+                assignment, targets = cached[2], cached[3]  # nothing changed since: same nomination
+            else:
+                assignment = self._assign(cq_name, entry.wl)
+                targets = []
+                if assignment.mode == PREEMPT:
+                    targets = self._targets(cq_name, entry.wl, assignment.usage, assignment.need_preemption)
+                self._nominated[cq_name] = (entry, self._version, assignment, targets)
+            if assignment.mode == NO_FIT:
+                changed |= self._set_aside(cq_name, entry, assignment.reason)
+                continue
+            entries.append((cq_name, entry, assignment, targets))
+        entries.sort(key=lambda e: (e[2].borrow, -e[1].wl.priority, e[1].wl.created, e[1].wl.key))
+        preempted: set[str] = set()
+        reserved: list[tuple[str, dict[FlavorResource, int]]] = []  # preemptors' quota, held for this pass
+        for cq_name, entry, assignment, targets in entries:
+            if assignment.mode == PREEMPT and not targets:
+                changed |= self._set_aside(cq_name, entry, "no preemption candidates: " + assignment.reason)
+                continue
+            if any(t.adm.wl.key in preempted for t in targets):
+                entry.reason = "overlapping preemption targets with another workload"
+                continue
+            if not self._fits_without(cq_name, assignment.usage, targets):
+                entry.reason = "the workload no longer fits after processing another workload"
+                continue
+            changed = True
+            if assignment.mode == FIT:
+                self._admit(cq_name, entry, assignment, now, out)
+                continue
+            for target in targets:
+                preempted.add(target.adm.wl.key)
+                self._evict(target, entry.wl, cq_name, now, out)
+            entry.reason = "waiting for preempted workloads to be evicted"
+            self._version += 1
+            self.tree.add(cq_name, assignment.usage)
+            reserved.append((cq_name, assignment.usage))
+        for cq_name, usage in reserved:
+            self._version += 1
+            self.tree.remove(cq_name, usage)
+        return changed
+
+    def _fits_without(self, cq_name: str, usage: Mapping[FlavorResource, int], targets: list[_Candidate]) -> bool:
+        """ClusterQueueSnapshot.Fits with the entry's preemption targets removed."""
+        node = self.tree.cqs[cq_name]
+        for t in targets:
+            self.tree.remove(t.adm.cq, t.adm.usage)
+        fits = all(value <= available(node, fr) for fr, value in usage.items())
+        for t in targets:
+            self.tree.add(t.adm.cq, t.adm.usage)
+        return fits
+
+    def _set_aside(self, cq_name: str, entry: _Pending, reason: str) -> bool:
+        """A head that cannot be admitted: BestEffortFIFO sets it aside; StrictFIFO keeps it at the head."""
+        entry.reason = reason
+        if self.cluster_queues[cq_name].queueing_strategy == "StrictFIFO" or entry.inadmissible:
+            return False
+        entry.inadmissible = True
+        return True
+
+    def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float, out: list[Admit | Evict]) -> None:
+        wl = entry.wl
+        self._version += 1
+        self.tree.add(cq_name, a.usage)
+        del self._pending[cq_name][wl.key]
+        self._sequence += 1
+        adm = _Admitted(wl, cq_name, entry.local_queue, a.usage, now, self._sequence)
+        self._admitted[wl.key] = self._admitted_in[cq_name][wl.key] = adm
+        wait = now - entry.since
+        for c in (self._counters[cq_name], self._lq_counters.setdefault(entry.local_queue, _Counters())):
+            c.admitted += 1
+            c.wait_total += wait
+            c.borrowed_admissions += a.borrow > 0
+        by_resource: dict[str, list[str]] = {}
+        selectors: dict[str, dict[str, str]] = {}
+        node_selector: dict[str, str] = {}
+        tolerations: list[Mapping[str, str]] = []
+        for ps_name, flavors in a.flavors.items():
+            selectors[ps_name] = {}
+            for resource, flavor_name in flavors.items():
+                names = by_resource.setdefault(resource, [])
+                if flavor_name not in names:
+                    names.append(flavor_name)
+                flavor = self.flavors[flavor_name]
+                selectors[ps_name].update(flavor.node_labels)
+                node_selector.update(flavor.node_labels)
+                tolerations.extend(t for t in flavor.raw_tolerations if t not in tolerations)
+        out.append(Admit(key=wl.key, queue=cq_name, node_selector=node_selector, tolerations=tuple(tolerations),
+                         flavors={r: ",".join(f) for r, f in by_resource.items()}, borrowed=a.borrow > 0,
+                         pod_set_flavors=a.flavors, pod_set_node_selectors=selectors))
+
+    def _evict(self, target: _Candidate, by: QueuedWorkload, by_cq: str, now: float,
+               out: list[Admit | Evict]) -> None:
+        victim = target.adm
+        reason = target.reason
+        self._release(victim.wl.key)
+        victim_counters = (self._counters[victim.cq], self._lq_counters.setdefault(victim.local_queue, _Counters()))
+        for c in victim_counters:
+            if reason == IN_CLUSTER_QUEUE:
+                c.preempted += 1
+            else:
+                c.reclaimed += 1
+        self._counters[by_cq].preemptions += 1
+        requeued = _Pending(victim.wl, victim.local_queue, now)
+        self._pending[victim.cq][victim.wl.key] = requeued
+        self._deferred.append((victim.cq, requeued))
+        out.append(Evict(key=victim.wl.key, reason=reason, by=by.key,
+                         message=f"Preempted to make room for {by.key} ({_REASON_TEXT[reason]}); "
+                                 f"preemptor in ClusterQueue {by_cq}, preemptee in ClusterQueue {victim.cq}"))
+
+    def _release(self, key: str) -> None:
+        """Give back an admitted workload's quota and requeue the set-aside workloads of its cohort tree."""
+        adm = self._admitted.pop(key)
+        del self._admitted_in[adm.cq][key]
+        self._version += 1
+        self.tree.remove(adm.cq, adm.usage)
+        self._requeue_inadmissible(adm.cq)
+
+    def _requeue_inadmissible(self, cq_name: str) -> None:
+        node = self.tree.cqs[cq_name]
+        for cq in subtree_cluster_queues(root(node)):
+            for entry in self._pending.get(cq.name, {}).values():
+                if entry.inadmissible:
+                    entry.inadmissible = False
+                    self._push(cq.name, entry)
+
+    def _drop_pending(self, key: str) -> None:
+        self._parked.pop(key, None)
+        for queue in self._pending.values():
+            queue.pop(key, None)
+
+    # --- flavor assignment ----------------------------------------------------------------------------------
+
+    def _assign(self, cq_name: str, wl: QueuedWorkload) -> _Assignment:
+        """assignFlavors: a flavor per pod set per resource group; the assignment's mode is the worst."""
+        cq = self.cluster_queues[cq_name]
+        group_of = {r: g for g in cq.resource_groups for r in g.covered}
+        usage: dict[FlavorResource, int] = {}
+        flavors: dict[str, dict[str, str]] = {}
+        need: set[FlavorResource] = set()
+        mode, borrow = FIT, 0
+        reasons: list[str] = []
+        for ps in wl.pod_sets:
+            requests = {r: v * ps.count for r, v in ps.requests.items() if v}
+            if "pods" in group_of:
+                requests["pods"] = ps.count
+            flavors[ps.name] = {}
+            groups: list[ResourceGroup] = []
+            for resource in requests:
+                group = group_of.get(resource)
+                if group is None:
+                    return _Assignment(NO_FIT, 0, {}, {}, set(),
+                                       f"resource {resource} unavailable in ClusterQueue {cq_name}")
+                if group not in groups:
+                    groups.append(group)
+            for group in groups:
+                wanted = {r: v for r, v in requests.items() if r in group.covered}
+                chosen = self._flavor_for(cq, wl, ps, group, wanted, usage)
+                if chosen is None:
+                    reasons.append(f"pod set {ps.name}: no flavor of {', '.join(group.covered)} fits")
+                    return _Assignment(NO_FIT, 0, {}, {}, set(), "; ".join(reasons))
+                flavor_name, g, per_resource = chosen
+                for resource, value in wanted.items():
+                    fr = (flavor_name, resource)
+                    usage[fr] = usage.get(fr, 0) + value
+                    flavors[ps.name][resource] = flavor_name
+                    if per_resource[resource] != FIT:
+                        need.add(fr)
+                mode = min(mode, g.mode)
+                borrow = max(borrow, g.borrow)
+        if mode in (PREEMPT, RECLAIM, NO_CANDIDATES):
+            mode = PREEMPT
+            reasons.append("insufficient unused quota: needs preemption")
+        return _Assignment(mode, borrow, usage, flavors, need, "; ".join(reasons))
+
+    def _flavor_for(self, cq: ClusterQueue, wl: QueuedWorkload, ps: PodSet, group: ResourceGroup,
+                    wanted: Mapping[str, int], assigned: Mapping[FlavorResource, int],
+                    ) -> tuple[str, _Granular, dict[str, Mode]] | None:
+        """findFlavorForPodSets for one pod set and one resource group."""
+        best: tuple[str, _Granular, dict[str, Mode]] | None = None
+        best_mode = _WORST
+        node = self.tree.cqs[cq.name]
+        for fq in group.flavors:
+            flavor = self.flavors.get(fq.name)
+            if flavor is None or not self._flavor_matches(flavor, ps):
+                continue
+            rep = _BEST
+            per_resource: dict[str, Mode] = {}
+            for resource, value in wanted.items():
+                fr = (fq.name, resource)
+                g = self._fits_quota(cq, node, wl, fr, assigned.get(fr, 0) + value)
+                per_resource[resource] = g.mode
+                if _preferred(rep, g, cq.flavor_fungibility):
+                    rep = g
+                if rep.mode == NO_FIT:
+                    break
+            if not _try_next_flavor(rep, cq.flavor_fungibility):
+                return fq.name, rep, per_resource
+            if _preferred(rep, best_mode, cq.flavor_fungibility):
+                best, best_mode = (fq.name, rep, per_resource), rep
+        return best
+
+    @staticmethod
+    def _flavor_matches(flavor: ResourceFlavor, ps: PodSet) -> bool:
+        """checkFlavorForPodSets: taints tolerated, nodeSelector satisfied on the flavor's label keys."""
+        blocking = [t for t in flavor.node_taints if t.effect in ("NoSchedule", "NoExecute")]
+        if first_untolerated(blocking, [*ps.tolerations, *flavor.tolerations], harmless="PreferNoSchedule"):
+            return False
+        return all(flavor.node_labels[k] == v for k, v in ps.node_selector.items() if k in flavor.node_labels)
+
+    def _fits_quota(self, cq: ClusterQueue, node: Node, wl: QueuedWorkload, fr: FlavorResource,
+                    value: int) -> _Granular:
+        """fitsResourceQuota: Fit within what is available now; else, if preemption could make room, the
+        preemption oracle's verdict (candidates in the same queue: Preempt; only elsewhere: Reclaim)."""
+        if value > potential_available(node, fr):
+            return _Granular(NO_FIT, 0)
+        borrow, may_reclaim = borrowing_level(node, fr, value)
+        if value <= available(node, fr):
+            return _Granular(FIT, borrow)
+        can_preempt_while_borrowing = cq.preemption.borrow_within_cohort != "Never"
+        if node.nominal(fr) >= value or may_reclaim or can_preempt_while_borrowing:
+            targets = self._targets(cq.name, wl, {fr: value}, {fr})
+            if not targets:
+                return _Granular(NO_CANDIDATES, borrow)
+            for t in targets:
+                self.tree.remove(t.adm.cq, t.adm.usage)
+            after, _ = borrowing_level(node, fr, value)
+            for t in targets:
+                self.tree.add(t.adm.cq, t.adm.usage)
+            same = any(t.adm.cq == cq.name for t in targets)
+            return _Granular(PREEMPT if same else RECLAIM, after)
+        return _Granular(NO_FIT, borrow)
+
+    # --- preemption -----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _satisfies(preemptor: QueuedWorkload, candidate: QueuedWorkload, policy: str) -> bool:
+        """SatisfiesPreemptionPolicy."""
+        if policy == "Any":
+            return True
+        lower = preemptor.priority > candidate.priority
+        if policy == "LowerPriority":
+            return lower
+        if policy == "LowerOrNewerEqualPriority":
+            return lower or (preemptor.priority == candidate.priority and preemptor.created < candidate.created)
+        return False
+
+    def _classify(self, cq: ClusterQueue, wl: QueuedWorkload, adm: _Admitted, frs: set[FlavorResource],
+                  advantage: bool) -> str | None:
+        """classifyPreemptionVariant (pkg/scheduler/preemption/classical/hierarchical_preemption.go)."""
+        if not any(fr in frs for fr in adm.usage):
+            return None
+        same = adm.cq == cq.name
+        policy = cq.preemption.within_cluster_queue if same else cq.preemption.reclaim_within_cohort
+        if not self._satisfies(wl, adm.wl, policy):
+            return None
+        if same:
+            return "WithinCQ"
+        if advantage:
+            return "HierarchicalReclaim"
+        if cq.preemption.borrow_within_cohort == "Never":
+            return "ReclaimWithoutBorrowing"
+        threshold = cq.preemption.max_priority_threshold
+        if adm.wl.priority >= wl.priority or (threshold is not None and adm.wl.priority > threshold):
+            return "ReclaimWithoutBorrowing"
+        return "ReclaimWhileBorrowing"
+
+    def _from_cq(self, cq: ClusterQueue, wl: QueuedWorkload, source: str, lca: Node | None,
+                 frs: set[FlavorResource], advantage: bool) -> list[_Candidate]:
+        out: list[_Candidate] = []
+        for adm in self._admitted_in[source].values():
+            variant = self._classify(cq, wl, adm, frs, advantage)
+            if variant is not None:
+                out.append(_Candidate(adm, lca, variant))  # type: ignore[arg-type]
+        return out
+
+    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, current: Node, subtree_root: Node,
+                            skip: Node | None, frs: set[FlavorResource], advantage: bool,
+                            result: list[_Candidate]) -> None:
+        """collectCandidatesInSubtree: ClusterQueues over their quota in the cohort's subtree, not descending
+        into the subtree already searched or into cohorts within their quota."""
+        for child in current.child_cohorts:
+            if child is skip or is_within_nominal(child, frs):
+                continue
+            self._collect_in_subtree(cq, wl, child, subtree_root, skip, frs, advantage, result)
+        for child_cq in current.child_cqs:
+            if child_cq.name == cq.name or is_within_nominal(child_cq, frs):
+                continue
+            result.extend(self._from_cq(cq, wl, child_cq.name, subtree_root, frs, advantage))
+
+    def _targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
+                 frs: set[FlavorResource]) -> list[_Candidate]:
+        """classicalPreemptions: the smallest set of victims, found greedily then filled back."""
+        cq = self.cluster_queues[cq_name]
+        node = self.tree.cqs[cq_name]
+        if cq.preemption.within_cluster_queue == "Never" and (
+                node.parent is None or cq.preemption.reclaim_within_cohort == "Never"):
+            return []
+        same: list[_Candidate] = []
+        if cq.preemption.within_cluster_queue != "Never":
+            same = self._from_cq(cq, wl, cq_name, None, frs, False)
+        hierarchy: list[_Candidate] = []
+        by_priority: list[_Candidate] = []
+        if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
+            advantage, remaining = quantities_fit_in_quota(node, requests)
+            previous: Node | None = None
+            for subtree_root in path_to_root(node):
+                target_list = hierarchy if advantage else by_priority
+                self._collect_in_subtree(cq, wl, subtree_root, subtree_root, previous, frs, advantage, target_list)
+                subtree_fits, remaining = quantities_fit_in_quota(subtree_root, remaining)
+                advantage = advantage or subtree_fits
+                previous = subtree_root
+
+        def order(c: _Candidate) -> tuple[bool, int, int, str]:
+            """CandidatesOrdering: other queues first, lower priority, most recently admitted."""
+            return (c.adm.cq == cq_name, c.adm.wl.priority, -c.adm.sequence, c.adm.wl.key)
+
+        candidates = sorted(hierarchy, key=order) + sorted(by_priority, key=order) + sorted(same, key=order)
+        forbidden = cq.preemption.borrow_within_cohort == "Never"
+        under_nominal = all(node.nominal(fr) > node.usage.get(fr, 0) for fr in frs)
+        if (not hierarchy and not by_priority) or (forbidden and not under_nominal):
+            attempts = [True]
+        elif forbidden and not hierarchy:
+            attempts = [False, True]
+        else:
+            attempts = [True, False]
+
+        def fits(allow_borrowing: bool) -> bool:
+            for fr, value in requests.items():
+                if not allow_borrowing and borrowing_with(node, fr, value):
+                    return False
+                if value > available(node, fr):
+                    return False
+            return True
+
+        def valid(c: _Candidate, allow_borrowing: bool) -> bool:
+            """candidateIsValid: still over quota (it and its cohorts up to the common ancestor)."""
+            if c.adm.cq == cq_name:
+                return True
+            if allow_borrowing and c.variant == "ReclaimWithoutBorrowing":
+                return False
+            cand_node = self.tree.cqs[c.adm.cq]
+            if is_within_nominal(cand_node, frs):
+                return False
+            for ancestor in path_to_root(cand_node):
+                if ancestor is c.lca:
+                    break
+                if is_within_nominal(ancestor, frs):
+                    return False
+            return True
+
+        for allow in attempts:
+            removed: list[_Candidate] = []
+            for c in candidates:
+                if not valid(c, allow):
+                    continue
+                self.tree.remove(c.adm.cq, c.adm.usage)
+                removed.append(c)
+                if fits(allow):
+                    # fillBackWorkloads: put back, last removed first, those not needed after all
+                    for i in range(len(removed) - 2, -1, -1):
+                        self.tree.add(removed[i].adm.cq, removed[i].adm.usage)
+                        if fits(allow):
+                            removed[i] = removed[-1]
+                            removed.pop()
+                        else:
+                            self.tree.remove(removed[i].adm.cq, removed[i].adm.usage)
+                    for t in removed:
+                        self.tree.add(t.adm.cq, t.adm.usage)
+                    return removed
+            for t in removed:
+                self.tree.add(t.adm.cq, t.adm.usage)
+        return []
+
+
+# --- building from manifests --------------------------------------------------------------------------------
+
+def load_kueue(docs: Iterable[tuple[Manifest, Source]],
+               namespace_labels: Mapping[str, Mapping[str, str]] | None = None) -> KueueAdmission:
+    """A KueueAdmission over the Kueue objects among `docs` (ResourceFlavor, ClusterQueue, Cohort,
+    LocalQueue, WorkloadPriorityClass of kueue.x-k8s.io); two objects of one kind with one name are an
+    error, as the API server would refuse the second."""
+    seen: dict[tuple[str, str], Source] = {}
+    objects: dict[str, list[Any]] = {kind: [] for kind in
+                                     ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue",
+                                      "WorkloadPriorityClass")}
+    for doc, source in docs:
+        obj = parse_kueue_object(doc, source)
+        kind = type(obj).__name__
+        name = obj.key if isinstance(obj, LocalQueue) else obj.name
+        if (kind, name) in seen:
+            first = seen[(kind, name)]
+            raise InputError(f"already defined in {first.file} (document {first.index})", file=source.file,
+                             obj=f"{kind} {name}", field="metadata.name")
+        seen[(kind, name)] = source
+        objects[kind].append(obj)
+    return KueueAdmission(objects["ResourceFlavor"], objects["ClusterQueue"], objects["Cohort"],
+                          objects["LocalQueue"], objects["WorkloadPriorityClass"], namespace_labels)
