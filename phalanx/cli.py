@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -153,6 +154,11 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = ()) -> tuple[Inputs
         total = sum(skipped.values())
         print(f"phalanx: skipped {total} object(s) of kinds that do not affect scheduling ({kinds})",
               file=sys.stderr)
+    if inputs.queue_docs:
+        counts = Counter(str(doc.get("kind")) for doc, _ in inputs.queue_docs)
+        kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(counts.items()))
+        print(f"phalanx: read {len(inputs.queue_docs)} queueing object(s) for the kueue and volcano profiles "
+              f"({kinds})", file=sys.stderr)
     if inputs.translated:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(inputs.translated.items()))
         print(f"phalanx: read {sum(inputs.translated.values())} object(s) as v1.37 native gangs ({kinds}); "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE
+from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, Queueing
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
 
@@ -132,3 +132,17 @@ def template_meta(template: Mapping[str, Any], owner: Meta, field: str) -> Meta:
         return Meta({"metadata": raw}, namespaced=True)
     except InputError as exc:
         raise fail(f"{field}.{exc.field}", exc.detail) from None
+
+
+KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+
+
+def queueing(meta: Meta) -> Queueing | None:
+    """The admission queues the object names (None when it names none: the common case costs nothing)."""
+    kueue = meta.labels.get(KUEUE_QUEUE_LABEL)
+    volcano = meta.annotations.get(VOLCANO_QUEUE_ANNOTATION)
+    if kueue is None and volcano is None:
+        return None
+    return Queueing(kueue=kueue, kueue_priority_class=meta.labels.get(KUEUE_PRIORITY_CLASS_LABEL), volcano=volcano)

@@ -15,7 +15,7 @@ import yaml
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet, resolve_templates
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fast_yaml import GiveUp, read_documents
-from phalanx.api.fields import object_name
+from phalanx.api.fields import Manifest, object_name
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import PARSERS
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
@@ -54,6 +54,10 @@ class Inputs:
     job_sets: list[JobSet] = field(default_factory=list)
     leader_worker_sets: list[LeaderWorkerSet] = field(default_factory=list)
     training_jobs: list[TrainingJob] = field(default_factory=list)  # PyTorchJob, TFJob, MPIJob
+    # Queueing objects for the kueue and volcano profiles (Kueue's ResourceFlavor, ClusterQueue, Cohort,
+    # LocalQueue, WorkloadPriorityClass; Volcano's Queue and a ConfigMap holding volcano-scheduler.conf),
+    # kept as written: phalanx/admission reads them when a profile queues.
+    queue_docs: list[tuple[Manifest, Source]] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
     notices: list[str] = field(default_factory=list)  # one line each, for stderr: what loading left out
@@ -238,6 +242,9 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
     name = object_name(doc)
     if not isinstance(kind, str) or not kind:
         raise InputError("is required", file=source.file, obj=name, field="kind")
+    if is_queueing_object(doc):
+        inputs.queue_docs.append((doc, source))
+        return
     if kind not in PARSERS:
         inputs.skipped[kind] += 1
         return
@@ -271,6 +278,21 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
               DaemonSet: inputs.daemon_sets, CronJob: inputs.cron_jobs, JobSet: inputs.job_sets,
               LeaderWorkerSet: inputs.leader_worker_sets, TrainingJob: inputs.training_jobs}[type(obj)]
     bucket.append(obj)  # type: ignore[attr-defined]
+
+
+_KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass")
+VOLCANO_CONF_KEY = "volcano-scheduler.conf"
+
+
+def is_queueing_object(doc: Mapping[str, Any]) -> bool:
+    """Kueue's queueing kinds, Volcano's Queue, or the ConfigMap holding Volcano's scheduler configuration."""
+    group, kind = _group_of(doc.get("apiVersion")), doc.get("kind")
+    if group == "kueue.x-k8s.io":
+        return kind in _KUEUE_KINDS
+    if group == "scheduling.volcano.sh":
+        return kind == "Queue"
+    data = doc.get("data")
+    return kind == "ConfigMap" and isinstance(data, Mapping) and VOLCANO_CONF_KEY in data
 
 
 def _group_of(api_version: object) -> str:

@@ -167,6 +167,18 @@ class GpuRequest:
     models: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Queueing:
+    """The admission queues an object names: Kueue's LocalQueue (label `kueue.x-k8s.io/queue-name`) with its
+    WorkloadPriorityClass (label `kueue.x-k8s.io/priority-class`), and Volcano's Queue (annotation
+    `scheduling.volcano.sh/queue-name`, or a Volcano PodGroup's `spec.queue`). Only the kueue and volcano
+    profiles read them."""
+
+    kueue: str | None = None
+    kueue_priority_class: str | None = None
+    volcano: str | None = None
+
+
 @dataclass(slots=True)
 class Pod:
     namespace: str
@@ -193,6 +205,7 @@ class Pod:
     resource_claims: tuple[PodResourceClaim, ...] = ()  # spec.resourceClaims (DRA), in order
     # (cpu, memory) as kube-scheduler scores them: each container's missing request defaulted to 100m/200Mi.
     scoring_requests: tuple[int, int] | None = None
+    queueing: Queueing | None = None  # the admission queue it names (kueue and volcano profiles)
 
     @property
     def key(self) -> str:
@@ -271,6 +284,7 @@ class PodGroup:
     preemption_policy: str | None = None  # Never | PreemptLowerPriority (gate PodGroupPreemptionPolicy)
     # status.conditions as read (a snapshot's), each with type, status, reason, message, lastTransitionTime.
     conditions: tuple[dict[str, str], ...] = ()
+    queueing: Queueing | None = None
 
     @property
     def initially_scheduled(self) -> bool:
@@ -306,6 +320,7 @@ class Job:
     policy: GroupPolicy | None
     arrival: float = 0.0
     source: Source | None = None
+    queueing: Queueing | None = None
 
     @property
     def key(self) -> str:

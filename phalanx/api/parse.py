@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from phalanx.api import dra
 from phalanx.api.apps import APPS_PARSERS, controller_ref
-from phalanx.api.fields import Manifest, Meta, template_meta
+from phalanx.api.fields import Manifest, Meta, queueing, template_meta
 from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
 from phalanx.api.fields import integer as _int
@@ -232,7 +232,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         termination_grace=30.0 if grace is None else float(_int(grace, f"{field}.terminationGracePeriodSeconds",
                                                                   minimum=0)),
         checkpoint_interval=_seconds(meta.annotations, CHECKPOINT_ANNOTATION, "metadata.annotations"),
-        resource_claims=dra.parse_pod_claims(spec, field),
+        resource_claims=dra.parse_pod_claims(spec, field), queueing=queueing(meta),
     )
 
 
@@ -361,7 +361,7 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         priority_class_name=pc_name, priority=priority,
         disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
         arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
-        conditions=_conditions(doc),
+        conditions=_conditions(doc), queueing=queueing(meta),
     )
     if ref and not (group.workload_name and group.template_name):
         raise _fail("spec.workloadRef", "needs both workloadName and templateName")
@@ -412,7 +412,7 @@ def parse_job(doc: Manifest, source: Source) -> Job:
     elif "basic" in chosen:
         policy = GroupPolicy(kind="basic")
     return Job(namespace=meta.namespace, name=meta.name, template=pod, parallelism=parallelism,
-               completions=completions, policy=policy, arrival=meta.arrival, source=source)
+               completions=completions, policy=policy, arrival=meta.arrival, source=source, queueing=queueing(meta))
 
 
 # --- policy/v1 ----------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api.fields import VOLCANO_QUEUE_ANNOTATION
 from phalanx.migrate import native
 
 Doc = dict[str, Any]
@@ -49,6 +50,18 @@ def _count(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
+def _keep_queue(docs: list[Doc], queue: object, change: Change) -> None:
+    """A Volcano queue stays on the translated PodGroup as the annotation Volcano itself reads on pods and
+    Jobs, so that the volcano profile can queue the gang; v1.37 ignores it."""
+    if not isinstance(queue, str) or not queue:
+        return
+    for doc in docs:
+        if doc.get("kind") == "PodGroup":
+            meta = doc["metadata"]
+            meta["annotations"] = {**(meta.get("annotations") or {}), VOLCANO_QUEUE_ANNOTATION: queue}
+    change.notes.append(f"queue {queue} kept as the annotation {VOLCANO_QUEUE_ANNOTATION} on the PodGroup")
+
+
 def _group(doc: Mapping[str, Any], label: str, min_key: str = "minMember") -> tuple[list[Doc], Change]:
     """A foreign PodGroup with a minimum member count: a Workload and a PodGroup of the same name."""
     namespace, name = _meta(doc)
@@ -71,7 +84,9 @@ def _group(doc: Mapping[str, Any], label: str, min_key: str = "minMember") -> tu
 
 
 def volcano_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    return _group(doc, "Volcano PodGroup")
+    docs, change = _group(doc, "Volcano PodGroup")
+    _keep_queue(docs, _spec(doc).get("queue"), change)
+    return docs, change
 
 
 def coscheduling_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
@@ -112,6 +127,7 @@ def volcano_job(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
                             f"{name}-{task_name}-0.. in the group (v1.37 has no multi-task Job)")
     if spec.get("queue"):
         change.warnings.append(f"queue {spec['queue']!r} has no native equivalent (admission queues are Kueue's)")
+        _keep_queue(out, spec["queue"], change)
     for key in ("policies", "plugins", "maxRetry"):
         if spec.get(key):
             change.warnings.append(f"{key} has no native equivalent; dropped")

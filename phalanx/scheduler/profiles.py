@@ -1,8 +1,10 @@
 """Profiles: a set of plugins, weights, scoring arguments and feature gates that make a policy.
 
-Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster) and `gang` (GenericWorkload on: the v1.37
-PodGroup cycle). A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom
-one; Phalanx adds a `featureGates` map, since kube-scheduler takes gates as a flag.
+Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster), `gang` (GenericWorkload on: the v1.37
+PodGroup cycle), and the peers on the same engine: `kueue` (Kueue-style admission in front of `gang`) and
+`volcano` (Volcano-style queues in front of `gang`, packing nodes as Volcano's binpack plugin does).
+A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom one; Phalanx adds
+a `featureGates` map, since kube-scheduler takes gates as a flag.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class Profile:
     # Among equal best scores: "random" (seeded; kube-scheduler picks uniformly) or "first" (lowest node index).
     tie_break: str = "random"
     reserve: list[str] = field(default_factory=lambda: list(RESERVERS))  # Reserve plugins, in order
+    # Queueing in front of the scheduler queue (phalanx/admission): None, "kueue" or "volcano".
+    admission: str | None = None
 
     @property
     def gang(self) -> bool:
@@ -60,7 +64,7 @@ class Profile:
         return {"name": self.name, "featureGates": dict(self.feature_gates), "filters": list(self.filters),
                 "scores": dict(self.scores), "reserve": list(self.reserve),
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
-                "notImplemented": self.missing_plugins}
+                "notImplemented": self.missing_plugins, "admission": self.admission}
 
 
 # The FGD paper's GPU-sharing policies (FGD-PROTOCOL §4): fit + GpuShare filters, one score plugin,
@@ -82,14 +86,23 @@ def gpu_profile(name: str) -> Profile:
                    tie_break="first", reserve=reserve_plugins(["GpuShare"]))
 
 
+BUILTIN = ("default", "gang", "kueue", "volcano", *GPU_POLICIES)
+
+
 def builtin(name: str) -> Profile:
     if name == "default":
         return Profile("default")
     if name == "gang":
         return Profile("gang", feature_gates={"GenericWorkload": True})
+    if name == "kueue":
+        return Profile("kueue", feature_gates={"GenericWorkload": True}, admission="kueue")
+    if name == "volcano":
+        # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
+        return Profile("volcano", feature_gates={"GenericWorkload": True}, admission="volcano",
+                       plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}})
     if name in GPU_POLICIES:
         return gpu_profile(name)
-    raise InputError(f"unknown profile {name!r} (built-in: default, gang, {', '.join(GPU_POLICIES)}; "
+    raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, {', '.join(GPU_POLICIES)}; "
                      "or a path to a profile file)", field="--profile")
 
 
@@ -186,7 +199,7 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
 
 def load_profile(spec: str) -> Profile:
     """A built-in profile by name, or a profile file by path."""
-    if spec in ("default", "gang", *GPU_POLICIES):
+    if spec in BUILTIN:
         return builtin(spec)
     if not os.path.exists(spec):
         return builtin(spec)

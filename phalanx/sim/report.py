@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
+from phalanx.sim.queueing import queue_report
 from phalanx.sim.simulation import Simulation
 
 if TYPE_CHECKING:
@@ -93,6 +94,11 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
         "workloads": workloads(sim, wait_stats),
     }
+    if sim.gate is not None:
+        report["admission"] = {"policy": sim.gate.which, "admitted": sim.gate.admitted,
+                               "evicted": sim.gate.evicted, "notModelled": sim.gate.policy.not_modelled(),
+                               "workloads": sim.gate.workload_rows()}
+        report["queues"] = queue_report(sim.gate)
     devices = sim.scheduler.devices
     if devices is not None and devices.claims:
         report["resourceClaims"] = [{"name": key, "status": devices.claim_status(key)}

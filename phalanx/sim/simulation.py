@@ -41,6 +41,7 @@ from phalanx.scheduler.scheduler import (
 )
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
+from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate
 
 
 @dataclass(slots=True)
@@ -143,6 +144,14 @@ class Simulation:
         self.workloads = WorkloadControllers(self.jobs, existing=list(inputs.pods),
                                              replica_sets=list(inputs.replica_sets), seed=seed, until=until)
         self.workloads.nodes(initial)
+        self.gate: AdmissionGate | None = None
+        self._running_load: dict[str, int] = defaultdict(int)
+        if profile.admission is not None:
+            for pod in inputs.pods:  # a snapshot's running pods: capacity the queues cannot share
+                if pod.node_name is not None:
+                    for name, value in pod.requests.items():
+                        self._running_load[name] += value
+            self.gate = build_gate(inputs.queue_docs, profile.admission, self._queue_capacity())
         self.books = Accounting()
         self.books.capacity = self.allocatable
         self.now = 0.0
@@ -158,6 +167,9 @@ class Simulation:
     def delete_pod_at(self, time: float, pod_key: str) -> None:
         """Schedule a user's deletion of a pod (before `run`): at `time` it leaves and frees what it held."""
         self.events.push(time, COMPLETION, PodDeletion(pod_key))
+
+    def _queue_capacity(self) -> dict[str, int]:
+        return {name: value - self._running_load.get(name, 0) for name, value in self.allocatable.items()}
 
     def _count_node(self, node: Node) -> None:
         for name, value in node.allocatable.items():
@@ -186,6 +198,8 @@ class Simulation:
         self.now = now
         for event in self.events.pop_until(now):
             self._apply(event)
+        if self.gate is not None:
+            self._admission()
 
     def turn(self) -> AbstractContextManager[bool]:
         return nullcontext(True)
@@ -228,6 +242,8 @@ class Simulation:
         elif isinstance(event, Node):
             self.scheduler.add_nodes([event], self.now)
             self._count_node(event)
+            if self.gate is not None:
+                self.gate.nodes_changed(self._queue_capacity())
             self._act(self.workloads.node_added(event, self.now))
         elif isinstance(event, PodGroup):
             earlier = self.groups.get(event.key)
@@ -239,7 +255,8 @@ class Simulation:
             self.scheduler.add_pod_group(event, self.now)
             self._adopt_members(group)
         elif isinstance(event, Job):
-            self._start_job(event)
+            if self.gate is None or not self.gate.hold_job(event, self.now):
+                self._start_job(event)
         elif isinstance(event, Controlled):
             self._act(self.workloads.arrive(event, self.now))
         elif isinstance(event, _CronRun):
@@ -260,8 +277,8 @@ class Simulation:
 
     # --- pods -----------------------------------------------------------------------------------------
 
-    def _arrive(self, pod: Pod) -> None:
-        record = PodRecord(pod, created=pod.arrival)
+    def _arrive(self, pod: Pod, created: float | None = None) -> None:
+        record = PodRecord(pod, created=pod.arrival if created is None else created)
         self.pods[pod.key] = record
         if pod.group_key is not None:
             self.members[pod.group_key].add(pod.key)
@@ -269,6 +286,13 @@ class Simulation:
             if group is not None and group.waiting_since is None:
                 group.waiting_since = self.now
         if pod.node_name is None:
+            if self.gate is not None:
+                group = self.groups.get(pod.group_key) if pod.group_key is not None else None
+                released = self.gate.hold_pod(pod, group.group if group is not None else None, self.now)
+                if released is None:
+                    record.message = WAITING_FOR_ADMISSION
+                    return
+                pod = record.pod = released
             self.scheduler.add_pod(pod, self.now)
             record.message = self.scheduler.pod_message(pod.key)
             return
@@ -375,6 +399,7 @@ class Simulation:
         self._refresh(record.pod)
         for pod in self.jobs.succeeded(record.pod.owner if record.pod.controller == "Job" else None, self.now):
             self._arrive(pod)
+        self._ended(record.pod)
 
     # --- preemption -----------------------------------------------------------------------------------
 
@@ -435,11 +460,19 @@ class Simulation:
             record.phase = "Failed"
             record.finished_at = self.now
             self._refresh(pod)
+            self._ended(pod)
             if replaced:
                 self._act(self.workloads.gone(pod, self.now))
             return
         record.phase = "Pending"
         record.pod = dataclasses.replace(pod, arrival=self.now, node_name=None, start_time=None)
+        if self.gate is not None and self.gate.queued(pod.key):
+            released = self.gate.take_back(record.pod, self.now)
+            if released is None:  # its workload was evicted: it waits for admission again
+                record.message = WAITING_FOR_ADMISSION
+                self._refresh(record.pod)
+                return
+            record.pod = released
         self.scheduler.add_pod(record.pod, self.now)
         self._refresh(record.pod)
 
@@ -467,7 +500,54 @@ class Simulation:
         if pod.group_key is not None:
             self.members[pod.group_key].discard(pod.key)
         self._refresh(pod)
+        if self.gate is not None:
+            self.gate.forget(pod.key)
+            self._ended(pod)
         self._act(self.workloads.gone(pod, self.now))
+
+    # --- admission (kueue and volcano profiles) -------------------------------------------------------
+
+    def _admission(self) -> None:
+        """Carry out the admission policy's decisions: admitted workloads' pods go to the scheduler (a Job
+        starts), evicted ones' pods stop (running ones as preemption victims do) and wait again."""
+        assert self.gate is not None
+        admitted, evicted = self.gate.cycle(self.now)
+        for work, decision in evicted:
+            for key in sorted(work.pods):
+                record = self.pods.get(key)
+                if record is None or record.phase not in ("Pending", "Running"):
+                    continue
+                if record.phase == "Running":
+                    if not record.terminating and record.node is not None:
+                        self._evict(Evict(record.pod, decision.by or "", record.node,
+                                          f"Evicted by {self.gate.which}: {decision.reason}"
+                                          + (f": {decision.message}" if decision.message else "")))
+                    continue
+                self.scheduler.delete_pod(key, self.now)
+                record.pod = self.gate.take_back(record.pod, self.now) or record.pod
+                record.message = WAITING_FOR_ADMISSION
+        for work, pods in admitted:
+            if work.job is not None and not work.started:
+                work.started = True
+                self._start_job(work.job, created=work.job.arrival)
+            for pod in pods:
+                record = self.pods[pod.key]
+                if record.phase != "Pending":
+                    continue
+                record.pod = pod
+                self.scheduler.add_pod(pod, self.now)
+                record.message = self.scheduler.pod_message(pod.key)
+
+    def _ended(self, pod: Pod) -> None:
+        """A pod of a queued workload ended: the workload's quota returns once all its pods have."""
+        if self.gate is None:
+            return
+        more = False
+        if pod.controller == "Job" and pod.owner is not None:
+            job = self.jobs.jobs.get(pod.owner)
+            more = job is not None and job.created < job.job.completions
+        self.gate.pod_ended(pod.key, lambda k: k in self.pods and self.pods[k].phase in ("Pending", "Running"),
+                            more, self.now)
 
     # --- the workload controllers ---------------------------------------------------------------------
 
@@ -495,13 +575,15 @@ class Simulation:
 
     # --- the Job controller ---------------------------------------------------------------------------
 
-    def _start_job(self, job: Job) -> None:
+    def _start_job(self, job: Job, created: float | None = None) -> None:
+        """The Job controller starts the Job: its PodGroup and first pods. A Job that waited for admission
+        passes its own arrival as `created`, so that its pods' waits count the time it was queued."""
         group, pods = self.jobs.start(job, self.now)
         if group is not None:
             self.groups[group.key] = GroupRecord(group)
             self.scheduler.add_pod_group(group, self.now)
         for pod in pods:
-            self._arrive(pod)
+            self._arrive(pod, created)
 
     # --- PodGroup status ------------------------------------------------------------------------------
 

@@ -104,6 +104,25 @@ def render_workloads(report: Report, console: Console) -> None:
     console.print(table)
 
 
+def render_queues(report: Report, console: Console) -> None:
+    """One row per queue of the kueue or volcano profile (ClusterQueues and LocalQueues, or Volcano Queues)."""
+    if not report.get("queues"):
+        return
+    table = Table(title=f"queues ({report['profile']})")
+    for column in ("kind", "name", "admitted", "pending", "running", "borrowed", "preempted", "reclaimed",
+                   "mean wait"):
+        table.add_column(column, overflow="fold")
+    for q in report["queues"]:
+        wait = q["meanWaitSeconds"]
+        table.add_row(q["kind"], str(q["name"]), str(q["admitted"]), str(q["pending"]), str(q["running"]),
+                      "" if q["borrowed"] is None else str(q["borrowed"]), str(q["preempted"]),
+                      str(q["reclaimed"]), "" if wait is None else format_duration(wait))
+    console.print(table)
+    skipped = report.get("admission", {}).get("notModelled") or []
+    for line in skipped:
+        console.print(f"[dim]not modelled: {line}[/dim]")
+
+
 def render_compare(reports: Sequence[Report], console: Console) -> None:
     table = Table(title="Phalanx: profiles side by side")
     table.add_column("metric")
@@ -113,6 +132,8 @@ def render_compare(reports: Sequence[Report], console: Console) -> None:
     for label, cell in summary_rows(reports):
         table.add_row(label, *(cell(r) for r in reports))
     console.print(table)
+    for report in reports:
+        render_queues(report, console)
 
 
 def render_simulation(report: Report, console: Console, *, wide: bool = False) -> None:
@@ -123,6 +144,7 @@ def render_simulation(report: Report, console: Console, *, wide: bool = False) -
         table.add_row(label, cell(report))
     console.print(table)
     render_workloads(report, console)
+    render_queues(report, console)
     if report["podGroups"]:
         groups = Table(title="pod groups")
         for column in ("name", "minCount", "running", "pending", "message"):

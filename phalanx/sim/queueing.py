@@ -1,0 +1,325 @@
+"""Admission in the simulator: workloads held back from the scheduler until a Kueue-style or Volcano-style
+policy (phalanx/admission) admits them, released with their flavor's node labels and tolerations, evicted
+whole when the policy preempts or reclaims them (their pods wait again), and handed back to the policy when
+they end.
+
+What counts as one workload, as the peers see it:
+- a Job (Kueue suspends it until admitted: no pod exists before; Volcano queues its PodGroup);
+- a PodGroup with its members (Kueue's pod groups, Volcano's PodGroups), offered once `minCount` members
+  (all of them for a basic group: 1) have arrived;
+- a bare pod.
+Under `kueue` only objects that name a LocalQueue (label `kueue.x-k8s.io/queue-name`) are queued, as Kueue
+manages nothing else by default (`manageJobsWithoutQueueName: false`); under `volcano` everything the
+scheduler would place is, in the Queue its annotation `scheduling.volcano.sh/queue-name` names, or `default`.
+Pods already bound in a snapshot are the cluster's running load and are never queued.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from phalanx.admission.base import AdmissionPolicy, Admit, Evict, PodSet, QueuedWorkload
+from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest
+from phalanx.api.objects import Job, Pod, PodGroup, Source, Toleration
+from phalanx.api.tolerations import parse_toleration
+from phalanx.errors import InputError
+
+VOLCANO_DEFAULT_QUEUE = "default"
+WAITING_FOR_ADMISSION = "waiting for admission"
+
+
+@dataclass(slots=True)
+class _Workload:
+    key: str  # "Job ns/name", "PodGroup ns/name" or "Pod ns/name"
+    queue: str
+    kueue_priority_class: str | None
+    job: Job | None = None  # a Job not started yet (it starts when first admitted)
+    group: PodGroup | None = None
+    min_members: int = 1  # members that must have arrived before a group is offered
+    held: dict[str, Pod] = field(default_factory=dict)  # pods waiting for admission, as created
+    created: dict[str, Pod] = field(default_factory=dict)  # each pod as its owner made it (no flavor)
+    started: bool = False  # a Job: its controller has started it
+    pods: set[str] = field(default_factory=set)  # every pod of the workload seen so far
+    admission: Admit | None = None
+    offered: bool = False
+    submitted_at: float | None = None
+    waits: list[float] = field(default_factory=list)
+    evictions: int = 0
+    done: bool = False
+    total: dict[str, int] = field(default_factory=dict)  # what it asks of its queue (every pod set)
+
+
+class AdmissionGate:
+    """Holds and releases workloads for one admission policy. The simulator asks it, for each Job and pending
+    pod, whether the policy holds it, and runs `cycle` after each batch of events."""
+
+    def __init__(self, policy: AdmissionPolicy, which: str, *,
+                 resolve_priority: Callable[[str, int], int] | None = None) -> None:
+        self.policy = policy
+        self.which = which  # "kueue" | "volcano"
+        self.resolve_priority = resolve_priority
+        self.workloads: dict[str, _Workload] = {}
+        self.of_pod: dict[str, str] = {}  # pod key -> workload key
+        self.changed = False
+        self.admitted = 0
+        self.evicted = 0
+        # Kueue requeues an evicted Workload itself; Volcano forgets the job, which comes back as pods return.
+        self.policy_requeues = which == "kueue"
+
+    # --- what is queued ---------------------------------------------------------------------------------
+
+    def _queue(self, kueue: str | None, volcano: str | None) -> str | None:
+        if self.which == "kueue":
+            return kueue
+        return volcano or VOLCANO_DEFAULT_QUEUE
+
+    def hold_job(self, job: Job, now: float) -> bool:
+        """A Job arrives: True if the policy queues it (it starts when admitted)."""
+        q = job.queueing
+        queue = self._queue(q.kueue if q else None, q.volcano if q else None)
+        if queue is None:
+            return False
+        key = f"Job {job.key}"
+        work = self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None, job=job)
+        self._offer_job(work, now)
+        return True
+
+    def _offer_job(self, work: _Workload, now: float) -> None:
+        job = work.job
+        assert job is not None
+        count = min(job.parallelism, job.completions)
+        min_count = job.policy.min_count if job.policy is not None and job.policy.kind == "gang" else None
+        self._offer(work, [PodSet("main", count, dict(job.template.requests), min_count,
+                                  dict(job.template.placement.node_selector), job.template.placement.tolerations)],
+                    job.template.priority, job.template.priority_class_name, now)
+
+    def hold_pod(self, pod: Pod, group: PodGroup | None, now: float) -> Pod | None:
+        """A pending pod arrives (not a queued Job's): the pod to hand to the scheduler now (with its
+        workload's flavor applied), or None while its workload waits for admission."""
+        known = self.of_pod.get(pod.key)
+        if known is None and pod.controller == "Job" and f"Job {pod.owner}" in self.workloads:
+            known = f"Job {pod.owner}"
+        if known is not None:
+            work = self.workloads[known]
+            work.pods.add(pod.key)
+            self.of_pod[pod.key] = known
+            return self._through(work, pod, now)
+        q = pod.queueing
+        gq = group.queueing if group is not None else None
+        queue = self._queue((q.kueue if q else None) or (gq.kueue if gq else None),
+                            (q.volcano if q else None) or (gq.volcano if gq else None))
+        if queue is None:
+            return pod
+        if pod.group_key is not None:
+            key = f"PodGroup {pod.group_key}"
+            if key not in self.workloads:
+                min_members = group.min_count if group is not None and group.is_gang else 1
+                self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None, group=group,
+                                                min_members=min_members)
+        else:
+            key = f"Pod {pod.key}"
+            self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None)
+        work = self.workloads[key]
+        work.pods.add(pod.key)
+        self.of_pod[pod.key] = key
+        return self._through(work, pod, now)
+
+    def queued(self, pod_key: str) -> bool:
+        return pod_key in self.of_pod
+
+    def take_back(self, pod: Pod, now: float) -> Pod | None:
+        """A pod of a queued workload is pending again (evicted, or its workload was): the pod to hand to the
+        scheduler if its workload is admitted, else None (it waits, as created)."""
+        return self._through(self.workloads[self.of_pod[pod.key]], pod, now)
+
+    def forget(self, pod_key: str) -> None:
+        """A user deleted the pod: it no longer waits."""
+        key = self.of_pod.get(pod_key)
+        if key is not None:
+            self.workloads[key].held.pop(pod_key, None)
+
+    def nodes_changed(self, allocatable: Mapping[str, int]) -> None:
+        """Nodes arrived: a policy that shares the cluster's capacity (Volcano's proportion) sees the new total."""
+        update = getattr(self.policy, "nodes_changed", None)
+        if update is not None:
+            update(dict(allocatable))
+            self.changed = True
+
+    def _through(self, work: _Workload, pod: Pod, now: float) -> Pod | None:
+        created = work.created.setdefault(pod.key, pod)
+        if work.admission is not None:
+            return _with_flavor(created, work.admission)
+        work.held[pod.key] = created
+        if not work.offered and work.job is None and len(work.held) >= work.min_members:
+            members = list(work.held.values())
+            self._offer(work, _pod_sets(members), max(p.priority for p in members),
+                        members[0].priority_class_name, now)
+        return None
+
+    def _offer(self, work: _Workload, pod_sets: list[PodSet], priority: int, priority_class: str | None,
+               now: float) -> None:
+        namespace = work.key.split(" ", 1)[1].split("/", 1)[0]
+        work.total = {}
+        for ps in pod_sets:
+            for name, value in ps.requests.items():
+                work.total[name] = work.total.get(name, 0) + value * ps.count
+        if work.kueue_priority_class is not None and self.resolve_priority is not None:
+            priority = self.resolve_priority(work.kueue_priority_class, priority)
+        self.policy.submit(QueuedWorkload(key=work.key, namespace=namespace, queue=work.queue, priority=priority,
+                                          created=now, pod_sets=tuple(pod_sets), priority_class=priority_class),
+                           now)
+        work.offered = True
+        work.submitted_at = now
+        self.changed = True
+
+    # --- the policy's decisions ---------------------------------------------------------------------------
+
+    def cycle(self, now: float) -> tuple[list[tuple[_Workload, list[Pod]]], list[tuple[_Workload, Evict]]]:
+        """One admission pass: the workloads admitted (with the pods to release now: a Job's start is left to
+        the caller), and those evicted (whose pods the caller takes back)."""
+        if not self.changed:
+            return [], []
+        self.changed = False
+        admitted: list[tuple[_Workload, list[Pod]]] = []
+        evicted: list[tuple[_Workload, Evict]] = []
+        for decision in self.policy.cycle(now):
+            work = self.workloads.get(decision.key)
+            if work is None:
+                continue
+            if isinstance(decision, Evict):
+                if work.admission is None:
+                    continue
+                work.admission = None
+                work.evictions += 1
+                self.evicted += 1
+                if not self.policy_requeues:
+                    work.offered = False
+                    if work.job is not None:
+                        self._offer_job(work, now)
+                evicted.append((work, decision))
+                continue
+            work.admission = decision
+            self.admitted += 1
+            if work.submitted_at is not None:
+                work.waits.append(now - work.submitted_at)
+            pods = [_with_flavor(pod, decision) for pod in work.held.values()]
+            work.held.clear()
+            admitted.append((work, pods))
+        return admitted, evicted
+
+    def pod_ended(self, pod_key: str, still_running: Callable[[str], bool], more_to_come: bool, now: float) -> None:
+        """A pod of a workload ended (succeeded, failed or was deleted): once none of its pods is pending or
+        running, and its controller makes no more, its quota goes back to the policy."""
+        key = self.of_pod.get(pod_key)
+        if key is None:
+            return
+        work = self.workloads[key]
+        if work.done or work.admission is None or more_to_come:
+            return
+        if any(still_running(k) for k in work.pods):
+            return
+        work.done = True
+        self.policy.finished(key, now)
+        self.changed = True
+
+    # --- report -----------------------------------------------------------------------------------------
+
+    def usage(self) -> dict[str, dict[str, int]]:
+        """What the workloads admitted now ask, per queue that admitted them (ClusterQueue or Queue)."""
+        out: dict[str, dict[str, int]] = {}
+        for work in self.workloads.values():
+            if work.admission is None or work.done:
+                continue
+            held = out.setdefault(work.admission.queue, {})
+            for name, value in work.total.items():
+                held[name] = held.get(name, 0) + value
+        return out
+
+    def workload_rows(self) -> list[dict[str, object]]:
+        """One row per queued workload: its queue, whether admitted, waits for admission, evictions."""
+        out: list[dict[str, object]] = []
+        for work in self.workloads.values():
+            out.append({"name": work.key, "queue": work.queue,
+                        "admitted": work.admission is not None or work.done, "finished": work.done,
+                        "admittedBy": work.admission.queue if work.admission is not None else None,
+                        "admissionWaits": [round(w, 6) for w in work.waits], "evictions": work.evictions})
+        return out
+
+
+def _pod_sets(members: list[Pod]) -> list[PodSet]:
+    """Members grouped by what each requests (a pod set per shape, in arrival order)."""
+    shapes: dict[tuple[tuple[str, int], ...], list[Pod]] = {}
+    for pod in members:
+        shapes.setdefault(tuple(sorted(pod.requests.items())), []).append(pod)
+    return [PodSet(f"set-{i}", len(pods), dict(shape), None, dict(pods[0].placement.node_selector),
+                   pods[0].placement.tolerations) for i, (shape, pods) in enumerate(shapes.items())]
+
+
+def _with_flavor(pod: Pod, admission: Admit) -> Pod:
+    """The pod with its flavor's node labels added to its nodeSelector and the flavor's tolerations added."""
+    if not admission.node_selector and not admission.tolerations:
+        return pod
+    selector = dict(pod.placement.node_selector)
+    selector.update(admission.node_selector)
+    tolerations: list[Toleration] = list(pod.placement.tolerations)
+    for i, raw in enumerate(admission.tolerations):
+        try:
+            tolerations.append(parse_toleration(raw, f"spec.tolerations[{i}]", ()))
+        except InputError as exc:
+            raise exc.at(obj=f"ResourceFlavor of {admission.queue}") from None
+    placement = dataclasses.replace(pod.placement, node_selector=tuple(sorted(selector.items())),
+                                    tolerations=tuple(tolerations))
+    return dataclasses.replace(pod, placement=placement)
+
+
+
+def build_gate(queue_docs: list[tuple[Manifest, Source]], which: str, capacity: Mapping[str, int]) -> AdmissionGate:
+    """The gate for the `kueue` or `volcano` profile over the input's queueing objects. Bad objects fail here,
+    before the run, with the file, the object and the field."""
+    if which == "kueue":
+        from phalanx.admission.kueue import load_kueue
+        from phalanx.admission.kueue_objects import is_kueue_object
+
+        kueue = load_kueue([(doc, source) for doc, source in queue_docs if is_kueue_object(doc)])
+        return AdmissionGate(kueue, "kueue", resolve_priority=lambda name, priority: kueue.resolve_priority(
+            {KUEUE_PRIORITY_CLASS_LABEL: name}, priority))
+    from phalanx.admission.volcano import load_volcano
+    from phalanx.admission.volcano_conf import parse_volcano_conf
+    from phalanx.admission.volcano_objects import is_queue, parse_queue
+
+    queues: list[Manifest] = []
+    conf = None
+    for doc, source in queue_docs:
+        try:
+            if is_queue(doc):
+                parse_queue(doc)
+                queues.append(doc)
+            elif doc.get("kind") == "ConfigMap" and conf is None:
+                conf = parse_volcano_conf(doc)
+        except InputError as exc:
+            raise exc.at(file=source.file) from None
+    return AdmissionGate(load_volcano(queues, conf, capacity=capacity), "volcano")
+
+
+_COMMON = {"kind", "name", "queue", "admitted", "pending", "running", "borrowed_admissions", "preempted",
+           "reclaimed", "wait_mean", "mean_wait"}
+
+
+def queue_report(gate: AdmissionGate) -> list[dict[str, object]]:
+    """The policy's per-queue counters in one shape for both peers (the report's `queues`): kind, name,
+    admitted, pending, running, borrowed (admissions that borrowed: Kueue only), preempted, reclaimed, the
+    mean wait for admission, and the policy's own counters under `details`."""
+    out: list[dict[str, object]] = []
+    for row in gate.policy.queue_rows():
+        wait = row.get("wait_mean", row.get("mean_wait"))
+        out.append({
+            "kind": row.get("kind", "Queue"), "name": row.get("name", row.get("queue")),
+            "admitted": row.get("admitted", 0), "pending": row.get("pending", 0), "running": row.get("running", 0),
+            "borrowed": row.get("borrowed_admissions"), "preempted": row.get("preempted", 0),
+            "reclaimed": row.get("reclaimed", 0),
+            "meanWaitSeconds": None if wait is None else round(float(str(wait)), 6),
+            "details": {k: v for k, v in row.items() if k not in _COMMON},
+        })
+    return out
