@@ -18,6 +18,7 @@ from phalanx.errors import InputError, PhalanxError
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.progress import RunProgress
+from phalanx.sim.queueing import check_queue_objects, load_queue_files
 from phalanx.sim.report import SCHEMA_VERSION, build_report
 from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation
@@ -46,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--trace-file", action="append", default=[], metavar="FILE",
                        help="a JSON Lines trace of timed create/delete events replayed on top of the manifests "
                             "(docs/traces.md); repeatable")
+        p.add_argument("--queues", action="append", default=[], metavar="FILE",
+                       help="Kueue (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass) and "
+                            "Volcano (Queue, volcano-scheduler.conf ConfigMap) objects for the kueue and volcano "
+                            "profiles, when they are not among the manifests; repeatable")
         p.add_argument("--report", metavar="DIR",
                        help="also write report.json (with time series), series.csv, PNG plots and a "
                             "self-contained index.html into DIR (docs/report.md)")
@@ -81,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
     val = sub.add_parser("validate", help="load and validate manifests only")
     val.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
     val.add_argument("--trace-file", action="append", default=[], metavar="FILE", help="also check a trace file")
+    val.add_argument("--queues", action="append", default=[], metavar="FILE",
+                     help="also check a file of Kueue and Volcano queueing objects")
 
     ver = sub.add_parser("verify", help="run manifests through the real kube-scheduler and through Phalanx, and "
                                         "show where they agree and differ",
@@ -141,10 +148,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(paths: Sequence[str], trace_files: Sequence[str] = ()) -> tuple[Inputs, Trace | None]:
+def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Sequence[str] = ()
+          ) -> tuple[Inputs, Trace | None]:
     if not paths and not trace_files:
         raise InputError("give manifests (FILE_OR_DIR...) or --trace-file FILE", field="FILE_OR_DIR")
     inputs = load_paths(paths)
+    inputs.queue_docs.extend(load_queue_files(queue_files))
+    if inputs.queue_docs:
+        check_queue_objects(inputs.queue_docs)  # bad queue objects fail before any profile runs
     trace = load_traces(trace_files, inputs) if trace_files else None
     for notice in inputs.notices:
         print(f"phalanx: {notice}", file=sys.stderr)
@@ -285,20 +296,20 @@ def _migrate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _validate(args: argparse.Namespace, console: Console) -> int:
-    inputs, _ = _load(args.paths, args.trace_file)
+    inputs, _ = _load(args.paths, args.trace_file, args.queues)
     controllers = inputs.controllers()
     print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
           f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
           f"{len(controllers)} workload controller object(s) (Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, "
           "JobSet, LeaderWorkerSet, PyTorchJob, TFJob, MPIJob), "
-          f"{len(inputs.priority_classes)} priority class(es)")
+          f"{len(inputs.priority_classes)} priority class(es), {len(inputs.queue_docs)} queueing object(s)")
     return 0
 
 
 def _simulate(args: argparse.Namespace, console: Console) -> int:
     profile = _simulate_profile(args)
     _until(args)  # a bad --until fails before the inputs load
-    inputs, trace = _load(args.paths, args.trace_file)
+    inputs, trace = _load(args.paths, args.trace_file, args.queues)
     report = _simulations(args, inputs, trace, [profile])[0]
     if args.report:
         _write_report(args.report, report)
@@ -319,7 +330,7 @@ def _compare(args: argparse.Namespace, console: Console) -> int:
     if not profiles:
         raise InputError("name at least one profile", field="--profiles")
     _until(args)  # a bad --until fails before the inputs load
-    inputs, trace = _load(args.paths, args.trace_file)
+    inputs, trace = _load(args.paths, args.trace_file, args.queues)
     reports = _simulations(args, inputs, trace, profiles)
     if args.report:
         _write_report(args.report, {"schemaVersion": SCHEMA_VERSION, "results": reports})

@@ -17,11 +17,11 @@ Pods already bound in a snapshot are the cluster's running load and are never qu
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from phalanx.admission.base import AdmissionPolicy, Admit, Evict, PodSet, QueuedWorkload
-from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest
+from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest, object_name
 from phalanx.api.objects import Job, Pod, PodGroup, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
@@ -323,3 +323,23 @@ def queue_report(gate: AdmissionGate) -> list[dict[str, object]]:
             "details": {k: v for k, v in row.items() if k not in _COMMON},
         })
     return out
+
+
+def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> None:
+    """Read the queueing objects as both peers would, so that a bad one fails before any profile runs."""
+    build_gate(queue_docs, "kueue", {})
+    build_gate(queue_docs, "volcano", {})
+
+
+def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
+    """The objects of `--queues` files: each must be a Kueue or Volcano queueing object."""
+    from phalanx.api.load import is_queueing_object, raw_documents
+
+    docs: list[tuple[Manifest, Source]] = []
+    for source, doc in raw_documents(paths):
+        if not is_queueing_object(doc):
+            raise InputError("is not a Kueue or Volcano queueing object (--queues takes ResourceFlavor, "
+                             "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Queue and the "
+                             "volcano-scheduler.conf ConfigMap)", file=source.file, obj=object_name(doc), field="kind")
+        docs.append((doc, source))
+    return docs

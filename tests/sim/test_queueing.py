@@ -1,0 +1,236 @@
+"""The kueue and volcano profiles in the simulator (phalanx.sim.queueing): workloads held until admitted,
+flavors applied, whole workloads evicted and readmitted, quota returned when they end, and the report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phalanx.api.load import load_paths
+from phalanx.cli import main
+from phalanx.scheduler.profiles import builtin
+from phalanx.sim.report import build_report
+from phalanx.sim.simulation import Simulation
+
+Doc = dict[str, Any]
+
+
+def node(name: str, cpu: str = "8", **labels: str) -> Doc:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"}}}
+
+
+def flavor(name: str, **node_labels: str) -> Doc:
+    spec = {"nodeLabels": node_labels} if node_labels else {}
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": name},
+            "spec": spec}
+
+
+def cluster_queue(name: str, quotas: dict[str, str], cohort: str | None = None, **preemption: str) -> Doc:
+    """A ClusterQueue with one resource group over cpu: `quotas` maps flavor -> cpu nominalQuota."""
+    spec: Doc = {"namespaceSelector": {}, "resourceGroups": [{
+        "coveredResources": ["cpu"],
+        "flavors": [{"name": f, "resources": [{"name": "cpu", "nominalQuota": q}]} for f, q in quotas.items()]}]}
+    if cohort:
+        spec["cohortName"] = cohort
+    if preemption:
+        spec["preemption"] = preemption
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def local_queue(namespace: str, name: str, cq: str) -> Doc:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"clusterQueue": cq}}
+
+
+def volcano_queue(name: str, weight: int = 1) -> Doc:
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name},
+            "spec": {"weight": weight, "reclaimable": True}}
+
+
+def job(namespace: str, name: str, *, cpu: str, pods: int, arrival: str = "0s", duration: str = "1h",
+        queue: str | None = None, volcano: str | None = None) -> Doc:
+    meta: Doc = {"name": name, "namespace": namespace,
+                 "annotations": {"phalanx.dev/arrival": arrival, "phalanx.dev/duration": duration}}
+    if queue:
+        meta["labels"] = {"kueue.x-k8s.io/queue-name": queue}
+    if volcano:
+        meta["annotations"]["scheduling.volcano.sh/queue-name"] = volcano
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta,
+            "spec": {"parallelism": pods, "completions": pods, "template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "trainer:v1", "resources": {"requests": {"cpu": cpu}}}]}}}}
+
+
+def run(tmp_path: Path, docs: list[Doc], profile: str) -> dict[str, Any]:
+    path = tmp_path / "input.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return build_report(Simulation(load_paths([str(path)]), builtin(profile)).run())
+
+
+def bound_at(report: dict[str, Any], prefix: str) -> list[float]:
+    return sorted(p["boundAt"] for p in report["pods"] if p["name"].startswith(prefix) and p["boundAt"] is not None)
+
+
+def test_a_job_waits_for_quota_that_the_cluster_has(tmp_path: Path) -> None:
+    """Kueue admits within nominalQuota even when nodes are free: the second Job waits for the first."""
+    docs = [node("n1", "16"), flavor("default"), cluster_queue("team", {"default": "4"}),
+            local_queue("ml", "team", "team"),
+            job("ml", "first", cpu="2", pods=2, queue="team"),
+            job("ml", "second", cpu="2", pods=2, arrival="1m", queue="team")]
+    kueue, gang = run(tmp_path, docs, "kueue"), run(tmp_path, docs, "gang")
+    assert bound_at(gang, "ml/second") == [60.0, 60.0]
+    assert bound_at(kueue, "ml/second") == [3600.0, 3600.0]
+    queues = {q["name"]: q for q in kueue["queues"]}
+    assert queues["team"]["admitted"] == 2 and queues["team"]["pending"] == 0
+    waits = {w["name"]: w["admissionWaits"] for w in kueue["admission"]["workloads"]}
+    assert waits == {"Job ml/first": [0.0], "Job ml/second": [3540.0]}
+    # The second Job's pods count the time the Job waited for admission.
+    second = [w for w in kueue["workloads"] if w["name"] == "ml/second"][0]
+    assert second["waitSeconds"]["max"] == 3540.0
+
+
+def test_jobs_without_a_queue_name_are_not_managed_by_kueue(tmp_path: Path) -> None:
+    docs = [node("n1", "16"), flavor("default"), cluster_queue("team", {"default": "1"}),
+            local_queue("ml", "team", "team"), job("ml", "free", cpu="2", pods=4)]
+    report = run(tmp_path, docs, "kueue")
+    assert bound_at(report, "ml/free") == [0.0] * 4
+    assert report["admission"]["workloads"] == []
+
+
+def test_a_cohort_reclaims_what_another_queue_borrowed(tmp_path: Path) -> None:
+    """Restates Kueue's docs (Cohort, reclaimWithinCohort): team-a borrows team-b's idle quota; when team-b's
+    Job arrives, team-a's borrowing Job is evicted whole, its pods wait again and rerun from scratch."""
+    docs = [node("n1", "8"), node("n2", "8"), flavor("default"),
+            cluster_queue("team-a", {"default": "8"}, "org", reclaimWithinCohort="Any"),
+            cluster_queue("team-b", {"default": "8"}, "org", reclaimWithinCohort="Any"),
+            local_queue("a", "q", "team-a"), local_queue("b", "q", "team-b"),
+            job("a", "big", cpu="2", pods=8, queue="q"),
+            job("b", "small", cpu="2", pods=4, arrival="10m", duration="30m", queue="q")]
+    report = run(tmp_path, docs, "kueue")
+    assert report["admission"]["evicted"] == 1
+    big = [w for w in report["admission"]["workloads"] if w["name"] == "Job a/big"][0]
+    assert big["evictions"] == 1 and len(big["admissionWaits"]) == 2
+    assert bound_at(report, "b/small") == [630.0] * 4  # after the victims' 30 s grace period
+    assert report["summary"]["evictions"] == 8
+    finished = [p["finishedAt"] for p in report["pods"] if p["name"].startswith("a/big")]
+    assert min(finished) > 3600.0  # an hour of work restarted after the eviction
+    rows = {(q["kind"], q["name"]): q for q in report["queues"]}
+    assert rows[("ClusterQueue", "team-a")]["borrowed"] >= 1
+    assert rows[("ClusterQueue", "team-a")]["reclaimed"] == 1
+
+
+def test_the_next_flavor_places_pods_on_its_nodes(tmp_path: Path) -> None:
+    """A ResourceFlavor's nodeLabels become the pods' nodeSelector: when on-demand quota is used up the Job
+    gets the spot flavor and lands on spot nodes."""
+    docs = [node("od-1", "8", pool="on-demand"), node("spot-1", "8", pool="spot"),
+            flavor("on-demand", pool="on-demand"), flavor("spot", pool="spot"),
+            cluster_queue("team", {"on-demand": "4", "spot": "8"}), local_queue("ml", "team", "team"),
+            job("ml", "one", cpu="4", pods=1, queue="team"), job("ml", "two", cpu="4", pods=2, queue="team")]
+    report = run(tmp_path, docs, "kueue")
+    nodes = {p["name"]: p["node"] for p in report["pods"]}
+    assert nodes["ml/one-0"] == "od-1"
+    assert nodes["ml/two-0"] == nodes["ml/two-1"] == "spot-1"
+
+
+def test_a_bare_pod_with_a_queue_name_waits_for_admission(tmp_path: Path) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "missing"}},
+           "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+    report = run(tmp_path, [node("n1"), pod], "kueue")
+    [entry] = report["pods"]
+    assert entry["phase"] == "Pending" and entry["message"] == "waiting for admission"
+    missing = [q for q in report["queues"] if q["name"] == "ml/missing"]
+    assert missing and missing[0]["pending"] == 1
+
+
+def test_volcano_queues_everything_and_proportion_caps_a_queue_at_its_share(tmp_path: Path) -> None:
+    """Volcano's proportion plugin: two queues of weight 1 share 16 cpu as 8 + 8 while both ask; a queue's
+    job beyond its deserved share waits although nodes are free (allocate admits within deserved)."""
+    docs = [node("n1", "8"), node("n2", "8"), volcano_queue("a"), volcano_queue("b"),
+            job("a", "one", cpu="2", pods=4, volcano="a"), job("a", "two", cpu="2", pods=4, volcano="a"),
+            job("b", "three", cpu="2", pods=4, volcano="b")]
+    report = run(tmp_path, docs, "volcano")
+    assert bound_at(report, "b/three") == [0.0] * 4
+    started = sorted([bound_at(report, "a/one")[0], bound_at(report, "a/two")[0]])
+    assert started == [0.0, 3600.0]
+    rows = {q["name"]: q for q in report["queues"]}
+    assert rows["a"]["admitted"] == 2 and rows["b"]["admitted"] == 1 and rows["default"]["admitted"] == 0
+
+
+def test_a_translated_volcano_podgroup_keeps_its_queue(tmp_path: Path) -> None:
+    group = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+             "metadata": {"name": "g", "namespace": "a"}, "spec": {"minMember": 2, "queue": "a"}}
+    pods = [{"apiVersion": "v1", "kind": "Pod",
+             "metadata": {"name": f"g-{i}", "namespace": "a", "annotations": {"scheduling.k8s.io/group-name": "g"}},
+             "spec": {"schedulerName": "volcano",
+                      "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+            for i in range(2)]
+    report = run(tmp_path, [node("n1"), volcano_queue("a"), group, *pods], "volcano")
+    [workload] = report["admission"]["workloads"]
+    assert workload["name"] == "PodGroup a/g" and workload["queue"] == "a" and workload["admitted"]
+    assert bound_at(report, "a/g-") == [0.0, 0.0]
+
+
+@pytest.fixture()
+def peers_dir(tmp_path: Path) -> Path:
+    docs = [node("n1", "8"), node("n2", "8"), flavor("default"),
+            cluster_queue("team-a", {"default": "8"}, "org", reclaimWithinCohort="Any"),
+            cluster_queue("team-b", {"default": "8"}, "org", reclaimWithinCohort="Any"),
+            local_queue("a", "q", "team-a"), local_queue("b", "q", "team-b"), volcano_queue("a"), volcano_queue("b"),
+            job("a", "big", cpu="2", pods=8, queue="q", volcano="a"),
+            job("b", "small", cpu="2", pods=4, arrival="10m", queue="q", volcano="b")]
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "all.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return tmp_path / "in"
+
+
+def test_compare_runs_the_three_profiles_with_per_queue_rows(peers_dir: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", str(peers_dir), "--profiles", "gang,kueue,volcano", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    results = {r["profile"]: r for r in json.loads(out)["results"]}
+    assert "queues" not in results["gang"]
+    assert {q["kind"] for q in results["kueue"]["queues"]} == {"ClusterQueue", "LocalQueue"}
+    assert {q["kind"] for q in results["volcano"]["queues"]} == {"Queue"}
+    assert results["kueue"]["admission"]["policy"] == "kueue"
+    assert len({r["endTime"] for r in results.values()}) == 1  # one horizon
+    assert "read 7 queueing object(s) for the kueue and volcano profiles" in err
+
+
+def test_queue_objects_can_come_from_a_separate_file(peers_dir: Path, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    docs = list(yaml.safe_load_all((peers_dir / "all.yaml").read_text()))
+    queues = [d for d in docs if d["apiVersion"].startswith(("kueue", "scheduling.volcano"))]
+    (peers_dir / "all.yaml").write_text(yaml.safe_dump_all([d for d in docs if d not in queues]))
+    (tmp_path / "queues.yaml").write_text(yaml.safe_dump_all(queues))
+    assert main(["simulate", str(peers_dir), "--profile", "kueue", "--queues", str(tmp_path / "queues.yaml"),
+                 "-o", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["admission"]["evicted"] == 1
+
+
+def test_queues_file_with_other_objects_is_refused(peers_dir: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(node("stray")))
+    assert main(["simulate", str(peers_dir), "--profile", "kueue", "--queues", str(tmp_path / "q.yaml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"phalanx: error: {tmp_path / 'q.yaml'}: Node stray: kind: is not a Kueue or Volcano")
+
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    (cluster_queue("bad", {"default": "-1"}),
+     "ClusterQueue bad: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than"),
+    (volcano_queue("bad", weight=0), "Queue bad: spec.weight: must be at least 1"),
+])
+def test_a_bad_queue_object_fails_before_any_profile_runs(peers_dir: Path, doc: Doc, expected: str,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (peers_dir / "bad.yaml").write_text(yaml.safe_dump(doc))
+    assert main(["compare", str(peers_dir), "--profiles", "gang,kueue"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.strip().splitlines()[-1].startswith(f"phalanx: error: {peers_dir / 'bad.yaml'}: {expected}")
