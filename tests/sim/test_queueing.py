@@ -90,7 +90,7 @@ def test_a_job_waits_for_quota_that_the_cluster_has(tmp_path: Path) -> None:
     waits = {w["name"]: w["admissionWaits"] for w in kueue["admission"]["workloads"]}
     assert waits == {"Job ml/first": [0.0], "Job ml/second": [3540.0]}
     # The second Job's pods count the time the Job waited for admission.
-    second = [w for w in kueue["workloads"] if w["name"] == "ml/second"][0]
+    second = next(w for w in kueue["workloads"] if w["name"] == "ml/second")
     assert second["waitSeconds"]["max"] == 3540.0
 
 
@@ -113,7 +113,7 @@ def test_a_cohort_reclaims_what_another_queue_borrowed(tmp_path: Path) -> None:
             job("b", "small", cpu="2", pods=4, arrival="10m", duration="30m", queue="q")]
     report = run(tmp_path, docs, "kueue")
     assert report["admission"]["evicted"] == 1
-    big = [w for w in report["admission"]["workloads"] if w["name"] == "Job a/big"][0]
+    big = next(w for w in report["admission"]["workloads"] if w["name"] == "Job a/big")
     assert big["evictions"] == 1 and len(big["admissionWaits"]) == 2
     assert bound_at(report, "b/small") == [630.0] * 4  # after the victims' 30 s grace period
     assert report["summary"]["evictions"] == 8
