@@ -168,6 +168,29 @@ def pending_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[s
     return _png(fig)
 
 
+def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[str, float]) -> bytes | None:
+    """Each queue's share of the cluster (the cpu its admitted workloads ask) over time, a panel per profile
+    that queues (kueue, volcano); None when no profile does."""
+    queued = [(label, r) for label, r in zip(labels, results, strict=True)
+              if isinstance(r.get("series"), Mapping) and r["series"].get("queueShare")]
+    if not queued:
+        return None
+    fig = _figure(4.6 * len(queued) + 0.6, 3.4)
+    axes = fig.subplots(1, len(queued), squeeze=False)[0]
+    for ax, (label, report) in zip(axes, queued, strict=True):
+        series = report["series"]
+        for i, (queue, share) in enumerate(sorted(series["queueShare"].items())):
+            x, y = _steps(series["time"], [100 * v for v in share], unit[1])
+            ax.step(x, y, where="post", label=queue, color=f"C{i % 10}", marker="." if len(x) < 3 else None)
+        ax.set_ylim(0, 105)
+        ax.set_title(f"{label}: share of the cluster per queue")
+        ax.set_xlabel(f"simulated time ({unit[0]})")
+        ax.set_ylabel("% of allocatable cpu admitted")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    return _png(fig)
+
+
 def _style(i: int) -> dict[str, Any]:
     """Color and line style of the i-th profile (styles differ so equal curves stay visible)."""
     return {"color": f"C{i % 10}", "linestyle": ("-", "--", ":", "-.")[i % 4], "linewidth": 2.2 - 0.3 * (i % 4)}
@@ -390,6 +413,30 @@ def workloads_html(labels: Sequence[str], results: Sequence[Report]) -> str:
             f"</tr>{''.join(body)}</table></section>")
 
 
+def queues_html(labels: Sequence[str], results: Sequence[Report]) -> str:
+    """A table per queueing profile: a row per queue with what it admitted, held back and lost."""
+    sections = []
+    columns = ("admitted", "pending", "running", "borrowed", "preempted", "reclaimed")
+    for label, report in zip(labels, results, strict=True):
+        queues = report.get("queues")
+        if not queues:
+            continue
+        head = "".join(f"<th>{c}</th>" for c in (*columns, "mean wait"))
+        body = []
+        for q in queues:
+            wait = q.get("meanWaitSeconds")
+            cells = "".join(f"<td class=\"v\">{'' if q.get(c) is None else html.escape(str(q.get(c)))}</td>"
+                            for c in columns)
+            cells += f"<td class=\"v\">{'' if wait is None else html.escape(format_duration(wait))}</td>"
+            name = f"{q.get('kind')} {q.get('name')}"
+            body.append(f"<tr><td>{html.escape(name)}</td>{cells}</tr>")
+        sections.append(f"<h3>{html.escape(label)}</h3><table class=\"summary\"><tr><th>queue</th>{head}</tr>"
+                        f"{''.join(body)}</table>")
+    if not sections:
+        return ""
+    return f'<section class="queues"><h2>Queues</h2>{"".join(sections)}</section>'
+
+
 def _img(data: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
 
@@ -417,7 +464,8 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
             f'<table class="summary">{"".join(cells)}</table>{figure}</section>')
     shared = [("pending.png", "Pending over time: pods (gang members counted) and pod groups, per profile."),
               ("waits.png", "Waiting times: cumulative distribution per pod and per pod group."),
-              ("fragmentation.png", "Fragmentation protocol: GPUs left unallocated against arrived GPU load.")]
+              ("fragmentation.png", "Fragmentation protocol: GPUs left unallocated against arrived GPU load."),
+              ("queues.png", "Queues: each queue's share of the cluster over time, per queueing profile.")]
     figures = "".join(f"<figure>{_img(pngs[name], caption)}<figcaption>{html.escape(caption)}</figcaption></figure>"
                       for name, caption in shared if name in pngs)
     count = len(results)
@@ -429,7 +477,8 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
         "fractions are of allocatable capacity at the end of the run; stranded capacity is held by gang members "
         "that cannot make progress. Every field is explained in docs/report.md.</p>\n"
         f"<div class=\"profiles\" style=\"grid-template-columns:repeat({count},minmax(300px,1fr))\">"
-        f"{''.join(columns)}</div>\n{workloads_html(labels, results)}<div class=\"all\">{figures}</div>\n"
+        f"{''.join(columns)}</div>\n{workloads_html(labels, results)}{queues_html(labels, results)}"
+        f"<div class=\"all\">{figures}</div>\n"
         f"<script>{_LAYOUT_SCRIPT}</script></body></html>\n"
     )
 
@@ -452,6 +501,9 @@ def render_report(document: Report) -> dict[str, bytes]:
     fragmentation = fragmentation_plot(labels, results)
     if fragmentation is not None:
         pngs["fragmentation.png"] = fragmentation
+    shares = queue_share_plot(labels, results, unit)
+    if shares is not None:
+        pngs["queues.png"] = shares
     files = {"report.json": (dumps(document) + "\n").encode("utf-8")}
     if with_series:
         files["series.csv"] = series_csv(results).encode("utf-8")

@@ -39,6 +39,7 @@ class SeriesRecorder:
         self.counts: dict[str, list[int]] = {name: [] for name in COUNTS}
         self._next_due = -math.inf
         self._groups_seen = 0
+        self.queue_share: dict[str, list[float]] = {}  # kueue and volcano profiles: queue -> share per sample
         self._groups_waiting: set[str] = set()
 
     def attach(self, sim: Simulation) -> SeriesRecorder:
@@ -92,6 +93,23 @@ class SeriesRecorder:
         self.counts["podsPending"].append(len(scheduler.pods) - running)
         self.counts["groupsPending"].append(self._groups_pending(sim))
         self.counts["preemptions"].append(sim.preemptions)
+        if sim.gate is not None:
+            self._queue_shares(sim, n)
+
+    def _queue_shares(self, sim: Simulation, n: int) -> None:
+        """Each queue's share of the cluster: the cpu (or, without cpu, the first resource) its admitted
+        workloads ask, over the cluster's allocatable."""
+        assert sim.gate is not None
+        resource = "cpu" if sim.allocatable.get("cpu") else next(iter(sorted(sim.allocatable)), "cpu")
+        total = sim.allocatable.get(resource, 0)
+        for queue, held in sim.gate.usage().items():
+            column = self.queue_share.get(queue)
+            if column is None:
+                column = self.queue_share[queue] = [0.0] * n
+            column.append(_round(held.get(resource, 0) / total) if total > 0 else 0.0)
+        for column in self.queue_share.values():
+            if len(column) < n + 1:
+                column.append(0.0)
 
     # --- output ---------------------------------------------------------------------------------------
 
@@ -109,4 +127,6 @@ class SeriesRecorder:
                for field, columns in self.fractions.items()},
             **{name: list(values) for name, values in self.counts.items()},
             "waitSeconds": {"pods": pod_waits, "groups": group_waits},
+            **({"queueShare": {q: list(v) for q, v in sorted(self.queue_share.items())}}
+               if sim.gate is not None else {}),
         }

@@ -234,3 +234,19 @@ def test_a_bad_queue_object_fails_before_any_profile_runs(peers_dir: Path, doc: 
     out, err = capsys.readouterr()
     assert out == ""
     assert err.strip().splitlines()[-1].startswith(f"phalanx: error: {peers_dir / 'bad.yaml'}: {expected}")
+
+
+def test_the_report_plots_each_queues_share_over_time(peers_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert main(["compare", str(peers_dir), "--profiles", "gang,kueue,volcano", "--report", str(out)]) == 0
+    document = json.loads((out / "report.json").read_text())
+    shares = {r["profile"]: r["series"].get("queueShare") for r in document["results"]}
+    assert shares["gang"] is None
+    kueue = shares["kueue"]
+    assert set(kueue) == {"team-a", "team-b"}
+    times = document["results"][1]["series"]["time"]
+    assert all(len(column) == len(times) for column in kueue.values())
+    assert kueue["team-a"][0] == 1.0  # team-a borrows the whole cluster until team-b's Job arrives
+    assert (out / "queues.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    page = (out / "index.html").read_text()
+    assert "<h2>Queues</h2>" in page and "ClusterQueue team-a" in page
