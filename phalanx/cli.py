@@ -60,7 +60,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="run the simulation under one profile and print the outcome")
     inputs(sim, paths="*")
-    sim.add_argument("--profile", help="default | gang | a profile file; without it, --feature-gates decide")
+    sim.add_argument("--profile", help="default | gang | kueue | volcano | a profile file; without it, "
+                                       "--feature-gates decide")
     sim.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration-like profile file")
     sim.add_argument("--feature-gates", default="", metavar="GATES",
                      help="e.g. GenericWorkload=true (the v1.37 default is off: pod-at-a-time scheduling)")
@@ -69,8 +70,9 @@ def _parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="run the same input under several profiles, side by side")
     inputs(cmp, paths="*")
     cmp.add_argument("--profiles", default="default,gang",
-                     help="comma-separated built-in profiles (default, gang; for GPU traces random, dotprod, "
-                          "clustering, packing, bestfit, fgd) or profile files (default: default,gang)")
+                     help="comma-separated built-in profiles (default, gang, kueue, volcano; for GPU traces "
+                          "random, dotprod, clustering, packing, bestfit, fgd) or profile files "
+                          "(default: default,gang)")
     cmp.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     trace = cmp.add_argument_group("public traces", "replay a trace's CSV files instead of manifests")
     trace.add_argument("--trace", choices=TRACES, help="the trace format: openb (Alibaba cluster-trace-gpu-v2023)")
