@@ -250,3 +250,20 @@ def test_the_report_plots_each_queues_share_over_time(peers_dir: Path, tmp_path:
     assert (out / "queues.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     page = (out / "index.html").read_text()
     assert "<h2>Queues</h2>" in page and "ClusterQueue team-a" in page
+
+
+def test_the_peers_example_tells_the_story_docs_peers_md_reads() -> None:
+    """examples/peers, as docs/peers.md reads it: kueue reclaims one borrowing sweep whole and production starts
+    after the victims' grace period; volcano's task-level reclaim leaves the whole-gang sweeps alone and
+    production waits for them; native gangs get production in by priority, breaking research gangs."""
+    inputs = load_paths(["examples/peers"])
+    reports = {p: build_report(Simulation(inputs, builtin(p)).run()) for p in ("gang", "kueue", "volcano")}
+    waits = {p: {w["name"]: w["waitSeconds"]["max"] for w in r["workloads"]} for p, r in reports.items()}
+    assert waits["kueue"]["production/retrain"] == 30.0
+    assert waits["volcano"]["production/retrain"] == 5400.0
+    assert waits["gang"]["production/retrain"] == 30.0
+    assert reports["kueue"]["admission"]["evicted"] == 1 and reports["kueue"]["summary"]["evictions"] == 4
+    assert reports["volcano"]["summary"]["evictions"] == 0
+    assert reports["gang"]["summary"]["evictions"] == 6
+    assert reports["gang"]["summary"]["lostResourceHours"]["nvidia.com/gpu"] > \
+        reports["kueue"]["summary"]["lostResourceHours"]["nvidia.com/gpu"] > 0
