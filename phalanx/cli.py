@@ -216,7 +216,11 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
     common = max(sim.end_time for sim, _ in runs)
     for sim, _ in runs:
         sim.extend_to(common)
-    return [build_report(sim, series=recorder) for sim, recorder in runs]
+    reports = [build_report(sim, series=recorder) for sim, recorder in runs]
+    for report in reports:
+        for line in report.get("admission", {}).get("notModelled", []):
+            print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
+    return reports
 
 
 def _write_report(directory: str, document: dict[str, Any]) -> None:

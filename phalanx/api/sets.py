@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.apps import MAX_REPLICAS
-from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, seconds, sequence, template_meta, text
-from phalanx.api.objects import DURATION_ANNOTATION, Job, Pod, Source
+from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, sequence, template_meta, text
+from phalanx.api.objects import DURATION_ANNOTATION, Job, Pod, Queueing, Source
 from phalanx.errors import InputError
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -40,6 +40,7 @@ class JobSet:
     ignored_scheduling: list[str] = field(default_factory=list)
     arrival: float = 0.0
     source: Source | None = None
+    queueing: Queueing | None = None  # the admission queue it names (read by the gate, not modelled)
 
     @property
     def key(self) -> str:
@@ -61,6 +62,7 @@ class LeaderWorkerSet:
     recreate_group: bool = True  # leaderWorkerTemplate.restartPolicy RecreateGroupOnPodRestart (the default)
     arrival: float = 0.0
     source: Source | None = None
+    queueing: Queueing | None = None  # the admission queue it names (read by the gate, not modelled)
 
     @property
     def key(self) -> str:
@@ -113,7 +115,7 @@ def parse_job_set(doc: Manifest, source: Source) -> JobSet:
     if order not in ("AnyOrder", "InOrder"):
         raise fail("spec.startupPolicy.startupPolicyOrder", f"unsupported value {order!r}: one of AnyOrder, InOrder")
     return JobSet(namespace=meta.namespace, name=meta.name, replicated_jobs=replicated, in_order=order == "InOrder",
-                  ignored_scheduling=ignored, arrival=meta.arrival, source=source)
+                  ignored_scheduling=ignored, arrival=meta.arrival, source=source, queueing=queueing(meta))
 
 
 def _lws_template(raw: Any, meta: Meta, where: str, source: Source) -> Pod:
@@ -151,7 +153,7 @@ def parse_leader_worker_set(doc: Manifest, source: Source) -> LeaderWorkerSet:
         raise fail("spec.startupPolicy", f"unsupported value {startup!r}: one of LeaderCreated, LeaderReady")
     return LeaderWorkerSet(namespace=meta.namespace, name=meta.name, replicas=replicas, size=size, leader=leader,
                            worker=worker, recreate_group=policy == "RecreateGroupOnPodRestart", arrival=meta.arrival,
-                           source=source)
+                           source=source, queueing=queueing(meta))
 
 
 SETS_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {

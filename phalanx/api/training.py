@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from phalanx.api.apps import MAX_REPLICAS
-from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, seconds, template_meta, text
-from phalanx.api.objects import DURATION_ANNOTATION, Pod, Source
+from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, template_meta, text
+from phalanx.api.objects import DURATION_ANNOTATION, Pod, Queueing, Source
 
 # kind -> (the spec field holding its replica specs, the replica types in the order the pods are made)
 REPLICA_SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -43,6 +43,7 @@ class TrainingJob:
     min_available: int  # runPolicy.schedulingPolicy.minAvailable, default every pod
     arrival: float = 0.0
     source: Source | None = None
+    queueing: Queueing | None = None  # the admission queue it names (read by the gate, not modelled)
 
     @property
     def key(self) -> str:
@@ -106,7 +107,7 @@ def parse_training_job(doc: Manifest, source: Source) -> TrainingJob:
                        f"{min_available} is more than the job's {total} pods: it could never start")
     return TrainingJob(kind=kind, namespace=meta.namespace, name=meta.name, replica_specs=replica_specs,
                        min_available=min_available, arrival=meta.arrival,
-                       source=source)
+                       source=source, queueing=queueing(meta))
 
 
 TRAINING_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from phalanx.admission.base import AdmissionPolicy, Admit, Evict, PodSet, QueuedWorkload
 from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest, object_name
-from phalanx.api.objects import Job, Pod, PodGroup, Source, Toleration
+from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
 
@@ -67,6 +67,22 @@ class AdmissionGate:
         self.evicted = 0
         # Kueue requeues an evicted Workload itself; Volcano forgets the job, which comes back as pods return.
         self.policy_requeues = which == "kueue"
+        self.notes: list[str] = []  # what the inputs ask of the queues that the gate does not model
+
+    def not_queued(self, kind: str, key: str, queueing: Queueing | None) -> None:
+        """A JobSet, LeaderWorkerSet or Kubeflow job arrived: the peers admit these whole, which the gate does
+        not model; name it when the object names a queue, so the report does not pass over it."""
+        if queueing is None:
+            return
+        if self.which == "kueue" and queueing.kueue:
+            self.notes.append(f"{kind} {key} names LocalQueue {queueing.kueue}: Kueue's admission of a {kind} as "
+                              "one workload is not modelled; its pods are scheduled without admission")
+        elif self.which == "volcano" and queueing.volcano:
+            self.notes.append(f"{kind} {key} names Queue {queueing.volcano}: the queue is not passed to the pods "
+                              f"and Jobs it makes, which wait in Queue {VOLCANO_DEFAULT_QUEUE}")
+
+    def not_modelled(self) -> list[str]:
+        return [*self.policy.not_modelled(), *self.notes]
 
     # --- what is queued ---------------------------------------------------------------------------------
 

@@ -96,7 +96,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
     }
     if sim.gate is not None:
         report["admission"] = {"policy": sim.gate.which, "admitted": sim.gate.admitted,
-                               "evicted": sim.gate.evicted, "notModelled": sim.gate.policy.not_modelled(),
+                               "evicted": sim.gate.evicted, "notModelled": sim.gate.not_modelled(),
                                "workloads": sim.gate.workload_rows()}
         report["queues"] = queue_report(sim.gate)
     devices = sim.scheduler.devices

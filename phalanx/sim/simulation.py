@@ -258,6 +258,8 @@ class Simulation:
             if self.gate is None or not self.gate.hold_job(event, self.now):
                 self._start_job(event)
         elif isinstance(event, Controlled):
+            if self.gate is not None and isinstance(event, JobSet | LeaderWorkerSet | TrainingJob):
+                self.gate.not_queued(getattr(event, "kind", type(event).__name__), event.key, event.queueing)
             self._act(self.workloads.arrive(event, self.now))
         elif isinstance(event, _CronRun):
             self._act(self.workloads.cron_run(event.cron_job, self.now))

@@ -267,3 +267,20 @@ def test_the_peers_example_tells_the_story_docs_peers_md_reads() -> None:
     assert reports["gang"]["summary"]["evictions"] == 6
     assert reports["gang"]["summary"]["lostResourceHours"]["nvidia.com/gpu"] > \
         reports["kueue"]["summary"]["lostResourceHours"]["nvidia.com/gpu"] > 0
+
+
+def test_a_jobset_naming_a_local_queue_is_named_as_not_modelled(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+              "metadata": {"name": "train", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "team"}},
+              "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
+                  "parallelism": 1, "completions": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                      {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}}}}]}}
+    docs = [node("n1"), flavor("default"), cluster_queue("team", {"default": "4"}), local_queue("ml", "team", "team"),
+            jobset]
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "kueue", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    [note] = json.loads(out)["admission"]["notModelled"]
+    assert note.startswith("JobSet ml/train names LocalQueue team: Kueue's admission of a JobSet")
+    assert f"phalanx: kueue: not modelled: {note}" in err
