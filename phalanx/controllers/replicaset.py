@@ -4,14 +4,16 @@ Pods it creates are named `<replicaset>-<5 chars>` and carry the template's labe
 ownerReference (`Pod.owner`, `Pod.controller = "ReplicaSet"`). Pods that already name it as their
 controller (a snapshot's) are adopted and count toward `replicas`. A pod that stops counting (evicted: at
 once, as the real controller ignores terminating pods; deleted; or finished) is replaced by a new one.
-Surplus adopted pods are not deleted, and orphans matching the selector are not adopted.
+Surplus adopted pods are not deleted, and orphans matching the selector are not adopted. `scale` changes
+`replicas` (an HorizontalPodAutoscaler's scale subresource): new pods, or the lowest-ranked pods deleted.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from phalanx.api.apps import ReplicaSet
 from phalanx.api.objects import Pod
@@ -45,6 +47,23 @@ class ReplicaSetController:
             self.names.add(pod.key)
             self.owner_of[pod.key] = replica_set.key
         return self._fill(record, now)
+
+    def replicas(self, key: str) -> int | None:
+        record = self.sets.get(key)
+        return None if record is None else record.replica_set.replicas
+
+    def scale(self, key: str, replicas: int, now: float, rank: Callable[[str], Any]) -> tuple[list[Pod], list[str]]:
+        """Set `spec.replicas` (an HPA's scale subresource): the pods to create, or the keys of the pods to
+        delete, chosen as the controller ranks them (`rank`: lowest first; the caller gives pending pods
+        before bound ones, newer before older, as `controller.ActivePodsWithRanks` orders them)."""
+        record = self.sets[key]
+        record.replica_set = dataclasses.replace(record.replica_set, replicas=replicas)
+        surplus = len(record.live) - replicas
+        if surplus <= 0:
+            return self._fill(record, now), []
+        victims = sorted(record.live, key=rank)[:surplus]
+        record.live.difference_update(victims)  # no longer counted: their deletion is not replaced
+        return [], victims
 
     def owns(self, pod: Pod) -> bool:
         return pod.key in self.owner_of

@@ -4,7 +4,8 @@
 the simulator: readiness probes are not modelled); `Parallel` creates them all at once. A pod that is gone
 (deleted, finished) is made again under the same name; an evicted one is recreated under its name once its
 termination grace has passed (the simulator requeues it). Pods a snapshot already holds (naming it as their
-controller) are adopted by ordinal. Volume claims, scale-down order and updates are not modelled.
+controller) are adopted by ordinal. `scale` changes `replicas` (an HPA's scale subresource): the highest
+ordinals go first. Volume claims and updates are not modelled.
 """
 
 from __future__ import annotations
@@ -75,6 +76,21 @@ class StatefulSetController:
         record.running.discard(ordinal)
         record.present.discard(ordinal)
         return self._fill(record, now)
+
+    def replicas(self, key: str) -> int | None:
+        record = self.sets.get(key)
+        return None if record is None else record.stateful_set.replicas
+
+    def scale(self, key: str, replicas: int, now: float) -> tuple[list[Pod], list[str]]:
+        """Set `spec.replicas`: the pods to create, or the keys of those to delete (the highest ordinals, as
+        the controller scales down; all at once, not one by one under OrderedReady)."""
+        record = self.sets[key]
+        stateful_set = record.stateful_set = dataclasses.replace(record.stateful_set, replicas=replicas)
+        gone = sorted((o for o in record.present if o >= replicas), reverse=True)
+        for ordinal in gone:
+            record.present.discard(ordinal)
+            record.running.discard(ordinal)
+        return self._fill(record, now), [f"{stateful_set.namespace}/{stateful_set.name}-{o}" for o in gone]
 
     @staticmethod
     def _fill(record: _Record, now: float) -> list[Pod]:

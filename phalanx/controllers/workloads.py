@@ -5,8 +5,9 @@ for the simulator to carry out."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from phalanx.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet, WorkloadObject
 from phalanx.api.objects import Job, Node, Pod, PodGroup
@@ -37,6 +38,7 @@ class Actions:
     jobs: list[Job] = field(default_factory=list)  # to start now (the Job controller takes them)
     delete_jobs: list[str] = field(default_factory=list)  # Jobs deleted: their pods go now
     delete_pods: list[str] = field(default_factory=list)  # running pods (not terminating) deleted now
+    scale_down: list[str] = field(default_factory=list)  # pending or running pods a scale-down deletes now
     wake: list[tuple[float, str]] = field(default_factory=list)  # (time, CronJob key) of a scheduled run
 
 
@@ -64,6 +66,7 @@ class WorkloadControllers:
     _by_deployment: dict[str, list[Pod]] = field(default_factory=dict)
     _managed: set[str] = field(default_factory=set)  # Deployments (namespace/name) whose ReplicaSets are given
     _given: set[str] = field(default_factory=set)  # the input's ReplicaSets (namespace/name)
+    _deployment_rs: dict[str, str] = field(default_factory=dict)  # Deployment key -> its ReplicaSet's key
 
     def __post_init__(self) -> None:
         for pod in self.existing:
@@ -97,8 +100,11 @@ class WorkloadControllers:
             if obj.key in self._managed:
                 return Actions()
             rs = replica_set_for(obj, now)
+            self._deployment_rs[obj.key] = rs.key
             return Actions(pods=self.rs.start(rs, [], now, adopt=self._deployment_pods(obj)))
         if isinstance(obj, ReplicaSet):
+            if obj.owner is not None and obj.owner.kind == "Deployment":
+                self._deployment_rs[f"{obj.namespace}/{obj.owner.name}"] = obj.key
             return Actions(pods=self.rs.start(obj, self._owned(obj.key, replicaset.KIND), now))
         if isinstance(obj, StatefulSet):
             return Actions(pods=self.sts.start(obj, self._owned(obj.key, statefulset.KIND), now))
@@ -106,6 +112,32 @@ class WorkloadControllers:
             return Actions(pods=self.ds.start(obj, self._owned(obj.key, "DaemonSet"), now))
         self._horizon[obj.key] = self.until if self.until is not None else now + CRON_HORIZON
         return self._wake(obj.key, self.cron.start(obj, now))
+
+    def _scaled(self, kind: str, key: str) -> tuple[str, str] | None:
+        if kind == "Deployment":
+            rs = self._deployment_rs.get(key)
+            return None if rs is None else ("ReplicaSet", rs)
+        if kind in ("ReplicaSet", "StatefulSet"):
+            return kind, key
+        return None
+
+    def replicas(self, kind: str, key: str) -> int | None:
+        """`spec.replicas` of a Deployment (its ReplicaSet's), ReplicaSet or StatefulSet; None if unknown."""
+        found = self._scaled(kind, key)
+        if found is None:
+            return None
+        return self.rs.replicas(found[1]) if found[0] == "ReplicaSet" else self.sts.replicas(found[1])
+
+    def scale(self, kind: str, key: str, replicas: int, now: float, rank: Callable[[str], Any]) -> Actions:
+        """The scale subresource: new pods, or pods to delete (`rank` orders a ReplicaSet's candidates)."""
+        found = self._scaled(kind, key)
+        if found is None:
+            return Actions()
+        if found[0] == "ReplicaSet":
+            pods, gone = self.rs.scale(found[1], replicas, now, rank)
+        else:
+            pods, gone = self.sts.scale(found[1], replicas, now)
+        return Actions(pods=pods, scale_down=gone)
 
     def _deployment_pods(self, deployment: Deployment) -> list[Pod]:
         """A snapshot's pods of the Deployment whose ReplicaSet is not in the input: they name a ReplicaSet

@@ -563,6 +563,10 @@ class Simulation:
             record = self.pods.get(key)
             if record is not None and record.phase == "Running" and not record.terminating:
                 self.events.push(self.now, COMPLETION, PodDeletion(key, unless_terminating=True))
+        for key in actions.scale_down:
+            record = self.pods.get(key)
+            if record is not None and record.phase in ("Pending", "Running"):
+                self.events.push(self.now, COMPLETION, PodDeletion(key))
         for pod in actions.pods:
             self.events.push(self.now, ARRIVAL, pod)
         for job in actions.jobs:
@@ -574,6 +578,17 @@ class Simulation:
                     self.events.push(self.now, COMPLETION, PodDeletion(key))
         for time, cron_job in actions.wake:
             self.events.push(time, ARRIVAL, _CronRun(cron_job))
+
+    def scale(self, kind: str, key: str, replicas: int) -> None:
+        """The scale subresource of a Deployment, ReplicaSet or StatefulSet (an HPA's decision): a scale-down
+        deletes pending pods first, then the most recently bound, as the ReplicaSet controller ranks them."""
+        def rank(pod_key: str) -> tuple[int, float]:
+            record = self.pods.get(pod_key)
+            if record is None or record.bound_at is None or record.phase != "Running":
+                return (0, 0.0)
+            return (1, -record.bound_at)
+
+        self._act(self.workloads.scale(kind, key, replicas, self.now, rank))
 
     # --- the Job controller ---------------------------------------------------------------------------
 
