@@ -1,0 +1,1 @@
+"""Autoscaling: the HorizontalPodAutoscaler and the cluster-autoscaler model."""
