@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -47,6 +48,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--trace-file", action="append", default=[], metavar="FILE",
                        help="a JSON Lines trace of timed create/delete events replayed on top of the manifests "
                             "(docs/traces.md); repeatable")
+        p.add_argument("--scale-up", default="pod", metavar="MODE",
+                       help="how the cluster autoscaler model adds nodes when the manifests hold node groups: pod "
+                            "(per pod, as cluster-autoscaler does) or gang (a whole gang's minCount at once, or "
+                            "nothing); compare takes a list, e.g. pod,gang, and runs each profile under each")
         p.add_argument("--queues", action="append", default=[], metavar="FILE",
                        help="Kueue (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass) and "
                             "Volcano (Queue, volcano-scheduler.conf ConfigMap) objects for the kueue and volcano "
@@ -247,7 +252,30 @@ def _simulate_profile(args: argparse.Namespace) -> Profile:
         merged = {**DEFAULT_GATES, **gates}
         profile = builtin("gang" if merged.get("GenericWorkload") else "default")
     profile.feature_gates.update(gates)
+    modes = _scale_up_modes(args)
+    if len(modes) != 1:
+        raise InputError("simulate takes one mode (compare takes a list)", field="--scale-up")
+    profile.scale_up = modes[0]
     return profile
+
+
+def _scale_up_modes(args: argparse.Namespace) -> list[str]:
+    modes = [m.strip() for m in getattr(args, "scale_up", "pod").split(",") if m.strip()]
+    for mode in modes:
+        if mode not in ("pod", "gang"):
+            raise InputError(f"unknown mode {mode!r} (pod or gang)", field="--scale-up")
+    if not modes:
+        raise InputError("name a mode: pod or gang", field="--scale-up")
+    return modes
+
+
+def _with_scale_up(profiles: list[Profile], modes: list[str]) -> list[Profile]:
+    """Each profile under each scale-up mode; with more than one mode the names say which."""
+    if len(modes) == 1:
+        for profile in profiles:
+            profile.scale_up = modes[0]
+        return profiles
+    return [dataclasses.replace(p, name=f"{p.name}/{mode}-scale-up", scale_up=mode) for p in profiles for mode in modes]
 
 
 def _until(args: argparse.Namespace) -> float | None:
@@ -308,7 +336,8 @@ def _validate(args: argparse.Namespace, console: Console) -> int:
           f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
           f"{len(controllers)} workload controller object(s) (Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, "
           "JobSet, LeaderWorkerSet, PyTorchJob, TFJob, MPIJob), "
-          f"{len(inputs.priority_classes)} priority class(es), {len(inputs.queue_docs)} queueing object(s)")
+          f"{len(inputs.priority_classes)} priority class(es), {len(inputs.queue_docs)} queueing object(s), "
+          f"{len(inputs.node_groups)} node group(s)")
     return 0
 
 
@@ -335,6 +364,7 @@ def _compare(args: argparse.Namespace, console: Console) -> int:
     profiles = [load_profile(spec.strip()) for spec in args.profiles.split(",") if spec.strip()]
     if not profiles:
         raise InputError("name at least one profile", field="--profiles")
+    profiles = _with_scale_up(profiles, _scale_up_modes(args))
     _until(args)  # a bad --until fails before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues)
     reports = _simulations(args, inputs, trace, profiles)

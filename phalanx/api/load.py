@@ -21,6 +21,7 @@ from phalanx.api.parse import PARSERS
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
+from phalanx.autoscale.nodegroups import GROUP_ANNOTATIONS, NodeGroup, parse_node_group
 from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
 from phalanx.migrate.rewrite import Migrator
@@ -58,6 +59,9 @@ class Inputs:
     # LocalQueue, WorkloadPriorityClass; Volcano's Queue and a ConfigMap holding volcano-scheduler.conf),
     # kept as written: phalanx/admission reads them when a profile queues.
     queue_docs: list[tuple[Manifest, Source]] = field(default_factory=list)
+    # Cluster-autoscaler node groups: template Nodes (phalanx.autoscale.nodegroups); their min-size nodes are
+    # in `nodes`.
+    node_groups: list[NodeGroup] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
     notices: list[str] = field(default_factory=list)  # one line each, for stderr: what loading left out
@@ -245,6 +249,13 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
     if is_queueing_object(doc):
         inputs.queue_docs.append((doc, source))
         return
+    if kind == "Node" and _names_node_group(doc):
+        group = parse_node_group(doc, source)
+        if group is not None:  # a template: the group's min-size nodes exist from the start
+            inputs.node_groups.append(group)
+            for node in group.initial_nodes():
+                _keep(node, "Node", source, inputs, seen, f"Node {node.name}")
+            return
     if kind not in PARSERS:
         inputs.skipped[kind] += 1
         return
@@ -263,6 +274,18 @@ def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs,
     if obj is None:
         inputs.terminated_pods += 1
         return
+    _keep(obj, kind, source, inputs, seen, name)
+
+
+def _names_node_group(doc: Mapping[str, Any]) -> bool:
+    meta = doc.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    return isinstance(annotations, Mapping) and any(key in annotations for key in GROUP_ANNOTATIONS)
+
+
+def _keep(obj: Any, kind: str, source: Source, inputs: Inputs, seen: dict[tuple[str, str, str], str],
+          name: str) -> None:
+    """File the parsed object under its kind; a second object of one kind and name is an error."""
     namespace = getattr(obj, "namespace", "")
     ident = (kind, namespace, getattr(obj, "name", ""))
     if ident in seen:

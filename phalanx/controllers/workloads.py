@@ -162,6 +162,10 @@ class WorkloadControllers:
             actions.jobs.append(run.job)
         return actions
 
+    def node_removed(self, name: str) -> None:
+        """A node was deleted: DaemonSets make no pod for it again."""
+        self.ds.nodes.pop(name, None)
+
     def node_added(self, node: Node, now: float) -> Actions:
         return Actions(pods=self.ds.node_added(node, now))
 

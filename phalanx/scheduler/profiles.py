@@ -50,6 +50,9 @@ class Profile:
     reserve: list[str] = field(default_factory=lambda: list(RESERVERS))  # Reserve plugins, in order
     # Queueing in front of the scheduler queue (phalanx/admission): None, "kueue" or "volcano".
     admission: str | None = None
+    # How the cluster autoscaler model adds nodes when the input has node groups: "pod" (per pod, as
+    # cluster-autoscaler does) or "gang" (a whole gang's minCount at once, or nothing).
+    scale_up: str = "pod"
 
     @property
     def gang(self) -> bool:
@@ -64,7 +67,8 @@ class Profile:
         return {"name": self.name, "featureGates": dict(self.feature_gates), "filters": list(self.filters),
                 "scores": dict(self.scores), "reserve": list(self.reserve),
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
-                "notImplemented": self.missing_plugins, "admission": self.admission}
+                "notImplemented": self.missing_plugins, "admission": self.admission,
+                "scaleUp": self.scale_up}
 
 
 # The FGD paper's GPU-sharing policies (FGD-PROTOCOL §4): fit + GpuShare filters, one score plugin,

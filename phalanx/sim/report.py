@@ -94,6 +94,8 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
         "workloads": workloads(sim, wait_stats),
     }
+    if sim.autoscaling is not None:
+        report["autoscaler"] = sim.autoscaling.report(sim.end_time)
     if sim.gate is not None:
         report["admission"] = {"policy": sim.gate.which, "admitted": sim.gate.admitted,
                                "evicted": sim.gate.evicted, "notModelled": sim.gate.not_modelled(),

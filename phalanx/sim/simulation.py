@@ -40,6 +40,7 @@ from phalanx.scheduler.scheduler import (
     Unschedulable,
 )
 from phalanx.sim.accounting import Accounting
+from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate
 
@@ -109,7 +110,7 @@ class _CronRun:
 
 Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet | LeaderWorkerSet | TrainingJob
 Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
-         | Controlled | _CronRun)
+         | Controlled | _CronRun | AutoscalerScan)
 
 
 class Simulation:
@@ -152,6 +153,8 @@ class Simulation:
                     for name, value in pod.requests.items():
                         self._running_load[name] += value
             self.gate = build_gate(inputs.queue_docs, profile.admission, self._queue_capacity())
+        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up) \
+            if inputs.node_groups else None
         self.books = Accounting()
         self.books.capacity = self.allocatable
         self.now = 0.0
@@ -200,6 +203,8 @@ class Simulation:
             self._apply(event)
         if self.gate is not None:
             self._admission()
+        if self.autoscaling is not None:
+            self.autoscaling.scan(self)
 
     def turn(self) -> AbstractContextManager[bool]:
         return nullcontext(True)
@@ -213,6 +218,8 @@ class Simulation:
                 self._bind(decision.pod, decision.node)
             elif isinstance(decision, Unschedulable):
                 self.pods[decision.pod.key].message = decision.message
+                if self.autoscaling is not None:
+                    self.autoscaling.unschedulable_pod(self, decision.pod.key)
             elif isinstance(decision, GroupCondition):
                 self._condition(decision)
             elif isinstance(decision, Evict):
@@ -242,6 +249,8 @@ class Simulation:
         elif isinstance(event, Node):
             self.scheduler.add_nodes([event], self.now)
             self._count_node(event)
+            if self.autoscaling is not None:
+                self.autoscaling.arrived(event, self.now)
             if self.gate is not None:
                 self.gate.nodes_changed(self._queue_capacity())
             self._act(self.workloads.node_added(event, self.now))
@@ -261,6 +270,8 @@ class Simulation:
             if self.gate is not None and isinstance(event, JobSet | LeaderWorkerSet | TrainingJob):
                 self.gate.not_queued(getattr(event, "kind", type(event).__name__), event.key, event.queueing)
             self._act(self.workloads.arrive(event, self.now))
+        elif isinstance(event, AutoscalerScan):
+            pass  # the scan runs once the batch's events are in (feed)
         elif isinstance(event, _CronRun):
             self._act(self.workloads.cron_run(event.cron_job, self.now))
         else:
@@ -375,6 +386,8 @@ class Simulation:
                 continue
             if ok and record.since is None:
                 record.since = self.now
+                if self.autoscaling is not None and record.node is not None:
+                    self.autoscaling.used(record.node)
                 self.books.work(record.pod.requests)
                 if record.pod.duration is not None:
                     record.token += 1
@@ -506,6 +519,25 @@ class Simulation:
             self.gate.forget(pod.key)
             self._ended(pod)
         self._act(self.workloads.gone(pod, self.now))
+
+    def drain_node(self, name: str, pods: list[Pod], by: str) -> None:
+        """Take a node away (a cluster-autoscaler scale-down): its pods are evicted (DaemonSet pods deleted),
+        the node is cordoned with no room left, and its capacity leaves the books."""
+        for pod in pods:
+            record = self.pods.get(pod.key)
+            if record is None or record.phase != "Running" or record.terminating:
+                continue
+            if pod.controller == "DaemonSet":
+                self.events.push(self.now, COMPLETION, PodDeletion(pod.key))
+            else:
+                self._evict(Evict(record.pod, by, name, f"Pod was evicted by {by} to scale down node {name}"))
+        node = self.scheduler.cluster.index.get(name)
+        if node is not None:
+            cluster = self.scheduler.cluster
+            for resource, col in cluster.column.items():
+                self.allocatable[resource] -= int(cluster.allocatable[node, col])
+        self.scheduler.delete_node(name, self.now)
+        self.workloads.node_removed(name)
 
     # --- admission (kueue and volcano profiles) -------------------------------------------------------
 

@@ -123,6 +123,26 @@ def render_queues(report: Report, console: Console) -> None:
         console.print(f"[dim]not modelled: {line}[/dim]")
 
 
+def render_autoscaler(reports: Sequence[Report], console: Console) -> None:
+    """The cluster autoscaler's books per profile, when the input has node groups."""
+    scaled = [r for r in reports if r.get("autoscaler")]
+    if not scaled:
+        return
+    table = Table(title="cluster autoscaler")
+    for column in ("profile", "scale-up", "nodes added", "removed", "node-hours", "idle node-hours", "cost"):
+        table.add_column(column, overflow="fold")
+    for r in scaled:
+        a = r["autoscaler"]
+        added = ", ".join(f"{g}: {n}" for g, n in sorted(a["nodesAdded"].items())) or "0"
+        hours = sum(a["nodeHours"].values())
+        table.add_row(r["profile"], a["scaleUp"], added, str(a["nodesRemoved"]), f"{hours:.3g}",
+                      f"{a['idleNodeHours']:.3g}", f"{a['totalCost']:.2f}")
+    console.print(table)
+    for r in scaled:
+        for miss in r["autoscaler"]["unhelped"][:5]:
+            console.print(f"[dim]{r['profile']}: no scale-up for {miss['name']}: {miss['reason']}[/dim]")
+
+
 def render_compare(reports: Sequence[Report], console: Console) -> None:
     table = Table(title="Phalanx: profiles side by side")
     table.add_column("metric")
@@ -132,6 +152,7 @@ def render_compare(reports: Sequence[Report], console: Console) -> None:
     for label, cell in summary_rows(reports):
         table.add_row(label, *(cell(r) for r in reports))
     console.print(table)
+    render_autoscaler(reports, console)
     for report in reports:
         render_queues(report, console)
 
@@ -144,6 +165,7 @@ def render_simulation(report: Report, console: Console, *, wide: bool = False) -
         table.add_row(label, cell(report))
     console.print(table)
     render_workloads(report, console)
+    render_autoscaler([report], console)
     render_queues(report, console)
     if report["podGroups"]:
         groups = Table(title="pod groups")

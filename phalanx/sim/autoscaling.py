@@ -1,0 +1,177 @@
+"""The cluster autoscaler in the simulator: it scans every 10 s of simulated time while something may change
+(cluster-autoscaler's `--scan-interval`), asks phalanx.autoscale.cluster_autoscaler for scale-ups (the pods the
+scheduler found unschedulable) and scale-downs, turns them into Node arrivals after the group's provisioning
+delay and into drained, deleted nodes, and keeps the books the report shows: nodes added and removed, node-hours,
+cost, and node-hours of added nodes that no pod ever used (partial scale-ups)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from phalanx.api.objects import Node, Pod
+from phalanx.autoscale.cluster_autoscaler import (
+    ClusterAutoscaler,
+    NodeRecord,
+    cost,
+    idle_node_hours,
+    node_hours,
+    nodes_added,
+)
+from phalanx.autoscale.nodegroups import NodeGroup, group_of
+from phalanx.sim.engine import ARRIVAL
+
+if TYPE_CHECKING:
+    from phalanx.sim.simulation import Simulation
+
+SCAN_INTERVAL = 10.0  # cluster-autoscaler's --scan-interval default
+
+
+@dataclass(slots=True)
+class AutoscalerScan:
+    """A scan of the cluster autoscaler is due."""
+
+
+class NodeAutoscaling:
+    def __init__(self, groups: Iterable[NodeGroup], initial: Iterable[Node], mode: str) -> None:
+        self.groups = {g.name: g for g in groups}
+        self.autoscaler = ClusterAutoscaler(list(self.groups.values()), mode="gang" if mode == "gang" else "pod")
+        self.mode = mode
+        self.nodes: dict[str, Node] = {}
+        self.size: Counter[str] = Counter()
+        self.upcoming: Counter[str] = Counter()
+        self.next_index = {g.name: g.min_size for g in self.groups.values()}
+        self.records: dict[str, NodeRecord] = {}
+        for node in initial:
+            self.arrived(node, 0.0)
+        self.unschedulable: set[str] = set()  # pods the scheduler could not place, not yet bound or gone
+        self._due = 0.0
+        self._woken: set[float] = set()
+        self.unhelped: dict[str, str] = {}  # pod or gang key -> why no node group helped it at the latest scan
+        self.removed = 0
+
+    def arrived(self, node: Node, now: float) -> None:
+        self.nodes[node.name] = node
+        group = group_of(node)
+        if group is None:
+            return
+        self.size[group] += 1
+        if node.name in self.records:
+            self.upcoming[group] -= 1
+        else:  # a min-size node, there from the start
+            self.records[node.name] = NodeRecord(node.name, group, added=now)
+
+    def used(self, node: str) -> None:
+        record = self.records.get(node)
+        if record is not None:
+            record.used = True
+
+    def scan(self, sim: Simulation) -> None:
+        """Called after each event batch: a scan when one is due (at most one per SCAN_INTERVAL)."""
+        now = sim.now
+        if now < self._due:
+            self._wake(sim, self._due)
+            return
+        self._due = now + SCAN_INTERVAL
+        wake: list[float] = []
+        if self._scale_up(sim) or any(self.upcoming.values()):
+            wake.append(now + SCAN_INTERVAL)
+        if any(self.size[g] > group.min_size for g, group in self.groups.items()):
+            if self._scale_down(sim):
+                wake.append(now + SCAN_INTERVAL)
+            unneeded = self.autoscaler.unneeded_since()
+            if unneeded:
+                wake.append(max(now + SCAN_INTERVAL, min(unneeded.values()) + self.autoscaler.scale_down_delay))
+        if wake:
+            self._wake(sim, min(wake))
+
+    def unschedulable_pod(self, sim: Simulation, key: str) -> None:
+        """The scheduler could not place the pod: a scan looks at it as soon as one is allowed."""
+        self.unschedulable.add(key)
+        self._wake(sim, max(sim.now, self._due))
+
+    def _wake(self, sim: Simulation, time: float) -> None:
+        if time not in self._woken:
+            self._woken.add(time)
+            sim.events.push(time, ARRIVAL, AutoscalerScan())
+
+    def _scale_up(self, sim: Simulation) -> bool:
+        pending: list[Pod] = []
+        for key in sorted(self.unschedulable):
+            record = sim.pods.get(key)
+            if record is None or record.phase != "Pending" or record.node is not None:
+                self.unschedulable.discard(key)
+                continue
+            pending.append(record.pod)
+        self.unhelped.clear()  # what the latest scan could not help
+        if not pending:
+            return False
+        groups = {k: g.group for k, g in sim.groups.items()}
+        running = {k: counts[0] for k, counts in sim.group_counts.items()}
+        ups = self.autoscaler.scale_up(pending, groups, dict(self.upcoming), sizes=dict(self.size),
+                                       running_members=running)
+        for miss in self.autoscaler.unhelped:
+            self.unhelped[miss.key] = miss.reason
+        for up in ups:
+            group = self.groups[up.group]
+            for _ in range(up.count):
+                index = self.next_index[up.group]
+                self.next_index[up.group] += 1
+                node = group.new_node(index, arrival=sim.now + group.provisioning_delay)
+                self.records[node.name] = NodeRecord(node.name, up.group, added=sim.now)
+                self.upcoming[up.group] += 1
+                sim.events.push(node.arrival, ARRIVAL, node)
+        return bool(ups)
+
+    def _scale_down(self, sim: Simulation) -> bool:
+        cluster = sim.scheduler.cluster
+        on_node: dict[str, list[Pod]] = {name: [] for name in self.nodes}
+        names = cluster.names
+        for key, (index, _) in cluster.bound.items():
+            record = sim.pods.get(key)
+            if record is not None and names[index] in on_node:
+                on_node[names[index]].append(record.pod)
+        cpu, memory = cluster.column.get("cpu"), cluster.column.get("memory")
+        rows = []
+        for name, node in self.nodes.items():
+            index = cluster.index[name]
+            util: dict[str, float] = {}
+            for resource, col in (("cpu", cpu), ("memory", memory)):
+                if col is not None and cluster.allocatable[index, col] > 0:
+                    util[resource] = float(cluster.requested[index, col] / cluster.allocatable[index, col])
+            rows.append((node, util, on_node[name]))
+        groups = {k: g.group for k, g in sim.groups.items()}
+        gone = self.autoscaler.scale_down(rows, sim.now, groups)
+        for name in gone:
+            self._remove(sim, name, on_node[name])
+        return bool(gone)
+
+    def _remove(self, sim: Simulation, name: str, pods: list[Pod]) -> None:
+        """Drain the node (its pods evicted as cluster-autoscaler does, DaemonSet pods deleted) and delete it."""
+        sim.drain_node(name, pods, "cluster-autoscaler")
+        node = self.nodes.pop(name)
+        group = group_of(node)
+        if group is not None:
+            self.size[group] -= 1
+        self.records[name].removed = sim.now
+        self.removed += 1
+
+    def report(self, end: float) -> dict[str, Any]:
+        records = list(self.records.values())
+        added = [r for r in records if r.added > 0 or r.name not in self._initial_names()]
+        costs = cost(self.groups, records, end)
+        return {
+            "scaleUp": self.mode,
+            "nodesAdded": nodes_added(added),
+            "nodesRemoved": self.removed,
+            "nodeHours": {k: round(v, 6) for k, v in sorted(node_hours(records, end).items())},
+            "cost": {k: round(v, 6) for k, v in sorted(costs.items())},
+            "totalCost": round(sum(costs.values()), 6),
+            "idleNodeHours": round(idle_node_hours(added, end), 6),
+            "unhelped": [{"name": k, "reason": v} for k, v in sorted(self.unhelped.items())],
+        }
+
+    def _initial_names(self) -> set[str]:
+        return {g.node_name(i) for g in self.groups.values() for i in range(g.min_size)}

@@ -1,0 +1,116 @@
+"""The cluster autoscaler model in the simulator (phalanx.sim.autoscaling): node groups from template Nodes,
+scale-up per pod or per gang after the provisioning delay, scale-down of idle nodes, and the books."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phalanx.api.load import load_paths
+from phalanx.cli import main
+from phalanx.scheduler.profiles import builtin
+from phalanx.sim.report import build_report
+from phalanx.sim.simulation import Simulation
+
+Doc = dict[str, Any]
+
+
+def template(max_size: int, min_size: int = 0, delay: str = "3m", cost: str = "32.77") -> Doc:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "gpu-pool-template", "annotations": {
+        "phalanx.dev/node-group": "gpu-pool",
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size": str(min_size),
+        "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size": str(max_size),
+        "phalanx.dev/provisioning-delay": delay, "phalanx.dev/cost-per-hour": cost}},
+        "status": {"allocatable": {"cpu": "96", "memory": "1Ti", "nvidia.com/gpu": "8", "pods": "110"}}}
+
+
+SYSTEM = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "system-0"},
+          "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
+TRAINING = {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "train", "namespace": "ml", "annotations": {"phalanx.dev/duration": "2h"}},
+            "spec": {"parallelism": 4, "completions": 4,
+                     "scheduling": {"schedulingPolicy": {"gang": {"minCount": 4}}},
+                     "template": {"spec": {"restartPolicy": "Never", "containers": [{
+                         "name": "trainer", "image": "trainer:v1",
+                         "resources": {"requests": {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "8"},
+                                       "limits": {"nvidia.com/gpu": "8"}}}]}}}}
+
+
+def run(tmp_path: Path, docs: list[Doc], mode: str, until: float | None = None) -> dict[str, Any]:
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
+    profile = builtin("gang")
+    profile.scale_up = mode
+    return build_report(Simulation(load_paths([str(tmp_path / "in.yaml")]), profile, until=until).run())
+
+
+def test_per_pod_scale_up_adds_nodes_a_gang_cannot_use_and_gang_mode_adds_none(tmp_path: Path) -> None:
+    """cluster-autoscaler's FAQ: scale-up considers pods one by one. A 4-node gang on a group of max-size 3 gets
+    3 nodes that sit idle until scale-down removes them (and the next scan adds them again); gang-aware
+    scale-up adds nothing and says why."""
+    docs = [template(max_size=3), SYSTEM, TRAINING]
+    per_pod, gang = run(tmp_path, docs, "pod", until=3600.0), run(tmp_path, docs, "gang", until=3600.0)
+    assert per_pod["autoscaler"]["nodesAdded"]["gpu-pool"] >= 3
+    assert per_pod["autoscaler"]["idleNodeHours"] > 1.0
+    assert per_pod["autoscaler"]["totalCost"] > 0
+    assert per_pod["summary"]["pods"]["pending"] == 4
+    assert gang["autoscaler"]["nodesAdded"] == {} and gang["autoscaler"]["totalCost"] == 0
+    [miss] = gang["autoscaler"]["unhelped"]
+    assert miss["name"] == "ml/train" and "max-size 3 leaves 3" in miss["reason"]
+
+
+def test_a_gang_waits_for_its_nodes_runs_and_the_idle_nodes_go(tmp_path: Path) -> None:
+    report = run(tmp_path, [template(max_size=4), SYSTEM, TRAINING], "gang")
+    scaler = report["autoscaler"]
+    assert scaler["nodesAdded"] == {"gpu-pool": 4} and scaler["nodesRemoved"] == 4
+    assert report["summary"]["pods"]["succeeded"] == 4
+    # Unschedulable at 0 (the scan at 0 ran before the scheduler tried); the next scan, 10 s later, asks for 4
+    # nodes, which arrive after the 3-minute provisioning delay.
+    assert report["summary"]["groupWaitSeconds"]["max"] == 190.0
+    # Each node: requested at 10 s, removed 10 minutes after the job's end (2h 3m 10s), at a scan.
+    hours = scaler["nodeHours"]["gpu-pool"]
+    assert 4 * (2 * 3600 + 180 + 600) / 3600 <= hours <= 4 * (2 * 3600 + 180 + 620) / 3600
+    assert scaler["totalCost"] == pytest.approx(32.77 * hours, rel=1e-6)
+    assert scaler["idleNodeHours"] == 0
+
+
+def test_min_size_nodes_exist_from_the_start_and_stay(tmp_path: Path) -> None:
+    report = run(tmp_path, [template(max_size=4, min_size=1), SYSTEM], "pod")
+    assert report["autoscaler"]["nodesAdded"] == {} and report["autoscaler"]["nodesRemoved"] == 0
+    inputs = load_paths([str(tmp_path / "in.yaml")])
+    assert [n.name for n in inputs.nodes] == ["gpu-pool-0", "system-0"]
+    assert len(inputs.node_groups) == 1
+
+
+def test_compare_runs_each_profile_under_each_scale_up_mode(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([template(max_size=3), SYSTEM, TRAINING]))
+    assert main(["compare", str(tmp_path / "in.yaml"), "--profiles", "gang", "--scale-up", "pod,gang",
+                 "--until", "1h", "-o", "json"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    assert [r["profile"] for r in results] == ["gang/pod-scale-up", "gang/gang-scale-up"]
+    assert [r["autoscaler"]["scaleUp"] for r in results] == ["pod", "gang"]
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--scale-up", "gangs"], "phalanx: error: --scale-up: unknown mode 'gangs' (pod or gang)"),
+    (["--scale-up", "pod,gang"], "phalanx: error: --scale-up: simulate takes one mode (compare takes a list)"),
+])
+def test_bad_scale_up_modes_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                        expected: str) -> None:
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([template(max_size=3), SYSTEM]))
+    assert main(["simulate", str(tmp_path / "in.yaml"), *args]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == expected
+
+
+def test_a_bad_node_group_template_fails_with_file_object_and_field(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    doc = template(max_size=1, min_size=2)
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump(doc))
+    assert main(["simulate", str(tmp_path / "in.yaml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"phalanx: error: {tmp_path / 'in.yaml'}: Node gpu-pool-template: metadata.annotations[")
+    assert "min-size 2 is larger than max-size 1" in err
