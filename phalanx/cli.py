@@ -15,6 +15,7 @@ from rich.console import Console
 from phalanx import __version__
 from phalanx.api.load import Inputs, load_paths
 from phalanx.api.quantity import parse_duration
+from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.errors import InputError, PhalanxError
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
@@ -48,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--trace-file", action="append", default=[], metavar="FILE",
                        help="a JSON Lines trace of timed create/delete events replayed on top of the manifests "
                             "(docs/traces.md); repeatable")
+        p.add_argument("--metrics", metavar="FILE",
+                       help="metric values for HorizontalPodAutoscalers: CSV with the header time,metric,value "
+                            "and an optional selector column; a value holds until the next row for that metric "
+                            "(docs/autoscaling.md)")
         p.add_argument("--scale-up", default="pod", metavar="MODE",
                        help="how the cluster autoscaler model adds nodes when the manifests hold node groups: pod "
                             "(per pod, as cluster-autoscaler does) or gang (a whole gang's minCount at once, or "
@@ -155,11 +160,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Sequence[str] = ()
-          ) -> tuple[Inputs, Trace | None]:
+def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Sequence[str] = (),
+          metrics: str | None = None) -> tuple[Inputs, Trace | None]:
     if not paths and not trace_files:
         raise InputError("give manifests (FILE_OR_DIR...) or --trace-file FILE", field="FILE_OR_DIR")
     inputs = load_paths(paths)
+    if metrics is not None:
+        inputs.metrics = MetricsSeries.load(metrics)
+    elif inputs.hpas:
+        print(f"phalanx: {len(inputs.hpas)} HorizontalPodAutoscaler(s) but no --metrics FILE: they read no metric "
+              "values and leave their targets alone", file=sys.stderr)
     inputs.queue_docs.extend(load_queue_files(queue_files))
     if inputs.queue_docs:
         check_queue_objects(inputs.queue_docs)  # bad queue objects fail before any profile runs
@@ -344,7 +354,7 @@ def _validate(args: argparse.Namespace, console: Console) -> int:
 def _simulate(args: argparse.Namespace, console: Console) -> int:
     profile = _simulate_profile(args)
     _until(args)  # a bad --until fails before the inputs load
-    inputs, trace = _load(args.paths, args.trace_file, args.queues)
+    inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     report = _simulations(args, inputs, trace, [profile])[0]
     if args.report:
         _write_report(args.report, report)
@@ -366,7 +376,7 @@ def _compare(args: argparse.Namespace, console: Console) -> int:
         raise InputError("name at least one profile", field="--profiles")
     profiles = _with_scale_up(profiles, _scale_up_modes(args))
     _until(args)  # a bad --until fails before the inputs load
-    inputs, trace = _load(args.paths, args.trace_file, args.queues)
+    inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     reports = _simulations(args, inputs, trace, profiles)
     if args.report:
         _write_report(args.report, {"schemaVersion": SCHEMA_VERSION, "results": reports})

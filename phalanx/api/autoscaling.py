@@ -11,7 +11,8 @@ simulates (Deployment, StatefulSet, ReplicaSet); the API server takes any kind w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, sequence, text
@@ -110,6 +111,7 @@ class HorizontalPodAutoscaler:
     selection_strategy: str = "LabelSelector"
     arrival: float = 0.0
     source: Source | None = None
+    annotations: Mapping[str, str] = field(default_factory=dict)  # the service model's settings (phalanx.dev/)
 
     @property
     def key(self) -> str:
@@ -344,7 +346,8 @@ def parse_hpa(doc: Manifest, source: Source | None = None, *, scale_to_zero: boo
                    f'Unsupported value: "{strategy}": supported values: "LabelSelector", "OwnerReferences"')
     return HorizontalPodAutoscaler(namespace=meta.namespace, name=meta.name, target=target, min_replicas=min_replicas,
                                    max_replicas=max_replicas, metrics=metrics, behavior=behavior,
-                                   selection_strategy=strategy, arrival=meta.arrival, source=source)
+                                   selection_strategy=strategy, arrival=meta.arrival, source=source,
+                                   annotations=dict(meta.annotations))
 
 
 AUTOSCALING_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {

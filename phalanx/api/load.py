@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet, resolve_templates
+from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fast_yaml import GiveUp, read_documents
 from phalanx.api.fields import Manifest, object_name
@@ -21,6 +22,7 @@ from phalanx.api.parse import PARSERS
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
+from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.autoscale.nodegroups import GROUP_ANNOTATIONS, NodeGroup, parse_node_group
 from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
@@ -62,6 +64,8 @@ class Inputs:
     # Cluster-autoscaler node groups: template Nodes (phalanx.autoscale.nodegroups); their min-size nodes are
     # in `nodes`.
     node_groups: list[NodeGroup] = field(default_factory=list)
+    hpas: list[HorizontalPodAutoscaler] = field(default_factory=list)  # autoscaling/v2
+    metrics: MetricsSeries | None = None  # `--metrics FILE`: the values HPAs read
     skipped: Counter[str] = field(default_factory=Counter)
     terminated_pods: int = 0
     notices: list[str] = field(default_factory=list)  # one line each, for stderr: what loading left out
@@ -299,7 +303,8 @@ def _keep(obj: Any, kind: str, source: Source, inputs: Inputs, seen: dict[tuple[
               ResourceClaimTemplate: inputs.claim_templates, DeviceTaintRule: inputs.device_taint_rules,
               ReplicaSet: inputs.replica_sets, Deployment: inputs.deployments, StatefulSet: inputs.stateful_sets,
               DaemonSet: inputs.daemon_sets, CronJob: inputs.cron_jobs, JobSet: inputs.job_sets,
-              LeaderWorkerSet: inputs.leader_worker_sets, TrainingJob: inputs.training_jobs}[type(obj)]
+              LeaderWorkerSet: inputs.leader_worker_sets, TrainingJob: inputs.training_jobs,
+              HorizontalPodAutoscaler: inputs.hpas}[type(obj)]
     bucket.append(obj)  # type: ignore[attr-defined]
 
 

@@ -14,6 +14,7 @@ TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 DURATION_ANNOTATION = "phalanx.dev/duration"
 CHECKPOINT_ANNOTATION = "phalanx.dev/checkpoint-interval"
+STARTUP_ANNOTATION = "phalanx.dev/startup-time"
 DEFAULT_NAMESPACE = "default"
 # kube-scheduler scores pods that request no cpu/memory as if they asked for these (non-zero requests).
 DEFAULT_MILLI_CPU_REQUEST = 100
@@ -206,6 +207,7 @@ class Pod:
     # (cpu, memory) as kube-scheduler scores them: each container's missing request defaulted to 100m/200Mi.
     scoring_requests: tuple[int, int] | None = None
     queueing: Queueing | None = None  # the admission queue it names (kueue and volcano profiles)
+    startup: float | None = None  # phalanx.dev/startup-time: bound to ready (image pull, init, warm-up)
 
     @property
     def key(self) -> str:

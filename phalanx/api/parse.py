@@ -8,6 +8,7 @@ from typing import Any, cast
 
 from phalanx.api import dra
 from phalanx.api.apps import APPS_PARSERS, controller_ref
+from phalanx.api.autoscaling import AUTOSCALING_PARSERS
 from phalanx.api.fields import Manifest, Meta, queueing, template_meta
 from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
@@ -22,6 +23,7 @@ from phalanx.api.objects import (
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
     DURATION_ANNOTATION,
+    STARTUP_ANNOTATION,
     GroupPolicy,
     Job,
     Node,
@@ -232,6 +234,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         termination_grace=30.0 if grace is None else float(_int(grace, f"{field}.terminationGracePeriodSeconds",
                                                                   minimum=0)),
         checkpoint_interval=_seconds(meta.annotations, CHECKPOINT_ANNOTATION, "metadata.annotations"),
+        startup=_seconds(meta.annotations, STARTUP_ANNOTATION, "metadata.annotations"),
         resource_claims=dra.parse_pod_claims(spec, field), queueing=queueing(meta),
     )
 
@@ -457,4 +460,5 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     **APPS_PARSERS,  # apps/v1 ReplicaSet, Deployment, StatefulSet, DaemonSet; batch/v1 CronJob
     **SETS_PARSERS,  # JobSet, LeaderWorkerSet
     **TRAINING_PARSERS,  # Kubeflow PyTorchJob, TFJob, MPIJob
+    **AUTOSCALING_PARSERS,  # autoscaling/v2 HorizontalPodAutoscaler
 }

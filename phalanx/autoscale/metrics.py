@@ -109,6 +109,14 @@ class MetricsSeries:
     def metrics(self) -> list[str]:
         return sorted(self._by_metric)
 
+    def times(self, metric: str) -> list[float]:
+        """Every time at which some series of `metric` changes, sorted (for integrating a rate exactly)."""
+        return sorted({t for series in self._by_metric.get(metric, ()) for t in series.times})
+
+    def last_time(self) -> float | None:
+        """The latest sample time of any series (None when the file has no rows)."""
+        return max((series.times[-1] for series in self._series.values() if series.times), default=None)
+
     def value(self, metric: str, selector: str | None, time: float) -> float | None:
         """The value of the one series named by `metric` and `selector` (`a=1,b=2`, any order) at `time`."""
         series = self._series.get((metric, _canonical(selector)))

@@ -121,6 +121,10 @@ class WorkloadControllers:
             return kind, key
         return None
 
+    def scaled_owner(self, kind: str, key: str) -> tuple[str, str] | None:
+        """(controller kind, owner key) of the pods a Deployment, ReplicaSet or StatefulSet runs."""
+        return self._scaled(kind, key)
+
     def replicas(self, kind: str, key: str) -> int | None:
         """`spec.replicas` of a Deployment (its ReplicaSet's), ReplicaSet or StatefulSet; None if unknown."""
         found = self._scaled(kind, key)

@@ -8,6 +8,7 @@ import numpy as np
 
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
 from phalanx.sim.queueing import queue_report
+from phalanx.sim.services import service_report
 from phalanx.sim.simulation import Simulation
 
 if TYPE_CHECKING:
@@ -94,6 +95,8 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
         "workloads": workloads(sim, wait_stats),
     }
+    if sim.hpas is not None:
+        report["services"] = [service_report(sim, state, sim.end_time) for _, state in sorted(sim.hpas.states.items())]
     if sim.autoscaling is not None:
         report["autoscaler"] = sim.autoscaling.report(sim.end_time)
     if sim.gate is not None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
+from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Job, Node, Pod, PodGroup
@@ -42,6 +43,7 @@ from phalanx.scheduler.scheduler import (
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
+from phalanx.sim.hpa import Autoscalers, HpaSync
 from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate
 
 
@@ -110,7 +112,7 @@ class _CronRun:
 
 Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet | LeaderWorkerSet | TrainingJob
 Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
-         | Controlled | _CronRun | AutoscalerScan)
+         | Controlled | _CronRun | AutoscalerScan | HorizontalPodAutoscaler | HpaSync)
 
 
 class Simulation:
@@ -153,6 +155,9 @@ class Simulation:
                     for name, value in pod.requests.items():
                         self._running_load[name] += value
             self.gate = build_gate(inputs.queue_docs, profile.admission, self._queue_capacity())
+        self.hpas = Autoscalers(inputs.hpas, inputs.metrics, until) if inputs.hpas else None
+        for hpa in inputs.hpas:
+            self.events.push(hpa.arrival, ARRIVAL, hpa)
         self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up) \
             if inputs.node_groups else None
         self.books = Accounting()
@@ -270,6 +275,12 @@ class Simulation:
             if self.gate is not None and isinstance(event, JobSet | LeaderWorkerSet | TrainingJob):
                 self.gate.not_queued(getattr(event, "kind", type(event).__name__), event.key, event.queueing)
             self._act(self.workloads.arrive(event, self.now))
+        elif isinstance(event, HorizontalPodAutoscaler):
+            assert self.hpas is not None
+            self.hpas.arrive(event, self)
+        elif isinstance(event, HpaSync):
+            assert self.hpas is not None
+            self.hpas.sync(event.key, self)
         elif isinstance(event, AutoscalerScan):
             pass  # the scan runs once the batch's events are in (feed)
         elif isinstance(event, _CronRun):

@@ -1,0 +1,165 @@
+"""What scaling a service to zero costs and saves, per HorizontalPodAutoscaler (the report's `services`).
+
+A pod serves once it has started: `phalanx.dev/startup-time` after it is bound (image pull, init, warm-up),
+by default 30 s, plus 60 s of accelerator warm-up when it asks for a GPU. The service is cold while none of its
+target's pods serves. Requests come from the metrics file: the series of the metric the HPA's annotation
+`phalanx.dev/request-metric` names (requests per second), else of its first External, else Object metric. What
+a cold service does with a request is stated per HPA by `phalanx.dev/when-at-zero`: `queue` (the default: it
+waits until the first pod serves; one still waiting at the end counts as dropped) or `fail` (dropped).
+
+Reported: requests, requests that met a cold service, requests dropped, the latency cold starts added (p50,
+p99, max over all served requests), replica-hours and GPU-hours used, and those saved against keeping one
+replica through the hours the target spent at zero. The service is counted from the moment its first pod
+serves (its first start is its deployment, not a cold start).
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
+from phalanx.api.objects import Pod
+
+if TYPE_CHECKING:
+    from phalanx.sim.hpa import _State
+    from phalanx.sim.simulation import Simulation
+
+DEFAULT_STARTUP = 30.0
+GPU_WARM_UP = 60.0
+GPU = "nvidia.com/gpu"
+WHEN_AT_ZERO = "phalanx.dev/when-at-zero"
+REQUEST_METRIC = "phalanx.dev/request-metric"
+_SLICES = 64  # latency is linear over a cold window's piece: this many slices per piece
+
+
+def startup_seconds(pod: Pod) -> float:
+    if pod.startup is not None:
+        return pod.startup
+    return DEFAULT_STARTUP + (GPU_WARM_UP if pod.requests.get(GPU, 0) > 0 else 0.0)
+
+
+def _merge(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    merged: list[tuple[float, float]] = []
+    for start, stop in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], stop))
+        else:
+            merged.append((start, stop))
+    return merged
+
+
+def _complement(intervals: list[tuple[float, float]], start: float, end: float) -> list[tuple[float, float]]:
+    out, at = [], start
+    for a, b in intervals:
+        if a > at:
+            out.append((at, min(a, end)))
+        at = max(at, b)
+    if at < end:
+        out.append((at, end))
+    return [(a, b) for a, b in out if b > a]
+
+
+def _request_spec(hpa: HorizontalPodAutoscaler) -> MetricSpec | None:
+    named = hpa.annotations.get(REQUEST_METRIC)
+    for spec in hpa.metrics:
+        if named is not None and spec.name == named:
+            return spec
+    if named is not None:
+        return None
+    return next((s for s in hpa.metrics if s.type == "External"), None) or \
+        next((s for s in hpa.metrics if s.type == "Object"), None)
+
+
+def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]:
+    hpa = state.hpa
+    owner = sim.workloads.scaled_owner(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}")
+    pods = [r for r in sim.pods.values() if owner is not None and (r.pod.controller, r.pod.owner) == owner]
+    serving, replica_seconds, gpu_seconds = [], 0.0, 0.0
+    for record in pods:
+        if record.bound_at is None:
+            continue
+        stop = record.finished_at if record.finished_at is not None else end
+        replica_seconds += max(stop - record.bound_at, 0.0)
+        gpu_seconds += max(stop - record.bound_at, 0.0) * record.pod.requests.get(GPU, 0)
+        ready = record.bound_at + startup_seconds(record.pod)
+        if ready < stop:
+            serving.append((ready, stop))
+    # The service is up from the moment its first pod serves: a cold start before that is its deployment, not
+    # the price of scaling to zero.
+    merged = _merge(serving)
+    first = merged[0][0] if merged else end
+    cold = _complement(merged, first, end)
+    zero_seconds = _zero_seconds(state, end)
+    gpus_per_pod = max((r.pod.requests.get(GPU, 0) for r in pods), default=0)
+    mode = hpa.annotations.get(WHEN_AT_ZERO, "queue")
+    out: dict[str, Any] = {
+        "name": hpa.key, "target": f"{hpa.target.kind} {hpa.namespace}/{hpa.target.name}", "whenAtZero": mode,
+        "minReplicas": hpa.min_replicas, "maxReplicas": hpa.max_replicas,
+        "scaledToZero": state.scaled_to_zero, "wokeFromZero": state.woke_from_zero,
+        "replicas": [{"time": round(t, 6), "replicas": n} for t, n in state.replicas],
+        "conditions": list(state.conditions), "events": list(state.events[-20:]),
+        "coldSeconds": round(sum(b - a for a, b in cold), 6),
+        "replicaHours": round(replica_seconds / 3600, 6), "gpuHours": round(gpu_seconds / 3600, 6),
+        "replicaHoursSaved": round(zero_seconds / 3600, 6),
+        "gpuHoursSaved": round(zero_seconds / 3600 * gpus_per_pod, 6),
+        "requests": None, "requestsCold": None, "requestsDropped": None,
+        "addedLatencySeconds": None,
+    }
+    spec = _request_spec(hpa)
+    if spec is not None and sim.hpas is not None and sim.hpas.metrics is not None:
+        out.update(_requests(sim.hpas.metrics, spec, cold, first, end, mode))
+    return out
+
+
+def _zero_seconds(state: _State, end: float) -> float:
+    total, since = 0.0, None
+    for time, replicas in state.replicas:
+        if replicas == 0 and since is None:
+            since = time
+        elif replicas > 0 and since is not None:
+            total += time - since
+            since = None
+    if since is not None:
+        total += max(end - since, 0.0)
+    return total
+
+
+def _requests(metrics: Any, spec: MetricSpec, cold: list[tuple[float, float]], start: float, end: float,
+              mode: str) -> dict[str, Any]:
+    """Requests over [start, end] from a step series of requests per second, and what cold windows did to them."""
+    edges = sorted({start, end, *(t for t in metrics.times(spec.name) if start < t < end),
+                    *(t for window in cold for t in window)})
+    total, cold_requests, dropped = 0.0, 0.0, 0.0
+    latencies: list[float] = []
+    weights: list[float] = []
+    for a, b in pairwise(edges):
+        rate = metrics.total(spec.name, spec.selector, a) or 0.0
+        count = rate * (b - a)
+        total += count
+        window = next(((x, y) for x, y in cold if x <= a and b <= y), None)
+        if window is None or count <= 0:
+            continue
+        cold_requests += count
+        if mode == "fail" or window[1] >= end:
+            dropped += count
+            continue
+        mids = a + (np.arange(_SLICES) + 0.5) * (b - a) / _SLICES
+        latencies.extend((window[1] - mids).tolist())
+        weights.extend([count / _SLICES] * _SLICES)
+    served = total - dropped
+    stats = {"p50": 0.0, "p99": 0.0, "max": 0.0}
+    if served > 0 and latencies:
+        order = np.argsort(latencies)
+        values = np.asarray(latencies)[order]
+        unaffected = served - sum(weights)  # requests that found a serving pod: nothing added
+        cumulative = unaffected + np.cumsum(np.asarray(weights)[order])
+        for name, q in (("p50", 0.5), ("p99", 0.99)):
+            if q * served > unaffected:
+                i = min(int(np.searchsorted(cumulative, q * served)), len(values) - 1)
+                stats[name] = round(float(values[i]), 6)
+        stats["max"] = round(float(values[-1]), 6)
+    return {"requests": round(total, 6), "requestsCold": round(cold_requests, 6), "requestsDropped": round(dropped, 6),
+            "addedLatencySeconds": stats}

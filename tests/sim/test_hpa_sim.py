@@ -1,0 +1,113 @@
+"""HorizontalPodAutoscalers in the simulator (phalanx.sim.hpa) and what scaling to zero costs (phalanx.sim.services),
+on examples/autoscaling: an inference Deployment scaled by an External queue-depth metric to zero overnight."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phalanx.cli import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "autoscaling"
+
+
+def simulate(capsys: pytest.CaptureFixture[str], *paths: str, until: str = "24h",
+             metrics: str | None = str(EXAMPLE / "metrics.csv")) -> tuple[dict[str, Any], str]:
+    args = ["simulate", *paths, "--profile", "gang", "--until", until, "-o", "json"]
+    if metrics is not None:
+        args += ["--metrics", metrics]
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    return json.loads(out), err
+
+
+def test_the_service_scales_to_zero_overnight_and_the_first_morning_requests_wait(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    report, _ = simulate(capsys, str(EXAMPLE))
+    [service] = report["services"]
+    assert service["scaledToZero"] == 1 and service["wokeFromZero"] == 1
+    steps = [(s["time"], s["replicas"]) for s in service["replicas"]]
+    # The queue empties at 04:00; after the 5-minute scale-down stabilization the HPA goes to zero.
+    assert (14700.0, 0) in steps
+    # At 12:00 requests come back: the next sync scales 0 -> 1; the pod serves 2 minutes later.
+    assert (43200.0, 1) in steps
+    assert service["requestsCold"] == pytest.approx(10 * 120)
+    assert service["requestsDropped"] == 0
+    assert 118 < service["addedLatencySeconds"]["max"] <= 120
+    assert service["addedLatencySeconds"]["p99"] == 0.0  # 1,200 of 2.6 million requests
+    assert service["replicaHoursSaved"] == pytest.approx((43200 - 14700) / 3600)
+    assert service["gpuHoursSaved"] == service["replicaHoursSaved"]  # one GPU a replica
+    # While at zero the ScaledToZero condition was True; the last sync left it False (scaled up since).
+    assert {c["type"]: c["status"] for c in service["conditions"]}["ScaledToZero"] == "False"
+
+
+def test_a_service_that_fails_requests_at_zero_drops_them(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "example"
+    shutil.copytree(EXAMPLE, folder)
+    path = folder / "02-inference.yaml"
+    path.write_text(path.read_text().replace("phalanx.dev/when-at-zero: queue", "phalanx.dev/when-at-zero: fail"))
+    report, _ = simulate(capsys, str(folder), metrics=str(folder / "metrics.csv"))
+    [service] = report["services"]
+    assert service["whenAtZero"] == "fail"
+    assert service["requestsDropped"] == pytest.approx(1200)
+    assert service["addedLatencySeconds"]["max"] == 0.0
+
+
+def test_the_training_gang_waits_for_the_autoscaled_pool(capsys: pytest.CaptureFixture[str]) -> None:
+    report, _ = simulate(capsys, str(EXAMPLE))
+    assert report["autoscaler"]["nodesAdded"] == {"train-pool": 4}
+    assert report["autoscaler"]["idleNodeHours"] == 0
+    train = next(w for w in report["workloads"] if w["name"] == "ml/nightly-train")
+    assert train["succeeded"] == 4
+    assert 240 <= train["waitSeconds"]["max"] <= 260  # the 4-minute provisioning delay and a scan
+
+
+def test_without_metrics_an_hpa_leaves_its_target_alone(capsys: pytest.CaptureFixture[str]) -> None:
+    report, err = simulate(capsys, str(EXAMPLE / "01-cluster.yaml"), str(EXAMPLE / "02-inference.yaml"),
+                           until="1h", metrics=None)
+    assert "1 HorizontalPodAutoscaler(s) but no --metrics FILE" in err
+    [service] = report["services"]
+    assert service["scaledToZero"] == 0 and service["requests"] is None
+    assert report["summary"]["pods"]["running"] == 2
+
+
+def test_a_target_a_user_set_to_zero_stays_paused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    docs = list(yaml.safe_load_all((EXAMPLE / "02-inference.yaml").read_text()))
+    docs[0]["spec"]["replicas"] = 0
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs))
+    report, _ = simulate(capsys, str(EXAMPLE / "01-cluster.yaml"), str(tmp_path / "in.yaml"), until="2h")
+    [service] = report["services"]
+    assert service["wokeFromZero"] == 0 and report["summary"]["pods"]["total"] == 0
+    active = {c["type"]: c for c in service["conditions"]}["ScalingActive"]
+    assert active["status"] == "False" and active["reason"] == "ScalingDisabled"
+
+
+def test_min_replicas_zero_needs_an_object_or_external_metric(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "minReplicas": 0, "maxReplicas": 4,
+                    "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {
+                        "type": "Utilization", "averageUtilization": 50}}}]}}
+    (tmp_path / "hpa.yaml").write_text(yaml.safe_dump(hpa))
+    assert main(["validate", str(tmp_path / "hpa.yaml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith(f"phalanx: error: {tmp_path / 'hpa.yaml'}: HorizontalPodAutoscaler default/web: ")
+    assert "must specify at least one Object or External metric to support scaling to zero replicas" in err[0]
+
+
+def test_a_bad_metrics_file_fails_with_file_line_and_column(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "m.csv").write_text("time,metric,value\n0,queue_depth,ten\n")
+    assert main(["simulate", str(EXAMPLE), "--metrics", str(tmp_path / "m.csv"), "--until", "1h"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"phalanx: error: {tmp_path / 'm.csv'}")
+    assert "line 2" in err[-1]
