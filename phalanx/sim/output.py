@@ -191,6 +191,32 @@ def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tup
     return _png(fig)
 
 
+def services_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | None:
+    """Going to zero, cost against latency: per service and profile, the GPU-hours (else replica-hours) saved
+    against the worst latency cold starts added; None when no result has HorizontalPodAutoscalers."""
+    points = [(label, s) for label, r in zip(labels, results, strict=True) for s in r.get("services") or ()]
+    if not points:
+        return None
+    gpu = any(s["gpuHoursSaved"] for _, s in points)
+    fig = _figure(6.4, 3.8)
+    ax = fig.add_subplot()
+    for i, label in enumerate(dict.fromkeys(label for label, _ in points)):
+        mine = [s for lab, s in points if lab == label]
+        xs = [s["gpuHoursSaved" if gpu else "replicaHoursSaved"] for s in mine]
+        ys = [(s["addedLatencySeconds"] or {}).get("max", 0.0) for s in mine]
+        ax.scatter(xs, ys, label=label, color=f"C{i % 10}", marker="os^vD"[i % 5])
+        for x, y, s in zip(xs, ys, mine, strict=True):
+            ax.annotate(s["name"], (x, y), fontsize="x-small", xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel(f"{'GPU' if gpu else 'replica'}-hours saved by scaling to zero")
+    ax.set_ylabel("latency cold starts added, max (s)")
+    ax.set_xlim(left=0, right=max(1.0, ax.get_xlim()[1] * 1.1))
+    ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1] * 1.1))
+    ax.set_title("Scale to zero: hours saved against cold-start latency")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    return _png(fig)
+
+
 def _style(i: int) -> dict[str, Any]:
     """Color and line style of the i-th profile (styles differ so equal curves stay visible)."""
     return {"color": f"C{i % 10}", "linestyle": ("-", "--", ":", "-.")[i % 4], "linewidth": 2.2 - 0.3 * (i % 4)}
@@ -465,7 +491,8 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
     shared = [("pending.png", "Pending over time: pods (gang members counted) and pod groups, per profile."),
               ("waits.png", "Waiting times: cumulative distribution per pod and per pod group."),
               ("fragmentation.png", "Fragmentation protocol: GPUs left unallocated against arrived GPU load."),
-              ("queues.png", "Queues: each queue's share of the cluster over time, per queueing profile.")]
+              ("queues.png", "Queues: each queue's share of the cluster over time, per queueing profile."),
+              ("services.png", "Scale to zero: hours saved against the latency cold starts added, per service.")]
     figures = "".join(f"<figure>{_img(pngs[name], caption)}<figcaption>{html.escape(caption)}</figcaption></figure>"
                       for name, caption in shared if name in pngs)
     count = len(results)
@@ -504,6 +531,9 @@ def render_report(document: Report) -> dict[str, bytes]:
     shares = queue_share_plot(labels, results, unit)
     if shares is not None:
         pngs["queues.png"] = shares
+    services = services_plot(labels, results)
+    if services is not None:
+        pngs["services.png"] = services
     files = {"report.json": (dumps(document) + "\n").encode("utf-8")}
     if with_series:
         files["series.csv"] = series_csv(results).encode("utf-8")

@@ -143,6 +143,27 @@ def render_autoscaler(reports: Sequence[Report], console: Console) -> None:
             console.print(f"[dim]{r['profile']}: no scale-up for {miss['name']}: {miss['reason']}[/dim]")
 
 
+def render_services(reports: Sequence[Report], console: Console) -> None:
+    """One row per HorizontalPodAutoscaler per profile: scale-to-zero, cold starts and what they saved."""
+    rows = [(r["profile"], s) for r in reports for s in r.get("services") or ()]
+    if not rows:
+        return
+    table = Table(title="services (HorizontalPodAutoscalers)")
+    for column in ("profile", "hpa", "to zero / back", "cold", "requests cold", "dropped", "latency added p99 / max",
+                   "replica-h", "GPU-h saved"):
+        table.add_column(column, overflow="fold")
+    for profile, s in rows:
+        latency = s["addedLatencySeconds"]
+        added = "" if latency is None else " / ".join(format_duration(latency[k]) for k in ("p99", "max"))
+        table.add_row(profile, s["name"], f"{s['scaledToZero']} / {s['wokeFromZero']}",
+                      format_duration(s["coldSeconds"]),
+                      "" if s["requestsCold"] is None else f"{s['requestsCold']:,.0f}",
+                      "" if s["requestsDropped"] is None else f"{s['requestsDropped']:,.0f}",
+                      added,
+                      f"{s['replicaHours']:.3g}", f"{s['gpuHoursSaved']:.3g}")
+    console.print(table)
+
+
 def render_compare(reports: Sequence[Report], console: Console) -> None:
     table = Table(title="Phalanx: profiles side by side")
     table.add_column("metric")
@@ -153,6 +174,7 @@ def render_compare(reports: Sequence[Report], console: Console) -> None:
         table.add_row(label, *(cell(r) for r in reports))
     console.print(table)
     render_autoscaler(reports, console)
+    render_services(reports, console)
     for report in reports:
         render_queues(report, console)
 
@@ -166,6 +188,7 @@ def render_simulation(report: Report, console: Console, *, wide: bool = False) -
     console.print(table)
     render_workloads(report, console)
     render_autoscaler([report], console)
+    render_services([report], console)
     render_queues(report, console)
     if report["podGroups"]:
         groups = Table(title="pod groups")

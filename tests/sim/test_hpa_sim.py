@@ -111,3 +111,11 @@ def test_a_bad_metrics_file_fails_with_file_line_and_column(tmp_path: Path,
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith(f"phalanx: error: {tmp_path / 'm.csv'}")
     assert "line 2" in err[-1]
+
+
+def test_the_report_plots_hours_saved_against_latency(tmp_path: Path) -> None:
+    out = tmp_path / "report"
+    assert main(["simulate", str(EXAMPLE), "--metrics", str(EXAMPLE / "metrics.csv"), "--profile", "gang",
+                 "--until", "24h", "--report", str(out)]) == 0
+    assert (out / "services.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Scale to zero: hours saved" in (out / "index.html").read_text()
