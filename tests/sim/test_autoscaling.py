@@ -114,3 +114,11 @@ def test_a_bad_node_group_template_fails_with_file_object_and_field(tmp_path: Pa
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert err.startswith(f"phalanx: error: {tmp_path / 'in.yaml'}: Node gpu-pool-template: metadata.annotations[")
     assert "min-size 2 is larger than max-size 1" in err
+
+
+def test_the_gang_pool_example_reads_as_docs_autoscaling_md_says(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compare", "examples/gang-pool", "--profiles", "gang", "--scale-up", "pod,gang", "-o", "json"]) == 0
+    per_pod, gang = (r["autoscaler"] for r in json.loads(capsys.readouterr().out)["results"])
+    assert gang["nodesAdded"] == {"h100-pool": 4} and gang["idleNodeHours"] == 0
+    assert per_pod["nodesAdded"]["h100-pool"] > 6 and per_pod["idleNodeHours"] > 6
+    assert per_pod["totalCost"] > 1.2 * gang["totalCost"]
