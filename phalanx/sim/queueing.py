@@ -25,6 +25,7 @@ from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest, object_name
 from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
+from phalanx.scheduler.profiles import Profile
 
 VOLCANO_DEFAULT_QUEUE = "default"
 WAITING_FOR_ADMISSION = "waiting for admission"
@@ -359,3 +360,24 @@ def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
                              "volcano-scheduler.conf ConfigMap)", file=source.file, obj=object_name(doc), field="kind")
         docs.append((doc, source))
     return docs
+
+
+def volcano_profile(profile: Profile, queue_docs: list[tuple[Manifest, Source]]) -> tuple[Profile, list[str]]:
+    """The volcano profile with the node scoring its `volcano-scheduler.conf` implies (binpack: most-allocated
+    with its weights; nodeorder alone: least-allocated and balance), and what that mapping leaves out."""
+    from phalanx.admission.volcano_conf import default_conf, parse_volcano_conf, placement_scoring
+
+    conf = default_conf()
+    for doc, source in queue_docs:
+        if doc.get("kind") == "ConfigMap":
+            try:
+                conf = parse_volcano_conf(doc)
+            except InputError as exc:
+                raise exc.at(file=source.file) from None
+            break
+    scoring = placement_scoring(conf)
+    scores = {k: v for k, v in profile.scores.items()
+              if k not in ("NodeResourcesFit", "NodeResourcesBalancedAllocation")}
+    scores.update(scoring.score_weights())
+    plugin_args = {**profile.plugin_args, **scoring.plugin_args()}
+    return dataclasses.replace(profile, scores=scores, plugin_args=plugin_args), list(scoring.notes)

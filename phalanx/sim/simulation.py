@@ -44,7 +44,7 @@ from phalanx.sim.accounting import Accounting
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaSync
-from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate
+from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
 
 
 @dataclass(slots=True)
@@ -117,6 +117,9 @@ Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | D
 
 class Simulation:
     def __init__(self, inputs: Inputs, profile: Profile, *, seed: int = 0, until: float | None = None) -> None:
+        scoring_notes: list[str] = []
+        if profile.admission == "volcano":
+            profile, scoring_notes = volcano_profile(profile, inputs.queue_docs)
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
@@ -155,6 +158,7 @@ class Simulation:
                     for name, value in pod.requests.items():
                         self._running_load[name] += value
             self.gate = build_gate(inputs.queue_docs, profile.admission, self._queue_capacity())
+            self.gate.notes.extend(scoring_notes)
         self.hpas = Autoscalers(inputs.hpas, inputs.metrics, until) if inputs.hpas else None
         for hpa in inputs.hpas:
             self.events.push(hpa.arrival, ARRIVAL, hpa)

@@ -284,3 +284,17 @@ def test_a_jobset_naming_a_local_queue_is_named_as_not_modelled(tmp_path: Path,
     [note] = json.loads(out)["admission"]["notModelled"]
     assert note.startswith("JobSet ml/train names LocalQueue team: Kueue's admission of a JobSet")
     assert f"phalanx: kueue: not modelled: {note}" in err
+
+
+def test_the_volcano_conf_decides_how_nodes_are_scored(tmp_path: Path) -> None:
+    """binpack packs (MostAllocated); a conf with nodeorder and no binpack spreads as kube-scheduler does."""
+    conf = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
+            "data": {"volcano-scheduler.conf": 'actions: "enqueue, allocate, backfill"\n'
+                                               "tiers:\n- plugins:\n  - name: gang\n  - name: nodeorder\n"}}
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([node("n1"), volcano_queue("a"), conf]))
+    sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("volcano"))
+    assert sim.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
+    assert sim.profile.scores["NodeResourcesBalancedAllocation"] == 1
+    packed = Simulation(load_paths([str(tmp_path / "in.yaml")][:0] or ["examples/peers"]), builtin("volcano"))
+    assert packed.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
