@@ -296,5 +296,5 @@ def test_the_volcano_conf_decides_how_nodes_are_scored(tmp_path: Path) -> None:
     sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("volcano"))
     assert sim.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
     assert sim.profile.scores["NodeResourcesBalancedAllocation"] == 1
-    packed = Simulation(load_paths([str(tmp_path / "in.yaml")][:0] or ["examples/peers"]), builtin("volcano"))
+    packed = Simulation(load_paths(["examples/peers"]), builtin("volcano"))  # binpack in its conf
     assert packed.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
