@@ -40,7 +40,7 @@ PrioritizePreemptorWorkloads gate, requeue backoff.
 
 from __future__ import annotations
 
-import heapq
+import bisect
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -71,7 +71,6 @@ from phalanx.admission.quota import (
     potential_available,
     quantities_fit_in_quota,
     root,
-    subtree_cluster_queues,
 )
 from phalanx.api.fields import Manifest, fail
 from phalanx.api.objects import Source
@@ -148,6 +147,9 @@ class _Pending:
     since: float  # when it (last) entered the queue: waits are measured from here
     inadmissible: bool = False
     reason: str = ""
+    order: tuple[int, float, str] | None = None  # its queue order, once computed
+    listed: bool = False  # in its ClusterQueue's queue list
+    shape: int | None = None  # what a nomination reads of it (KueueAdmission._shape, numbered), once computed
 
 
 @dataclass(slots=True)
@@ -183,6 +185,14 @@ class _Candidate:
         if self.variant == "ReclaimWhileBorrowing":
             return IN_COHORT_RECLAIM_WHILE_BORROWING
         return IN_COHORT_RECLAMATION
+
+
+# a queue walked ahead of the passes
+# (ClusterQueue, its queue list, its pending entries, the next position, its tree's version, StrictFIFO)
+_Cursor = list[Any]
+# a nomination remembered by shape: the tree version it saw, the assignment, the preemption targets, and the
+# reason the head is set aside (None when it is not)
+_Memo = tuple[int, _Assignment, list[_Candidate], str | None]
 
 
 def _quota_map(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Limits]:
@@ -223,10 +233,12 @@ class KueueAdmission:
             self.tree.add_cluster_queue(cq.name, _quota_map(cq.resource_groups), cq.cohort)
         self.tree.build()
         self._pending: dict[str, dict[str, _Pending]] = {name: {} for name in self.cluster_queues}
-        # per ClusterQueue, the waiting entries in queue order; entries set aside, admitted or replaced are
-        # dropped lazily when they reach the top
-        self._heaps: dict[str, list[tuple[tuple[int, float, str], int, _Pending]]] = {
+        # per ClusterQueue, the waiting entries in queue order (a sorted list): entries admitted or replaced
+        # are dropped lazily when a head is looked for; set-aside entries stay in place, skipped until requeued.
+        # Everything before `_front` is set aside (or dropped): the head is looked for from there.
+        self._queues: dict[str, list[tuple[tuple[int, float, str], int, _Pending]]] = {
             name: [] for name in self.cluster_queues}
+        self._front: dict[str, int] = {name: 0 for name in self.cluster_queues}
         self._deferred: list[tuple[str, _Pending]] = []  # evicted this cycle: back in the queue next cycle
         self._pushes = 0
         self._parked: dict[str, _Pending] = {}  # pending outside any ClusterQueue's queue, with the reason
@@ -234,9 +246,22 @@ class KueueAdmission:
         self._admitted_in: dict[str, dict[str, _Admitted]] = {name: {} for name in self.cluster_queues}
         self._counters = {name: _Counters() for name in self.cluster_queues}
         self._lq_counters: dict[str, _Counters] = {}
-        # the last nomination per ClusterQueue and the quota state it saw: reused while the state is unchanged
-        self._version = 0
+        # a version per cohort tree (root node), bumped on every change of its quota usage or admitted
+        # workloads: a nomination depends only on its own ClusterQueue's cohort tree
+        self._root_of: dict[str, Node] = {name: root(node) for name, node in self.tree.cqs.items()}
+        self._versions: dict[Node, int] = {node: 0 for node in self._root_of.values()}
+        # the last nomination per ClusterQueue and the tree version it saw: reused while the tree is unchanged
         self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
+        # per cohort tree, the entries set aside since its last requeue (ClusterQueue, entry)
+        self._set_aside_in: dict[Node, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
+        # preemption searches of the current tree version: (cq, requests, frs) -> (preemptor, version, targets)
+        self._targets_memo: dict[tuple[str, frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
+                                 tuple[QueuedWorkload, int, list[_Candidate]]] = {}
+        # nominations by ClusterQueue and workload shape (what flavor assignment and preemption read of a
+        # workload), with the tree version they saw; and each workload's shape
+        self._by_shape: dict[str, dict[int, _Memo]] = {name: {} for name in self.cluster_queues}
+        self._shape_ids: dict[tuple[Any, ...], int] = {}
+        self._shapes: dict[str, tuple[QueuedWorkload, tuple[Any, ...]]] = {}
         self._sequence = 0
         self._partial: set[str] = set()
 
@@ -275,6 +300,7 @@ class KueueAdmission:
             self._enqueue(cq_name, entry)
 
     def finished(self, key: str, now: float) -> None:
+        self._shapes.pop(key, None)
         if key in self._admitted:
             self._release(key)
         else:
@@ -285,7 +311,12 @@ class KueueAdmission:
         for cq_name, entry in self._deferred:
             self._push(cq_name, entry)
         self._deferred = []
-        for _ in range(self.passes_per_cycle or _MAX_PASSES):
+        budget = self.passes_per_cycle or _MAX_PASSES
+        while budget > 0:
+            budget -= self._skip_set_aside_passes(budget)
+            if budget <= 0:
+                break
+            budget -= 1
             if not self._pass(now, out):
                 break
         return out
@@ -384,22 +415,135 @@ class KueueAdmission:
         self._push(cq_name, entry)
 
     def _push(self, cq_name: str, entry: _Pending) -> None:
+        """Put an entry in its queue (again: a requeued entry never left it, it is only looked at again)."""
+        if entry.listed:
+            self._front[cq_name] = 0
+            return
         self._pushes += 1
-        heapq.heappush(self._heaps[cq_name], (_queue_order(entry), self._pushes, entry))
+        order = entry.order
+        if order is None:
+            order = entry.order = _queue_order(entry)
+        queue = self._queues[cq_name]
+        item = (order, self._pushes, entry)
+        at = bisect.bisect_left(queue, item)
+        queue.insert(at, item)
+        entry.listed = True
+        if at < self._front[cq_name]:
+            self._front[cq_name] = at
 
     def _heads(self) -> list[tuple[str, _Pending]]:
         """Each ClusterQueue's head: its first waiting entry in queue order; for BestEffortFIFO the first not
         set aside (StrictFIFO never sets its head aside)."""
         heads: list[tuple[str, _Pending]] = []
-        for name, heap in self._heaps.items():
-            queue = self._pending[name]
-            while heap:
-                entry = heap[0][2]
-                if queue.get(entry.wl.key) is entry and not entry.inadmissible:
+        for name, queue in self._queues.items():
+            pending = self._pending[name]
+            i = self._front[name]
+            while i < len(queue):
+                entry = queue[i][2]
+                if pending.get(entry.wl.key) is not entry:
+                    del queue[i]
+                    entry.listed = False
+                elif entry.inadmissible:
+                    i += 1
+                else:
                     heads.append((name, entry))
                     break
-                heapq.heappop(heap)
+            self._front[name] = i
         return heads
+
+    def _nominate(self, cq_name: str, entry: _Pending) -> tuple[_Assignment, list[_Candidate]]:
+        """The entry's flavor assignment and preemption targets against the current state."""
+        cached = self._nominated.get(cq_name)
+        version = self._versions[self._root_of[cq_name]]
+        if cached is not None and cached[0] is entry and cached[1] == version:
+            return cached[2], cached[3]  # nothing changed since: same nomination
+        memo = self._memo(cq_name, entry, version)
+        self._nominated[cq_name] = (entry, version, memo[1], memo[2])
+        return memo[1], memo[2]
+
+    def _memo(self, cq_name: str, entry: _Pending, version: int) -> _Memo:
+        """The nomination of the entry's shape in its ClusterQueue at this version of the cohort tree: a head
+        of the same shape nominated against the same state gets the same answer."""
+        shape = entry.shape
+        if shape is None:
+            shape = entry.shape = self._shape_ids.setdefault(self._shape(cq_name, entry.wl), len(self._shape_ids))
+        memos = self._by_shape[cq_name]
+        memo = memos.get(shape)
+        if memo is not None and memo[0] == version:
+            return memo
+        assignment = self._assign(cq_name, entry.wl)
+        targets: list[_Candidate] = []
+        if assignment.mode == PREEMPT:
+            targets = self._targets(cq_name, entry.wl, assignment.usage, assignment.need_preemption)
+        set_aside: str | None = None
+        if assignment.mode == NO_FIT:
+            set_aside = assignment.reason
+        elif assignment.mode == PREEMPT and not targets:
+            set_aside = "no preemption candidates: " + assignment.reason
+        memo = memos[shape] = (version, assignment, targets, set_aside)
+        return memo
+
+    def _skip_set_aside_passes(self, budget: int) -> int:
+        """Do at once the passes (at most `budget`) that would only set heads aside, and return how many.
+
+        While no pass admits or preempts, the quota state stays as it is, so each next pass nominates
+        each BestEffortFIFO queue's next entry against the same state: the j-th such pass sets aside every
+        queue's j-th entry, as long as every queue's j-th entry would be set aside (a StrictFIFO head that
+        cannot be admitted just stays). The first pass with an entry that would not be set aside is left to
+        `_pass`."""
+        versions, root_of, memos = self._versions, self._root_of, self._by_shape
+        cursors: list[_Cursor] = [
+            [name, queue, self._pending[name], self._front[name], versions[root_of[name]],
+             self.cluster_queues[name].queueing_strategy == "StrictFIFO"]
+            for name, queue in self._queues.items()]
+        done: list[tuple[_Cursor, _Pending, str]] = []
+        passes = 0
+        while cursors and passes < budget:
+            this_pass: list[tuple[_Cursor, _Pending, str, int]] = []
+            blocked: list[tuple[_Pending, str]] = []
+            decides = False
+            for cursor in cursors:
+                name, queue, pending, i, version, strict = cursor
+                entry = None
+                n = len(queue)
+                while i < n:
+                    candidate = queue[i][2]
+                    i += 1
+                    if not candidate.inadmissible and pending.get(candidate.wl.key) is candidate:
+                        entry = candidate
+                        break
+                if entry is None:
+                    continue  # no more entries: this queue has no head from this pass on
+                shape = entry.shape
+                memo = None if shape is None else memos[name].get(shape)
+                if memo is None or memo[0] != version:
+                    memo = self._memo(name, entry, version)
+                reason = memo[3]
+                if reason is None:
+                    decides = True  # this pass admits or preempts: leave it to _pass
+                    break
+                if strict:
+                    blocked.append((entry, reason))  # its head stays: this pass only says why
+                    continue
+                this_pass.append((cursor, entry, reason, i))
+            if decides or not this_pass:
+                break  # a pass that decides, or one that changes nothing (the cycle's last)
+            cursors = []
+            for cursor, entry, reason, i in this_pass:
+                cursor[3] = i
+                cursors.append(cursor)
+                done.append((cursor, entry, reason))
+            for entry, reason in blocked:
+                entry.reason = reason
+            blocked.clear()
+            passes += 1
+        set_aside_in = self._set_aside_in
+        for cursor, entry, reason in done:
+            entry.reason = reason
+            entry.inadmissible = True
+            set_aside_in[root_of[cursor[0]]].append((cursor[0], entry))
+            self._front[cursor[0]] = cursor[3]
+        return passes
 
     def _pass(self, now: float, out: list[Admit | Evict]) -> bool:
         """scheduler.schedule: nominate every head (flavors and preemption targets against the state at the
@@ -408,15 +552,7 @@ class KueueAdmission:
         changed = False
         entries: list[tuple[str, _Pending, _Assignment, list[_Candidate]]] = []
         for cq_name, entry in self._heads():
-            cached = self._nominated.get(cq_name)
-            if cached is not None and cached[0] is entry and cached[1] == self._version:
-                assignment, targets = cached[2], cached[3]  # nothing changed since: same nomination
-            else:
-                assignment = self._assign(cq_name, entry.wl)
-                targets = []
-                if assignment.mode == PREEMPT:
-                    targets = self._targets(cq_name, entry.wl, assignment.usage, assignment.need_preemption)
-                self._nominated[cq_name] = (entry, self._version, assignment, targets)
+            assignment, targets = self._nominate(cq_name, entry)
             if assignment.mode == NO_FIT:
                 changed |= self._set_aside(cq_name, entry, assignment.reason)
                 continue
@@ -442,13 +578,33 @@ class KueueAdmission:
                 preempted.add(target.adm.wl.key)
                 self._evict(target, entry.wl, cq_name, now, out)
             entry.reason = "waiting for preempted workloads to be evicted"
-            self._version += 1
+            self._bump(cq_name)
             self.tree.add(cq_name, assignment.usage)
             reserved.append((cq_name, assignment.usage))
         for cq_name, usage in reserved:
-            self._version += 1
+            self._bump(cq_name)
             self.tree.remove(cq_name, usage)
         return changed
+
+    def _shape(self, cq_name: str, wl: QueuedWorkload) -> tuple[Any, ...]:
+        """What a nomination reads of the workload: its pod sets (names, counts, requests in order, node
+        selectors, tolerations), its priority, and its creation time where a preemption policy compares it."""
+        known = self._shapes.get(wl.key)
+        if known is not None and known[0] is wl:
+            shape = known[1]
+        else:
+            shape = (wl.priority, wl.created, tuple(
+                (ps.name, ps.count, tuple(ps.requests.items()), tuple(ps.node_selector.items()), ps.tolerations)
+                for ps in wl.pod_sets))
+            self._shapes[wl.key] = (wl, shape)
+        preemption = self.cluster_queues[cq_name].preemption
+        if "LowerOrNewerEqualPriority" in (preemption.within_cluster_queue, preemption.reclaim_within_cohort):
+            return shape
+        return (shape[0], shape[2])
+
+    def _bump(self, cq_name: str) -> None:
+        """The ClusterQueue's cohort tree changed: its cached nominations and preemption searches are stale."""
+        self._versions[self._root_of[cq_name]] += 1
 
     def _fits_without(self, cq_name: str, usage: Mapping[FlavorResource, int], targets: list[_Candidate]) -> bool:
         """ClusterQueueSnapshot.Fits with the entry's preemption targets removed."""
@@ -466,11 +622,12 @@ class KueueAdmission:
         if self.cluster_queues[cq_name].queueing_strategy == "StrictFIFO" or entry.inadmissible:
             return False
         entry.inadmissible = True
+        self._set_aside_in[self._root_of[cq_name]].append((cq_name, entry))
         return True
 
     def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float, out: list[Admit | Evict]) -> None:
         wl = entry.wl
-        self._version += 1
+        self._bump(cq_name)
         self.tree.add(cq_name, a.usage)
         del self._pending[cq_name][wl.key]
         self._sequence += 1
@@ -522,17 +679,22 @@ class KueueAdmission:
         """Give back an admitted workload's quota and requeue the set-aside workloads of its cohort tree."""
         adm = self._admitted.pop(key)
         del self._admitted_in[adm.cq][key]
-        self._version += 1
+        self._bump(adm.cq)
         self.tree.remove(adm.cq, adm.usage)
         self._requeue_inadmissible(adm.cq)
 
     def _requeue_inadmissible(self, cq_name: str) -> None:
-        node = self.tree.cqs[cq_name]
-        for cq in subtree_cluster_queues(root(node)):
-            for entry in self._pending.get(cq.name, {}).values():
-                if entry.inadmissible:
-                    entry.inadmissible = False
-                    self._push(cq.name, entry)
+        """Requeue the set-aside workloads of the ClusterQueue's cohort tree (those still waiting)."""
+        set_aside = self._set_aside_in[self._root_of[cq_name]]
+        pending, front = self._pending, self._front
+        for name, entry in set_aside:
+            if entry.inadmissible and pending[name].get(entry.wl.key) is entry:
+                entry.inadmissible = False
+                if entry.listed:
+                    front[name] = 0  # it never left its queue: look for the head from the start again
+                else:
+                    self._push(name, entry)
+        set_aside.clear()
 
     def _drop_pending(self, key: str) -> None:
         self._parked.pop(key, None)
@@ -700,6 +862,19 @@ class KueueAdmission:
 
     def _targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
                  frs: set[FlavorResource]) -> list[_Candidate]:
+        """classicalPreemptions, remembered while the ClusterQueue's cohort tree is unchanged (flavor
+        assignment and the nomination ask the same question)."""
+        key = (cq_name, frozenset(requests.items()), frozenset(frs))
+        version = self._versions[self._root_of[cq_name]]
+        memo = self._targets_memo.get(key)
+        if memo is not None and memo[0] is wl and memo[1] == version:
+            return list(memo[2])
+        targets = self._search_targets(cq_name, wl, requests, frs)
+        self._targets_memo[key] = (wl, version, targets)
+        return list(targets)
+
+    def _search_targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
+                        frs: set[FlavorResource]) -> list[_Candidate]:
         """classicalPreemptions: the smallest set of victims, found greedily then filled back."""
         cq = self.cluster_queues[cq_name]
         node = self.tree.cqs[cq_name]
