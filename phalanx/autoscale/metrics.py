@@ -92,6 +92,9 @@ class MetricsSeries:
         self.file = file
         self._series: dict[tuple[str, str | None], _Series] = {}
         self._by_metric: dict[str, list[_Series]] = {}
+        # (metric, one label pair) -> the metric's series with that label, in `_by_metric` order: a selector's
+        # first matchLabels pair narrows the series `total` has to look at.
+        self._by_label: dict[str, dict[tuple[str, str], list[_Series]]] = {}
         for (metric, key), samples in raw.items():
             samples.sort(key=lambda s: s[0])
             for (t0, _), (t1, _) in pairwise(samples):
@@ -102,6 +105,9 @@ class MetricsSeries:
                              values=[v for _, v in samples])
             self._series[(metric, key)] = series
             self._by_metric.setdefault(metric, []).append(series)
+            labelled = self._by_label.setdefault(metric, {})
+            for pair in series.labels.items():
+                labelled.setdefault(pair, []).append(series)
 
     def __len__(self) -> int:
         return len(self._series)
@@ -109,9 +115,19 @@ class MetricsSeries:
     def metrics(self) -> list[str]:
         return sorted(self._by_metric)
 
-    def times(self, metric: str) -> list[float]:
-        """Every time at which some series of `metric` changes, sorted (for integrating a rate exactly)."""
-        return sorted({t for series in self._by_metric.get(metric, ()) for t in series.times})
+    def times(self, metric: str, selector: LabelSelector | None = None) -> list[float]:
+        """Every time at which some series of `metric` (that `selector` selects, when given) changes, sorted (for
+        integrating a rate exactly)."""
+        return sorted({t for series in self._selected(metric, selector) for t in series.times})
+
+    def _selected(self, metric: str, selector: LabelSelector | None) -> list[_Series]:
+        if selector is None:
+            return self._by_metric.get(metric, [])
+        if selector.match_labels:
+            candidates = self._by_label.get(metric, {}).get(selector.match_labels[0], [])
+        else:
+            candidates = self._by_metric.get(metric, [])
+        return [series for series in candidates if selector.matches(series.labels)]
 
     def last_time(self) -> float | None:
         """The latest sample time of any series (None when the file has no rows)."""
@@ -127,9 +143,7 @@ class MetricsSeries:
         selected series has a value yet."""
         found = False
         total = 0.0
-        for series in self._by_metric.get(metric, ()):
-            if selector is not None and not selector.matches(series.labels):
-                continue
+        for series in self._selected(metric, selector):
             value = series.at(time)
             if value is not None:
                 found = True
@@ -193,29 +207,35 @@ def _row(cells: list[str], at: dict[str, int], line: int, file: str) -> tuple[fl
         return _where(line, at[name] + 1, name)
 
     raw_time = cells[at["time"]].strip()
-    if not _TIME.fullmatch(raw_time):
+    if raw_time.isascii() and raw_time.isdigit() and len(raw_time) <= 9:  # whole seconds: the common case
+        time = float(raw_time)
+    elif not _TIME.fullmatch(raw_time):
         raise InputError(f"invalid time {raw_time!r}: seconds or a duration such as 90s or 15m",
                          file=file, obj=where("time"))
-    try:
-        time = parse_duration(raw_time)
-    except ValueError as exc:
-        raise InputError(str(exc), file=file, obj=where("time")) from None
+    else:
+        try:
+            time = parse_duration(raw_time)
+        except ValueError as exc:
+            raise InputError(str(exc), file=file, obj=where("time")) from None
     metric = cells[at["metric"]].strip()
     if not metric:
         raise InputError("empty metric name", file=file, obj=where("metric"))
     raw_value = cells[at["value"]].strip()
     if not raw_value.isascii():
         raise InputError(f"invalid quantity {raw_value!r}: ASCII digits only", file=file, obj=where("value"))
-    try:
-        value = float(parse_quantity(raw_value))
-    except QuantityError as exc:
-        raise InputError(str(exc), file=file, obj=where("value")) from None
+    if raw_value.isdigit() and len(raw_value) <= 18:  # a whole number below int64's limit: the common case
+        value = float(int(raw_value))
+    else:
+        try:
+            value = float(parse_quantity(raw_value))
+        except QuantityError as exc:
+            raise InputError(str(exc), file=file, obj=where("value")) from None
     if not math.isfinite(value):  # pragma: no cover - parse_quantity bounds values to int64
         raise InputError(f"invalid quantity {raw_value!r}", file=file, obj=where("value"))
     selector = None
     if "selector" in at:
         try:
-            selector = selector_key(parse_labels(cells[at["selector"]]))
+            selector = _canonical(cells[at["selector"]])  # cached: a file repeats its selectors
         except ValueError as exc:
             raise InputError(str(exc), file=file, obj=where("selector")) from None
     return time, metric, selector, value

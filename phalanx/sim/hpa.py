@@ -8,9 +8,11 @@ Where metric values come from (`--metrics FILE`, phalanx.autoscale.metrics):
 - Resource, ContainerResource and Pods metrics (the pods' usage): the series of that name (`cpu`, `memory`, a
   Pods metric's name) labelled with the target, `deployment=<name>` (or `statefulset=`, `replicaset=`), else
   the unlabelled series of that name. A Utilization target reads the value as percent of the request.
-Without a value an HPA leaves its target alone (`ScalingActive=False`), as the controller does when it cannot
-read a metric. The HPA keeps syncing until `--until`, or until 10 minutes after the last row of the metrics
-file (the default scale-down stabilization is 5 minutes), or, without a metrics file, for one sync.
+An HPA may instead take its request rate from the built-in model (`phalanx.dev/request-rate-model`, see
+`rate_model`). Without a value an HPA leaves its target alone (`ScalingActive=False`), as the controller does
+when it cannot read a metric. The HPA keeps syncing until `--until`, or until 10 minutes after the last row of
+the metrics file (the default scale-down stabilization is 5 minutes), or for one period of a rate model, or,
+without any, for one sync.
 """
 
 from __future__ import annotations
@@ -19,13 +21,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
+from phalanx.api.quantity import parse_duration
 from phalanx.autoscale.hpa import HpaController
-from phalanx.autoscale.metrics import MetricsSeries
+from phalanx.autoscale.metrics import MetricsSeries, RequestRateModel
+from phalanx.errors import InputError
 from phalanx.sim.engine import ARRIVAL
 
 if TYPE_CHECKING:
     from phalanx.sim.simulation import Simulation
 
+RATE_MODEL = "phalanx.dev/request-rate-model"
+REQUEST_METRIC = "phalanx.dev/request-metric"
 SYNC_PERIOD = 15.0  # kube-controller-manager --horizontal-pod-autoscaler-sync-period
 AFTER_LAST_ROW = 600.0
 
@@ -48,13 +54,53 @@ class _State:
     woke_from_zero: int = 0  # 0→N transitions
 
 
+def rate_model(hpa: HorizontalPodAutoscaler) -> RequestRateModel | None:
+    """The built-in request-rate model an HPA's annotation asks for: `phalanx.dev/request-rate-model:
+    "base=5,peak=80,night=22h-6h"` (also `phase=14h`, `period=24h`), serving the metric its
+    `phalanx.dev/request-metric` names (default `requests_per_second`)."""
+    raw = hpa.annotations.get(RATE_MODEL)
+    if raw is None:
+        return None
+    field = f"metadata.annotations[{RATE_MODEL}]"
+    where = {"file": hpa.source.file if hpa.source else None, "obj": f"HorizontalPodAutoscaler {hpa.key}"}
+    values: dict[str, Any] = {"metric": hpa.annotations.get(REQUEST_METRIC, "requests_per_second")}
+    try:
+        for part in filter(None, (p.strip() for p in raw.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep or key not in ("base", "peak", "night", "phase", "period"):
+                raise ValueError(f"{part!r} is not base=, peak=, night=START-END, phase= or period=")
+            if key == "night":
+                start, dash, end = value.partition("-")
+                if not dash:
+                    raise ValueError(f"night={value!r}: want START-END, e.g. 22h-6h")
+                values["night"] = (parse_duration(start), parse_duration(end))
+            elif key in ("phase", "period"):
+                values[key] = parse_duration(value)
+            else:
+                values[key] = float(value)
+        if "base" not in values or "peak" not in values:
+            raise ValueError("base= and peak= are required")
+        return RequestRateModel(**values)
+    except (ValueError, InputError) as exc:
+        detail = exc.detail if isinstance(exc, InputError) else str(exc)
+        raise InputError(detail, field=field, **where) from None
+
+
 class Autoscalers:
     def __init__(self, hpas: list[HorizontalPodAutoscaler], metrics: MetricsSeries | None,
                  until: float | None) -> None:
         self.metrics = metrics
         self.states = {h.key: _State(h, HpaController(h)) for h in hpas}
+        self.models = {h.key: model for h in hpas if (model := rate_model(h)) is not None}
         last = metrics.last_time() if metrics is not None else None
-        self.horizon = until if until is not None else (last + AFTER_LAST_ROW if last is not None else None)
+        if until is not None:
+            self.horizon: float | None = until
+        elif last is not None:
+            self.horizon = last + AFTER_LAST_ROW
+        elif self.models:  # a model never runs out: one period of it
+            self.horizon = max(h.arrival for h in hpas) + max(m.period for m in self.models.values())
+        else:
+            self.horizon = None
 
     def arrive(self, hpa: HorizontalPodAutoscaler, sim: Simulation) -> None:
         sim.events.push(sim.now, ARRIVAL, HpaSync(hpa.key))
@@ -82,6 +128,9 @@ class Autoscalers:
             sim.events.push(following, ARRIVAL, HpaSync(key))
 
     def _value(self, hpa: HorizontalPodAutoscaler, spec: MetricSpec, now: float) -> float | None:
+        model = self.models.get(hpa.key)
+        if model is not None and spec.type in ("Object", "External") and spec.name == model.metric:
+            return model.rate(now)
         if self.metrics is None:
             return None
         if spec.type in ("Object", "External"):

@@ -3,14 +3,16 @@
 A pod serves once it has started: `phalanx.dev/startup-time` after it is bound (image pull, init, warm-up),
 by default 30 s, plus 60 s of accelerator warm-up when it asks for a GPU. The service is cold while none of its
 target's pods serves. Requests come from the metrics file: the series of the metric the HPA's annotation
-`phalanx.dev/request-metric` names (requests per second), else of its first External, else Object metric. What
+`phalanx.dev/request-metric` names (requests per second), else of its first External, else Object metric; or
+from the HPA's built-in rate model (`phalanx.dev/request-rate-model`), sampled once a minute. What
 a cold service does with a request is stated per HPA by `phalanx.dev/when-at-zero`: `queue` (the default: it
 waits until the first pod serves; one still waiting at the end counts as dropped) or `fail` (dropped).
 
 Reported: requests, requests that met a cold service, requests dropped, the latency cold starts added (p50,
 p99, max over all served requests), replica-hours and GPU-hours used, and those saved against keeping one
 replica through the hours the target spent at zero. The service is counted from the moment its first pod
-serves (its first start is its deployment, not a cold start).
+serves or the HPA first scaled it to zero, whichever comes first (its first start is its deployment, not a cold
+start).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
 from phalanx.api.objects import Pod
+from phalanx.autoscale.metrics import RequestRateModel
 
 if TYPE_CHECKING:
     from phalanx.sim.hpa import _State
@@ -87,10 +90,11 @@ def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]
         ready = record.bound_at + startup_seconds(record.pod)
         if ready < stop:
             serving.append((ready, stop))
-    # The service is up from the moment its first pod serves: a cold start before that is its deployment, not
-    # the price of scaling to zero.
+    # The service counts from the moment its first pod serves, or the HPA first scaled it to zero if that came
+    # first: a cold start before either is its deployment, not the price of scaling to zero.
     merged = _merge(serving)
     first = merged[0][0] if merged else end
+    first = min([first, *(t for t, n in state.replicas if n == 0)])
     cold = _complement(merged, first, end)
     zero_seconds = _zero_seconds(state, end)
     gpus_per_pod = max((r.pod.requests.get(GPU, 0) for r in pods), default=0)
@@ -109,9 +113,27 @@ def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]
         "addedLatencySeconds": None,
     }
     spec = _request_spec(hpa)
-    if spec is not None and sim.hpas is not None and sim.hpas.metrics is not None:
+    model = sim.hpas.models.get(hpa.key) if sim.hpas is not None else None
+    if spec is not None and model is not None and spec.name == model.metric:
+        out.update(_requests(_Sampled(model, first, end), spec, cold, first, end, mode))
+    elif spec is not None and sim.hpas is not None and sim.hpas.metrics is not None:
         out.update(_requests(sim.hpas.metrics, spec, cold, first, end, mode))
     return out
+
+
+class _Sampled:
+    """A rate model read as a step series, one step a minute (enough for a diurnal curve)."""
+
+    STEP = 60.0
+
+    def __init__(self, model: RequestRateModel, start: float, end: float) -> None:
+        self.model, self.start, self.end = model, start, end
+
+    def times(self, metric: str, selector: object = None) -> list[float]:
+        return [float(t) for t in np.arange(self.start, self.end, self.STEP)]
+
+    def total(self, metric: str, selector: object, time: float) -> float | None:
+        return self.model.rate(time)
 
 
 def _zero_seconds(state: _State, end: float) -> float:
@@ -130,7 +152,7 @@ def _zero_seconds(state: _State, end: float) -> float:
 def _requests(metrics: Any, spec: MetricSpec, cold: list[tuple[float, float]], start: float, end: float,
               mode: str) -> dict[str, Any]:
     """Requests over [start, end] from a step series of requests per second, and what cold windows did to them."""
-    edges = sorted({start, end, *(t for t in metrics.times(spec.name) if start < t < end),
+    edges = sorted({start, end, *(t for t in metrics.times(spec.name, spec.selector) if start < t < end),
                     *(t for window in cold for t in window)})
     total, cold_requests, dropped = 0.0, 0.0, 0.0
     latencies: list[float] = []

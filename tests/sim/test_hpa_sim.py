@@ -119,3 +119,32 @@ def test_the_report_plots_hours_saved_against_latency(tmp_path: Path) -> None:
                  "--until", "24h", "--report", str(out)]) == 0
     assert (out / "services.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Scale to zero: hours saved" in (out / "index.html").read_text()
+
+
+def _with_model(tmp_path: Path, model: str) -> Path:
+    docs = list(yaml.safe_load_all((EXAMPLE / "02-inference.yaml").read_text()))
+    docs[1]["metadata"]["annotations"]["phalanx.dev/request-rate-model"] = model
+    docs[1]["spec"]["metrics"] = [docs[1]["spec"]["metrics"][1]]  # requests_per_second only
+    (tmp_path / "inference.yaml").write_text(yaml.safe_dump_all(docs))
+    return tmp_path / "inference.yaml"
+
+
+def test_the_built_in_request_rate_model_drives_an_hpa_without_a_metrics_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """base 10, peak 100 requests per second, nothing from 22:00 to 06:00: a day of it (no --until), from
+    midnight: to zero at once, back at 06:00, to zero again after 22:00."""
+    path = _with_model(tmp_path, "base=10,peak=100,night=22h-6h")
+    assert main(["simulate", str(EXAMPLE / "01-cluster.yaml"), str(path), "--profile", "gang", "-o", "json"]) == 0
+    [service] = json.loads(capsys.readouterr().out)["services"]
+    assert service["scaledToZero"] == 2 and service["wokeFromZero"] == 1
+    assert max(s["replicas"] for s in service["replicas"]) == 5  # 100 per second / 20 a replica
+    assert service["requestsCold"] > 0 and service["requests"] > 1e6
+
+
+def test_a_bad_request_rate_model_names_the_annotation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _with_model(tmp_path, "base=10,peak=5")
+    assert main(["simulate", str(EXAMPLE / "01-cluster.yaml"), str(path), "--profile", "gang"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"phalanx: error: {path}: HorizontalPodAutoscaler serving/llm: "
+                          "metadata.annotations[phalanx.dev/request-rate-model]: ")
+    assert "base <= peak" in err
