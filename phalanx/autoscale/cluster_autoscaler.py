@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -397,39 +397,53 @@ class ClusterAutoscaler:
         `scale_down_delay` seconds in a row.
         """
         state = ClusterState([node for node, _, _ in nodes])
-        for node, _, pods in nodes:
+        on_node: dict[int, Sequence[Pod]] = {}
+        levels: dict[int, float] = {}
+        for node, utilization, pods in nodes:
             at = state.index[node.name]
             for pod in pods:
                 if pod.key not in state.bound:
                     state.assume(pod, at)
-        fit = _StaticFit(state)
-        sizes = Counter(g for node, _, _ in nodes if (g := group_of(node)) in self._by_name)
+            on_node[at] = pods
+            if group_of(node) in self._by_name:
+                levels[at] = _utilization(node, utilization, pods)
+        members = [(state.index[node.name], g) for node, _, _ in nodes if (g := group_of(node)) in self._by_name]
+        return self.scale_down_in(state, members, levels, on_node.__getitem__, now, groups_of_pods)
+
+    def scale_down_in(self, state: ClusterState, members: Sequence[tuple[int, str]], levels: Mapping[int, float],
+                      pods_on: Callable[[int], Sequence[Pod]], now: float,
+                      groups_of_pods: Mapping[str, PodGroup] | None = None) -> list[str]:
+        """`scale_down` over a ClusterState that already holds every node and bound pod (a simulator's own):
+        `members` are the group nodes present (index, group name), `levels` their utilization (at least for
+        those below the threshold), `pods_on(index)` the pods bound there. The moves are tried on a copy of
+        the free capacity: `state` is not changed."""
+        sizes = Counter(group for _, group in members)
         candidates: list[tuple[float, str, int, NodeGroup, list[Pod]]] = []
-        for node, utilization, pods in nodes:
-            group = group_of(node)
-            if group not in self._by_name:
+        for at, group in members:
+            level = levels.get(at)
+            if level is None or level >= self.utilization_threshold:
                 continue
-            level = _utilization(node, utilization, pods)
-            if level >= self.utilization_threshold:
-                continue
-            movable = [p for p in pods if p.controller != DAEMONSET]
+            movable = [p for p in pods_on(at) if p.controller != DAEMONSET]
             if any(self._stays(p, groups_of_pods) for p in movable):
                 continue
-            candidates.append((level, node.name, state.index[node.name], self._by_name[group], movable))
+            candidates.append((level, state.names[at], at, self._by_name[group], movable))
         candidates.sort(key=lambda c: (c[0], c[1]))
-        gone = np.zeros(len(state), dtype=bool)
-        receiving = np.zeros(len(state), dtype=bool)
-        taken: Counter[str] = Counter()
         unneeded: list[str] = []
-        for _, name, at, owner, movable in candidates:
-            if receiving[at] or sizes[owner.name] - taken[owner.name] <= owner.min_size:
-                continue
-            gone[at] = True
-            if _move(movable, at, state, fit, gone, receiving):
-                taken[owner.name] += 1
-                unneeded.append(name)
-            else:
-                gone[at] = False
+        if candidates:
+            fit = _StaticFit(state)
+            gone = np.zeros(len(state), dtype=bool)
+            receiving = np.zeros(len(state), dtype=bool)
+            free = state.free_by_resource.copy()
+            taken: Counter[str] = Counter()
+            for _, name, at, owner, movable in candidates:
+                if receiving[at] or sizes[owner.name] - taken[owner.name] <= owner.min_size:
+                    continue
+                gone[at] = True
+                if _move(movable, state, free, fit, gone, receiving):
+                    taken[owner.name] += 1
+                    unneeded.append(name)
+                else:
+                    gone[at] = False
         for name in list(self._unneeded_since):
             if name not in unneeded:
                 del self._unneeded_since[name]
@@ -469,27 +483,27 @@ def _utilization(node: Node, given: Mapping[str, float], pods: Sequence[Pod]) ->
     return max(levels)
 
 
-def _move(pods: Sequence[Pod], source: int, state: ClusterState, fit: _StaticFit, gone: BoolArray,
+def _move(pods: Sequence[Pod], state: ClusterState, free: IntArray, fit: _StaticFit, gone: BoolArray,
           receiving: BoolArray) -> bool:
-    """Move the pods off `source`, largest first, each onto the first node with room that is not going away.
-    Kept in `state` (and the nodes that took pods marked in `receiving`) when all of them fit; otherwise
-    nothing changes."""
+    """Move the pods off their node, largest first, each onto the first node with room in `free` (resources ×
+    nodes, a copy of the state's) that is not going away. When all of them fit, their requests stay taken
+    from `free` and the nodes that took pods are marked in `receiving`; otherwise nothing changes."""
     order = sorted(pods, key=lambda p: (p.requests.get("cpu", 0), p.requests.get("memory", 0)), reverse=True)
-    with state.trial() as trial:
-        for pod in order:
-            if pod.key in state.bound:
-                state.forget(pod.key)
-        for pod in order:
-            demand = state.demand(pod)
-            cols = list(demand.columns)
-            room = np.all(state.free_by_resource[cols] >= demand.requests[cols, None], axis=0)
-            ok = np.flatnonzero(room & fit.mask(pod) & ~gone)
-            if not ok.size:
-                return False
-            state.assume(pod, int(ok[0]))
-        trial.keep()
+    placed: list[tuple[int, IntArray]] = []
     for pod in order:
-        receiving[state.bound[pod.key][0]] = True
+        demand = state.demand(pod)
+        cols = list(demand.columns)
+        room = np.all(free[cols] >= demand.requests[cols, None], axis=0)
+        ok = np.flatnonzero(room & fit.mask(pod) & ~gone)
+        if not ok.size:
+            for node, requests in placed:
+                free[: requests.shape[0], node] += requests
+            return False
+        node = int(ok[0])
+        free[: demand.requests.shape[0], node] -= demand.requests
+        placed.append((node, demand.requests))
+    for node, _ in placed:
+        receiving[node] = True
     return True
 
 

@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from phalanx.api.objects import Node, Pod
 from phalanx.autoscale.cluster_autoscaler import (
     ClusterAutoscaler,
@@ -127,25 +129,33 @@ class NodeAutoscaling:
 
     def _scale_down(self, sim: Simulation) -> bool:
         cluster = sim.scheduler.cluster
-        on_node: dict[str, list[Pod]] = {name: [] for name in self.nodes}
-        names = cluster.names
-        for key, (index, _) in cluster.bound.items():
-            record = sim.pods.get(key)
-            if record is not None and names[index] in on_node:
-                on_node[names[index]].append(record.pod)
-        cpu, memory = cluster.column.get("cpu"), cluster.column.get("memory")
-        rows = []
-        for name, node in self.nodes.items():
-            index = cluster.index[name]
-            util: dict[str, float] = {}
-            for resource, col in (("cpu", cpu), ("memory", memory)):
-                if col is not None and cluster.allocatable[index, col] > 0:
-                    util[resource] = float(cluster.requested[index, col] / cluster.allocatable[index, col])
-            rows.append((node, util, on_node[name]))
+        members = [(cluster.index[name], group) for name, node in self.nodes.items()
+                   if (group := group_of(node)) is not None and group in self.groups]
+        if not members:
+            return False
+        at = np.fromiter((i for i, _ in members), dtype=np.int64, count=len(members))
+        level = np.zeros(len(members))
+        for resource in ("cpu", "memory"):
+            col = cluster.column.get(resource)
+            if col is not None:
+                allocatable = cluster.allocatable[at, col]
+                used = np.divide(cluster.requested[at, col], allocatable, out=np.zeros(len(members)),
+                                 where=allocatable > 0)
+                np.maximum(level, used, out=level)
+        below = level < self.autoscaler.utilization_threshold
+        levels = {int(i): float(v) for i, v in zip(at[below], level[below], strict=True)}
+        on_node: dict[int, list[Pod]] = {}
+        if levels:  # the pods of the candidates only
+            on_node = {i: [] for i in levels}
+            for key, (index, _) in cluster.bound.items():
+                pods = on_node.get(index)
+                if pods is not None and (record := sim.pods.get(key)) is not None:
+                    pods.append(record.pod)
         groups = {k: g.group for k, g in sim.groups.items()}
-        gone = self.autoscaler.scale_down(rows, sim.now, groups)
+        gone = self.autoscaler.scale_down_in(cluster, members, levels, lambda i: on_node.get(i, []), sim.now, groups)
         for name in gone:
-            self._remove(sim, name, on_node[name])
+            index = cluster.index[name]
+            self._remove(sim, name, on_node[index])
         return bool(gone)
 
     def _remove(self, sim: Simulation, name: str, pods: list[Pod]) -> None:
