@@ -200,10 +200,34 @@ class HpaController:
 
     def _decision(self, current: int, desired: int, events: list[str],
                   proposals: tuple[MetricProposal, ...] = ()) -> HpaDecision:
-        conditions = [{"type": kind, "status": c[0], "reason": c[1], "message": c[2]}
-                      for kind in CONDITION_ORDER if (c := self._conditions.get(kind)) is not None]
-        return HpaDecision(current=current, desired=desired, conditions=conditions, events=events,
+        return HpaDecision(current=current, desired=desired, conditions=self.conditions(), events=events,
                            proposals=proposals)
+
+    def conditions(self) -> list[dict[str, str]]:
+        """The HPA's status conditions now, in kube's order."""
+        return [{"type": kind, "status": c[0], "reason": c[1], "message": c[2]}
+                for kind in CONDITION_ORDER if (c := self._conditions.get(kind)) is not None]
+
+    @property
+    def recommendations(self) -> list[tuple[float, int]]:
+        """(time, recommendation) of the recent syncs, oldest first (the stabilization windows read them)."""
+        return self._recommendations
+
+    @recommendations.setter
+    def recommendations(self, value: list[tuple[float, int]]) -> None:
+        self._recommendations = value
+
+    def steady(self, metric: str, stabilized: bool, limited: bool, limit_reason: str) -> None:
+        """The conditions a sync leaves when it computes a replica count from `metric`, without spec.behavior,
+        and keeps the target as it is (`_compute` then `_normalize`): `stabilized` when a recent higher
+        recommendation won, `limited` with the ScalingLimited reason of `convertDesiredReplicasWithRules`."""
+        self._set("ScalingActive", True, "ValidMetricFound",
+                  f"the HPA was able to successfully calculate a replica count from {metric}")
+        if stabilized:
+            self._set("AbleToScale", True, "ScaleDownStabilized", _STABILIZED_DOWN_MESSAGE)
+        else:
+            self._set("AbleToScale", True, "ReadyForNewScale", _READY_MESSAGE)
+        self._set("ScalingLimited", limited, limit_reason, LIMIT_MESSAGES[limit_reason])
 
     def _tolerances(self) -> Tolerances:
         behavior = self.hpa.behavior
@@ -306,11 +330,9 @@ class HpaController:
         stabilized = max([desired, *(r for t, r in self._recommendations if t >= cutoff)])
         self._record(now, desired, self.downscale_stabilization)
         if stabilized != desired:
-            self._set("AbleToScale", True, "ScaleDownStabilized",
-                      "recent recommendations were higher than current one, applying the highest recent "
-                      "recommendation")
+            self._set("AbleToScale", True, "ScaleDownStabilized", _STABILIZED_DOWN_MESSAGE)
         else:
-            self._set("AbleToScale", True, "ReadyForNewScale", "recommended size matches current size")
+            self._set("AbleToScale", True, "ReadyForNewScale", _READY_MESSAGE)
         up_limit = int(max(SCALE_UP_LIMIT_FACTOR * current, SCALE_UP_LIMIT_MINIMUM))
         if self.hpa.max_replicas > up_limit:
             upper, reason, message = up_limit, "ScaleUpLimit", _UP_LIMIT_MESSAGE
@@ -357,11 +379,9 @@ class HpaController:
                           "recent recommendations were lower than current one, applying the lowest recent "
                           "recommendation")
             else:
-                self._set("AbleToScale", True, "ScaleDownStabilized",
-                          "recent recommendations were higher than current one, applying the highest recent "
-                          "recommendation")
+                self._set("AbleToScale", True, "ScaleDownStabilized", _STABILIZED_DOWN_MESSAGE)
         else:
-            self._set("AbleToScale", True, "ReadyForNewScale", "recommended size matches current size")
+            self._set("AbleToScale", True, "ReadyForNewScale", _READY_MESSAGE)
         return stabilized
 
     def _record(self, now: float, desired: int, window: float) -> None:
@@ -446,3 +466,9 @@ _DOWN_LIMIT_MESSAGE = "the desired replica count is decreasing faster than the m
 _TOO_MANY_MESSAGE = "the desired replica count is more than the maximum replica count"
 _TOO_FEW_MESSAGE = "the desired replica count is less than the minimum replica count"
 _WITHIN_MESSAGE = "the desired count is within the acceptable range"
+_STABILIZED_DOWN_MESSAGE = ("recent recommendations were higher than current one, applying the highest recent "
+                            "recommendation")
+_READY_MESSAGE = "recommended size matches current size"
+LIMIT_MESSAGES = {"ScaleUpLimit": _UP_LIMIT_MESSAGE, "ScaleDownLimit": _DOWN_LIMIT_MESSAGE,
+                  "TooManyReplicas": _TOO_MANY_MESSAGE, "TooFewReplicas": _TOO_FEW_MESSAGE,
+                  "DesiredWithinRange": _WITHIN_MESSAGE}

@@ -15,11 +15,14 @@ import io
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
 from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from phalanx.api.autoscaling import MetricSpec
 from phalanx.api.objects import LabelSelector
@@ -128,6 +131,10 @@ class MetricsSeries:
         else:
             candidates = self._by_metric.get(metric, [])
         return [series for series in candidates if selector.matches(series.labels)]
+
+    def tape(self, cells: Sequence[tuple[str, LabelSelector | None]]) -> SeriesTape:
+        """`total(metric, selector, time)` of every cell at once, for times that never go back."""
+        return SeriesTape([self._selected(metric, selector) for metric, selector in cells])
 
     def last_time(self) -> float | None:
         """The latest sample time of any series (None when the file has no rows)."""
@@ -241,6 +248,56 @@ def _row(cells: list[str], at: dict[str, int], line: int, file: str) -> tuple[fl
     return time, metric, selector, value
 
 
+class SeriesTape:
+    """Cells that each sum some series (`MetricsSeries.tape`), read at non-decreasing times as one array: the
+    samples of every series involved are merged in time order once, and each read applies the samples up to
+    its time."""
+
+    def __init__(self, cells: Sequence[Sequence[_Series]]) -> None:
+        ids: dict[int, int] = {}
+        series: list[_Series] = []
+        pair_cell: list[int] = []
+        pair_series: list[int] = []
+        for cell, selected in enumerate(cells):
+            for one in selected:
+                sid = ids.setdefault(id(one), len(series))
+                if sid == len(series):
+                    series.append(one)
+                pair_cell.append(cell)
+                pair_series.append(sid)
+        self.cells = len(cells)
+        self.pair_cell = np.array(pair_cell, dtype=np.int64)
+        self.pair_series = np.array(pair_series, dtype=np.int64)
+        times = [np.asarray(s.times, dtype=np.float64) for s in series]
+        order_ids = [np.full(len(t), sid, dtype=np.int64) for sid, t in enumerate(times)]
+        all_times = np.concatenate(times) if times else np.zeros(0)
+        order = np.argsort(all_times, kind="stable")
+        self.times = all_times[order]
+        self.series = (np.concatenate(order_ids) if times else np.zeros(0, dtype=np.int64))[order]
+        self.values = (np.concatenate([np.asarray(s.values, dtype=np.float64) for s in series])
+                       if series else np.zeros(0))[order]
+        self.current = np.zeros(len(series))
+        self.known = np.zeros(len(series), dtype=bool)
+        self.position = 0
+        self.last = -math.inf
+
+    def at(self, time: float) -> npt.NDArray[np.float64]:
+        """Each cell's total at `time` (NaN where none of its series has a sample yet)."""
+        if time < self.last:
+            raise ValueError("a SeriesTape reads forward only")
+        self.last = time
+        end = int(np.searchsorted(self.times, time, side="right"))
+        if end > self.position:
+            rows = slice(self.position, end)
+            # Repeated indices: the last assignment wins, and rows are in time order.
+            self.current[self.series[rows]] = self.values[rows]
+            self.known[self.series[rows]] = True
+            self.position = end
+        totals = np.bincount(self.pair_cell, weights=self.current[self.pair_series], minlength=self.cells)
+        found = np.bincount(self.pair_cell, weights=self.known[self.pair_series], minlength=self.cells) > 0
+        return np.where(found, totals, np.nan)
+
+
 @dataclass(frozen=True, slots=True)
 class RequestRateModel:
     """A diurnal request rate for an External metric: a sinusoid between `base` and `peak` over `period`
@@ -275,6 +332,27 @@ class RequestRateModel:
 
     def total(self, metric: str, selector: LabelSelector | None, time: float) -> float | None:
         return self.rate(time) if metric == self.metric else None
+
+
+class RateModels:
+    """Several request-rate models read at once: `rates(time)` is each model's `rate(time)`."""
+
+    def __init__(self, models: Sequence[RequestRateModel]) -> None:
+        self.base = np.array([m.base for m in models], dtype=np.float64)
+        self.peak = np.array([m.peak for m in models], dtype=np.float64)
+        self.period = np.array([m.period for m in models], dtype=np.float64)
+        self.phase = np.array([m.phase for m in models], dtype=np.float64)
+        self.has_night = np.array([m.night is not None for m in models], dtype=bool)
+        nights = [m.night or (0.0, 0.0) for m in models]
+        self.start = np.mod(np.array([n[0] for n in nights], dtype=np.float64), self.period)
+        self.end = np.mod(np.array([n[1] for n in nights], dtype=np.float64), self.period)
+
+    def rates(self, time: float) -> npt.NDArray[np.float64]:
+        into = np.mod(time, self.period)
+        night = self.has_night & np.where(self.start <= self.end, (self.start <= into) & (into < self.end),
+                                          (into >= self.start) | (into < self.end))
+        swing = (1.0 + np.cos(2.0 * np.pi * (time - self.phase) / self.period)) / 2.0
+        return np.where(night, 0.0, self.base + (self.peak - self.base) * swing)
 
 
 def series_source(*sources: MetricSource) -> Callable[[MetricSpec, float], float | None]:

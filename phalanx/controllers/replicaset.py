@@ -25,7 +25,7 @@ KIND = "ReplicaSet"
 @dataclass(slots=True)
 class _Record:
     replica_set: ReplicaSet
-    live: set[str] = field(default_factory=set)  # keys of its pods that count toward replicas
+    live: dict[str, None] = field(default_factory=dict)  # its pods that count toward replicas, oldest first
     serial: int = 0
 
 
@@ -43,7 +43,7 @@ class ReplicaSetController:
         record = self.sets[replica_set.key] = _Record(replica_set)
         mine = [p for p in existing if p.controller == KIND and p.owner == replica_set.key]
         for pod in (*mine, *adopt):
-            record.live.add(pod.key)
+            record.live[pod.key] = None
             self.names.add(pod.key)
             self.owner_of[pod.key] = replica_set.key
         return self._fill(record, now)
@@ -62,7 +62,8 @@ class ReplicaSetController:
         if surplus <= 0:
             return self._fill(record, now), []
         victims = sorted(record.live, key=rank)[:surplus]
-        record.live.difference_update(victims)  # no longer counted: their deletion is not replaced
+        for victim in victims:
+            del record.live[victim]  # no longer counted: their deletion is not replaced
         return [], victims
 
     def owns(self, pod: Pod) -> bool:
@@ -73,7 +74,7 @@ class ReplicaSetController:
         record = self.sets.get(self.owner_of.get(pod.key, ""))
         if record is None or pod.key not in record.live:
             return []
-        record.live.discard(pod.key)
+        record.live.pop(pod.key, None)
         return self._fill(record, now)
 
     def _fill(self, record: _Record, now: float) -> list[Pod]:
@@ -81,7 +82,7 @@ class ReplicaSetController:
         pods = []
         while len(record.live) < replica_set.replicas:
             pod = self._new_pod(record, now)
-            record.live.add(pod.key)
+            record.live[pod.key] = None
             pods.append(pod)
         return pods
 

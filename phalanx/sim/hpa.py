@@ -17,13 +17,19 @@ without any, for one sync.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import numpy.typing as npt
+
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
+from phalanx.api.objects import LabelSelector
 from phalanx.api.quantity import parse_duration
-from phalanx.autoscale.hpa import HpaController
-from phalanx.autoscale.metrics import MetricsSeries, RequestRateModel
+from phalanx.autoscale.hpa import HpaController, MetricValues
+from phalanx.autoscale.hpa_bank import HpaBank, eligible
+from phalanx.autoscale.metrics import MetricsSeries, RateModels, RequestRateModel
 from phalanx.errors import InputError
 from phalanx.sim.engine import ARRIVAL
 
@@ -44,14 +50,66 @@ class HpaSync:
 
 
 @dataclass(slots=True)
+class HpaBankSync:
+    """The periodic sync of a bank of HPAs (phalanx.autoscale.hpa_bank) is due."""
+
+    bank: int
+
+
+@dataclass(slots=True)
 class _State:
     hpa: HorizontalPodAutoscaler
     controller: HpaController
-    conditions: list[dict[str, str]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
     replicas: list[tuple[float, int]] = field(default_factory=list)  # (time, replicas) after each change
     scaled_to_zero: int = 0  # 1→0 transitions
     woke_from_zero: int = 0  # 0→N transitions
+    bank: tuple[HpaBank, int] | None = None  # the bank that syncs it, and its place there
+
+    @property
+    def conditions(self) -> list[dict[str, str]]:
+        if self.bank is not None:
+            self.bank[0].flush(self.bank[1])
+        return self.controller.conditions()
+
+
+class _Bank:
+    """HPAs that arrive together and are eligible for an HpaBank, with their metric values as arrays."""
+
+    def __init__(self, states: list[_State], models: dict[str, RequestRateModel],
+                 metrics: MetricsSeries | None) -> None:
+        self.states = states
+        self.hpas = HpaBank([s.controller for s in states], SYNC_PERIOD)
+        for i, state in enumerate(states):
+            state.bank = (self.hpas, i)
+        self.started = False
+        width = self.hpas.width
+        cells: list[tuple[str, LabelSelector | None]] = []
+        cell_at: list[tuple[int, int]] = []
+        modelled: list[RequestRateModel] = []
+        model_at: list[tuple[int, int]] = []
+        for i, state in enumerate(states):
+            model = models.get(state.hpa.key)
+            for m, spec in enumerate(state.hpa.metrics):
+                if model is not None and spec.name == model.metric:
+                    modelled.append(model)
+                    model_at.append((i, m))
+                elif metrics is not None:
+                    cells.append((spec.name, spec.selector))
+                    cell_at.append((i, m))
+        self.shape = (len(states), width)
+        self.cell_index = np.array(cell_at, dtype=np.int64).reshape(-1, 2).T
+        self.model_index = np.array(model_at, dtype=np.int64).reshape(-1, 2).T
+        self.tape = metrics.tape(cells) if metrics is not None and cells else None
+        self.models = RateModels(modelled) if modelled else None
+
+    def values(self, now: float) -> npt.NDArray[np.float64]:
+        values = np.full(self.shape, np.nan)
+        if self.tape is not None:
+            values[self.cell_index[0], self.cell_index[1]] = self.tape.at(now)
+        if self.models is not None:
+            values[self.model_index[0], self.model_index[1]] = self.models.rates(now)
+        return values
 
 
 def rate_model(hpa: HorizontalPodAutoscaler) -> RequestRateModel | None:
@@ -92,6 +150,12 @@ class Autoscalers:
         self.metrics = metrics
         self.states = {h.key: _State(h, HpaController(h)) for h in hpas}
         self.models = {h.key: model for h in hpas if (model := rate_model(h)) is not None}
+        together: dict[float, list[_State]] = {}
+        for state in self.states.values():
+            if eligible(state.controller):
+                together.setdefault(state.hpa.arrival, []).append(state)
+        self.banks = [_Bank(states, self.models, metrics) for _, states in sorted(together.items())]
+        self.bank_of = {state.hpa.key: b for b, bank in enumerate(self.banks) for state in bank.states}
         last = metrics.last_time() if metrics is not None else None
         if until is not None:
             self.horizon: float | None = until
@@ -103,29 +167,63 @@ class Autoscalers:
             self.horizon = None
 
     def arrive(self, hpa: HorizontalPodAutoscaler, sim: Simulation) -> None:
-        sim.events.push(sim.now, ARRIVAL, HpaSync(hpa.key))
+        bank = self.bank_of.get(hpa.key)
+        if bank is None:
+            sim.events.push(sim.now, ARRIVAL, HpaSync(hpa.key))
+        elif not self.banks[bank].started:
+            self.banks[bank].started = True
+            sim.events.push(sim.now, ARRIVAL, HpaBankSync(bank))
 
     def sync(self, key: str, sim: Simulation) -> None:
         state = self.states[key]
         hpa = state.hpa
         current = sim.workloads.replicas(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}")
         if current is not None:
-            decision = state.controller.sync(sim.now, current, lambda spec, now: self._value(hpa, spec, now))
-            state.conditions = decision.conditions
-            for message in decision.events:
-                state.events.append({"time": sim.now, "message": message})
-            if decision.rescale:
-                if decision.desired == 0:
-                    state.scaled_to_zero += 1
-                elif current == 0:
-                    state.woke_from_zero += 1
-                state.replicas.append((sim.now, decision.desired))
-                sim.scale(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}", decision.desired)
-            elif not state.replicas:
-                state.replicas.append((sim.now, current))
+            self._sync(state, current, lambda spec, now: self._value(hpa, spec, now), sim)
+        self._again(HpaSync(key), sim)
+
+    def sync_bank(self, index: int, sim: Simulation) -> None:
+        bank = self.banks[index]
+        now = sim.now
+        replicas = [sim.workloads.replicas(s.hpa.target.kind, f"{s.hpa.namespace}/{s.hpa.target.name}")
+                    for s in bank.states]
+        skip = np.array([r is None for r in replicas], dtype=bool)
+        current = np.array([r or 0 for r in replicas], dtype=np.int64)
+        values = bank.values(now)
+        for i in np.flatnonzero(bank.hpas.sync(now, current, values, skip)).tolist():
+            state = bank.states[i]
+            row = values[i]
+            position = {id(spec): m for m, spec in enumerate(state.hpa.metrics)}
+
+            def value(spec: MetricSpec, _: float, row: npt.NDArray[np.float64] = row,
+                      position: dict[int, int] = position) -> float | None:
+                found = float(row[position[id(spec)]])
+                return None if math.isnan(found) else found
+
+            bank.hpas.before_scalar(i)
+            self._sync(state, int(current[i]), value, sim)
+            bank.hpas.after_scalar(i, now)
+        self._again(HpaBankSync(index), sim)
+
+    def _again(self, event: HpaSync | HpaBankSync, sim: Simulation) -> None:
         following = sim.now + SYNC_PERIOD
         if self.horizon is not None and following <= self.horizon:
-            sim.events.push(following, ARRIVAL, HpaSync(key))
+            sim.events.push(following, ARRIVAL, event)
+
+    def _sync(self, state: _State, current: int, values: MetricValues, sim: Simulation) -> None:
+        hpa = state.hpa
+        decision = state.controller.sync(sim.now, current, values)
+        for message in decision.events:
+            state.events.append({"time": sim.now, "message": message})
+        if decision.rescale:
+            if decision.desired == 0:
+                state.scaled_to_zero += 1
+            elif current == 0:
+                state.woke_from_zero += 1
+            state.replicas.append((sim.now, decision.desired))
+            sim.scale(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}", decision.desired)
+        elif not state.replicas:
+            state.replicas.append((sim.now, current))
 
     def _value(self, hpa: HorizontalPodAutoscaler, spec: MetricSpec, now: float) -> float | None:
         model = self.models.get(hpa.key)

@@ -43,7 +43,7 @@ from phalanx.scheduler.scheduler import (
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
-from phalanx.sim.hpa import Autoscalers, HpaSync
+from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
 from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
 
 
@@ -112,7 +112,7 @@ class _CronRun:
 
 Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet | LeaderWorkerSet | TrainingJob
 Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
-         | Controlled | _CronRun | AutoscalerScan | HorizontalPodAutoscaler | HpaSync)
+         | Controlled | _CronRun | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
 
 class Simulation:
@@ -285,6 +285,9 @@ class Simulation:
         elif isinstance(event, HpaSync):
             assert self.hpas is not None
             self.hpas.sync(event.key, self)
+        elif isinstance(event, HpaBankSync):
+            assert self.hpas is not None
+            self.hpas.sync_bank(event.bank, self)
         elif isinstance(event, AutoscalerScan):
             pass  # the scan runs once the batch's events are in (feed)
         elif isinstance(event, _CronRun):
