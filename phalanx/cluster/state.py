@@ -77,6 +77,7 @@ class ClusterState:
         # The bound pods themselves, for the rules between pods (pod_index); `affinity_pods` counts those that
         # carry pod (anti-)affinity terms, `terminating` those evicted and not gone yet.
         self.pods: dict[str, Pod] = {}
+        self.on_node: list[dict[str, None]] = []  # keys of the pods bound to each node, in binding order
         self.affinity_pods = 0
         self.terminating: set[str] = set()
         self._pod_index: PodIndex | None = None
@@ -184,6 +185,7 @@ class ClusterState:
                 raise ValueError(f"node {node.name} already exists")
             self.index[node.name] = start + i
             self.names.append(node.name)
+            self.on_node.append({})
             for name, value in node.allocatable.items():
                 rows[i, self.column[name]] = value
             self.labels.append(node.labels)
@@ -273,6 +275,7 @@ class ClusterState:
         self._changed(node)
         self.bound[pod.key] = (node, demand)
         self.pods[pod.key] = pod
+        self.on_node[node][pod.key] = None
         if pod.placement.pod_affinity is not None:
             self.affinity_pods += 1
         if self._pod_index is not None:
@@ -290,6 +293,7 @@ class ClusterState:
         self.free_by_resource[:width, node] += requests
         self._changed(node)
         pod = self.pods.pop(pod_key)
+        del self.on_node[node][pod_key]
         if pod.placement.pod_affinity is not None:
             self.affinity_pods -= 1
         terminating = pod_key in self.terminating

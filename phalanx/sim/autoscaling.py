@@ -46,6 +46,7 @@ class NodeAutoscaling:
         self.upcoming: Counter[str] = Counter()
         self.next_index = {g.name: g.min_size for g in self.groups.values()}
         self.records: dict[str, NodeRecord] = {}
+        self._members: list[tuple[int, str]] | None = None  # group nodes present: (index, group name)
         for node in initial:
             self.arrived(node, 0.0)
         self.unschedulable: set[str] = set()  # pods the scheduler could not place, not yet bound or gone
@@ -56,6 +57,7 @@ class NodeAutoscaling:
 
     def arrived(self, node: Node, now: float) -> None:
         self.nodes[node.name] = node
+        self._members = None
         group = group_of(node)
         if group is None:
             return
@@ -129,8 +131,10 @@ class NodeAutoscaling:
 
     def _scale_down(self, sim: Simulation) -> bool:
         cluster = sim.scheduler.cluster
-        members = [(cluster.index[name], group) for name, node in self.nodes.items()
-                   if (group := group_of(node)) is not None and group in self.groups]
+        if self._members is None:
+            self._members = [(cluster.index[name], group) for name, node in self.nodes.items()
+                             if (group := group_of(node)) is not None and group in self.groups]
+        members = self._members
         if not members:
             return False
         at = np.fromiter((i for i, _ in members), dtype=np.int64, count=len(members))
@@ -144,13 +148,8 @@ class NodeAutoscaling:
                 np.maximum(level, used, out=level)
         below = level < self.autoscaler.utilization_threshold
         levels = {int(i): float(v) for i, v in zip(at[below], level[below], strict=True)}
-        on_node: dict[int, list[Pod]] = {}
-        if levels:  # the pods of the candidates only
-            on_node = {i: [] for i in levels}
-            for key, (index, _) in cluster.bound.items():
-                pods = on_node.get(index)
-                if pods is not None and (record := sim.pods.get(key)) is not None:
-                    pods.append(record.pod)
+        on_node = {i: [record.pod for key in cluster.on_node[i] if (record := sim.pods.get(key)) is not None]
+                   for i in levels}
         groups = {k: g.group for k, g in sim.groups.items()}
         gone = self.autoscaler.scale_down_in(cluster, members, levels, lambda i: on_node.get(i, []), sim.now, groups)
         for name in gone:
@@ -162,6 +161,7 @@ class NodeAutoscaling:
         """Drain the node (its pods evicted as cluster-autoscaler does, DaemonSet pods deleted) and delete it."""
         sim.drain_node(name, pods, "cluster-autoscaler")
         node = self.nodes.pop(name)
+        self._members = None
         group = group_of(node)
         if group is not None:
             self.size[group] -= 1
