@@ -417,6 +417,13 @@ class ClusterAutoscaler:
         `members` are the group nodes present (index, group name), `levels` their utilization (at least for
         those below the threshold), `pods_on(index)` the pods bound there. The moves are tried on a copy of
         the free capacity: `state` is not changed."""
+        return self.due(self.unneeded_in(state, members, levels, pods_on, groups_of_pods), now)
+
+    def unneeded_in(self, state: ClusterState, members: Sequence[tuple[int, str]], levels: Mapping[int, float],
+                    pods_on: Callable[[int], Sequence[Pod]],
+                    groups_of_pods: Mapping[str, PodGroup] | None = None) -> list[str]:
+        """The group nodes unneeded now (`scale_down_in` without the clock); the same state gives the same
+        answer."""
         sizes = Counter(group for _, group in members)
         candidates: list[tuple[float, str, int, NodeGroup, list[Pod]]] = []
         for at, group in members:
@@ -444,6 +451,11 @@ class ClusterAutoscaler:
                     unneeded.append(name)
                 else:
                     gone[at] = False
+        return unneeded
+
+    def due(self, unneeded: Sequence[str], now: float) -> list[str]:
+        """Nodes unneeded now, as `unneeded_in` found them: the ones unneeded for the whole delay are removed
+        (returned); the others' clocks start or go on; the clocks of nodes needed again stop."""
         for name in list(self._unneeded_since):
             if name not in unneeded:
                 del self._unneeded_since[name]

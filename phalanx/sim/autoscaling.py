@@ -47,6 +47,8 @@ class NodeAutoscaling:
         self.next_index = {g.name: g.min_size for g in self.groups.values()}
         self.records: dict[str, NodeRecord] = {}
         self._members: list[tuple[int, str]] | None = None  # group nodes present: (index, group name)
+        self._last_version: tuple[int, int, int] | None = None  # the cluster's at the last scale-down answer
+        self._unneeded: list[str] = []
         for node in initial:
             self.arrived(node, 0.0)
         self.unschedulable: set[str] = set()  # pods the scheduler could not place, not yet bound or gone
@@ -132,6 +134,7 @@ class NodeAutoscaling:
     def _scale_down(self, sim: Simulation) -> bool:
         cluster = sim.scheduler.cluster
         if self._members is None:
+            self._last_version = None
             self._members = [(cluster.index[name], group) for name, node in self.nodes.items()
                              if (group := group_of(node)) is not None and group in self.groups]
         members = self._members
@@ -150,8 +153,14 @@ class NodeAutoscaling:
         levels = {int(i): float(v) for i, v in zip(at[below], level[below], strict=True)}
         on_node = {i: [record.pod for key in cluster.on_node[i] if (record := sim.pods.get(key)) is not None]
                    for i in levels}
-        groups = {k: g.group for k, g in sim.groups.items()}
-        gone = self.autoscaler.scale_down_in(cluster, members, levels, lambda i: on_node.get(i, []), sim.now, groups)
+        # The answer depends only on the pods' placement and the nodes: unchanged since the last scan, reuse it.
+        version = (cluster.generation, cluster.version, len(sim.groups))
+        if version != self._last_version:
+            groups = {k: g.group for k, g in sim.groups.items()}
+            self._unneeded = self.autoscaler.unneeded_in(cluster, members, levels, lambda i: on_node.get(i, []),
+                                                         groups)
+            self._last_version = version
+        gone = self.autoscaler.due(self._unneeded, sim.now)
         for name in gone:
             index = cluster.index[name]
             self._remove(sim, name, on_node[index])
