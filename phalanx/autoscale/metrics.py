@@ -157,6 +157,19 @@ class MetricsSeries:
                 total += value
         return total if found else None
 
+    def totals(self, metric: str, selector: LabelSelector | None,
+               times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """`total` at each of `times` (NaN where it is None), as arrays."""
+        found = np.zeros(len(times), dtype=bool)
+        out = np.zeros(len(times))
+        for series in self._selected(metric, selector):
+            stamps = np.asarray(series.times, dtype=np.float64)
+            at = np.searchsorted(stamps, times, side="right") - 1
+            has = at >= 0
+            out = out + np.where(has, np.asarray(series.values, dtype=np.float64)[np.maximum(at, 0)], 0.0)
+            found |= has
+        return np.where(found, out, np.nan)
+
     @classmethod
     def from_text(cls, text: str, file: str) -> MetricsSeries:
         return cls(_rows(text, file), file=file)

@@ -17,10 +17,10 @@ start).
 
 from __future__ import annotations
 
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
 from phalanx.api.objects import Pod
@@ -135,6 +135,9 @@ class _Sampled:
     def total(self, metric: str, selector: object, time: float) -> float | None:
         return self.model.rate(time)
 
+    def totals(self, metric: str, selector: object, times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        return np.array([self.model.rate(float(t)) for t in times], dtype=np.float64)
+
 
 def _zero_seconds(state: _State, end: float) -> float:
     total, since = 0.0, None
@@ -149,35 +152,44 @@ def _zero_seconds(state: _State, end: float) -> float:
     return total
 
 
+def _sequential_sum(values: npt.NDArray[np.float64]) -> float:
+    """The sum added up in order from 0.0, as a Python loop would (np.sum adds pairwise)."""
+    return float(np.cumsum(values)[-1]) if len(values) else 0.0
+
+
 def _requests(metrics: Any, spec: MetricSpec, cold: list[tuple[float, float]], start: float, end: float,
               mode: str) -> dict[str, Any]:
     """Requests over [start, end] from a step series of requests per second, and what cold windows did to them."""
-    edges = sorted({start, end, *(t for t in metrics.times(spec.name, spec.selector) if start < t < end),
-                    *(t for window in cold for t in window)})
-    total, cold_requests, dropped = 0.0, 0.0, 0.0
-    latencies: list[float] = []
-    weights: list[float] = []
-    for a, b in pairwise(edges):
-        rate = metrics.total(spec.name, spec.selector, a) or 0.0
-        count = rate * (b - a)
-        total += count
-        window = next(((x, y) for x, y in cold if x <= a and b <= y), None)
-        if window is None or count <= 0:
-            continue
-        cold_requests += count
-        if mode == "fail" or window[1] >= end:
-            dropped += count
-            continue
-        mids = a + (np.arange(_SLICES) + 0.5) * (b - a) / _SLICES
-        latencies.extend((window[1] - mids).tolist())
-        weights.extend([count / _SLICES] * _SLICES)
+    edges = np.array(sorted({start, end, *(t for t in metrics.times(spec.name, spec.selector) if start < t < end),
+                             *(t for window in cold for t in window)}), dtype=np.float64)
+    a, b = edges[:-1], edges[1:]
+    rates = np.nan_to_num(metrics.totals(spec.name, spec.selector, a), nan=0.0)
+    counts = rates * (b - a)
+    total = _sequential_sum(counts)
+    # Each piece lies inside one cold window or outside all of them: the windows' ends are edges.
+    inside = np.zeros(len(a), dtype=bool)
+    window_end = np.full(len(a), np.nan)
+    if cold:
+        ends = np.array([y for _, y in cold], dtype=np.float64)
+        which = np.searchsorted(np.array([x for x, _ in cold], dtype=np.float64), a, side="right") - 1
+        window_end = ends[np.maximum(which, 0)]
+        inside = (which >= 0) & (b <= window_end)
+    chilled = inside & (counts > 0)
+    cold_requests = _sequential_sum(counts[chilled])
+    lost = chilled if mode == "fail" else chilled & (window_end >= end)
+    dropped = _sequential_sum(counts[lost])
+    waited = chilled & ~lost
+    pieces_a, pieces_b, pieces_end = a[waited], b[waited], window_end[waited]
+    mids = pieces_a[:, None] + (np.arange(_SLICES) + 0.5)[None, :] * (pieces_b - pieces_a)[:, None] / _SLICES
+    latencies = (pieces_end[:, None] - mids).ravel().tolist()
+    weights = np.repeat(counts[waited] / _SLICES, _SLICES)
     served = total - dropped
     stats = {"p50": 0.0, "p99": 0.0, "max": 0.0}
     if served > 0 and latencies:
         order = np.argsort(latencies)
         values = np.asarray(latencies)[order]
-        unaffected = served - sum(weights)  # requests that found a serving pod: nothing added
-        cumulative = unaffected + np.cumsum(np.asarray(weights)[order])
+        unaffected = served - _sequential_sum(weights)  # requests that found a serving pod: nothing added
+        cumulative = unaffected + np.cumsum(weights[order])
         for name, q in (("p50", 0.5), ("p99", 0.99)):
             if q * served > unaffected:
                 i = min(int(np.searchsorted(cumulative, q * served)), len(values) - 1)
