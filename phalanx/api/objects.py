@@ -256,6 +256,8 @@ class PodGroupTemplate:
     priority: int | None = None
     disruption_mode: Literal["single", "all"] = "single"
     preemption_policy: str | None = None
+    # schedulingConstraints.topology[0].key (KEP-5732): the node label whose value all its pods share.
+    topology_key: str | None = None
 
 
 @dataclass(slots=True)
@@ -287,6 +289,9 @@ class PodGroup:
     # status.conditions as read (a snapshot's), each with type, status, reason, message, lastTransitionTime.
     conditions: tuple[dict[str, str], ...] = ()
     queueing: Queueing | None = None
+    # schedulingConstraints.topology[0].key (KEP-5732): every member lands on nodes with one value of this
+    # node label (with the TopologyAwareWorkloadScheduling gate on; phalanx/scheduler/placement/topology.py).
+    topology_key: str | None = None
 
     @property
     def initially_scheduled(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -325,6 +326,36 @@ def _group_preemption_policy(spec: Mapping[str, Any], field: str) -> str | None:
     return policy
 
 
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def _label_key(raw: Any, field: str) -> str:
+    """A node label key as the API server validates one (a qualified name: an optional DNS-subdomain prefix
+    and `/`, then a name of at most 63 alphanumerics, `-`, `_` or `.`, starting and ending alphanumeric)."""
+    key = _text(raw, field, required=True)
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+        raise _fail(field, f"invalid label key {key!r}: the prefix before '/' must be a lowercase DNS subdomain "
+                           "of at most 253 characters")
+    if len(name) > 63 or not _LABEL_NAME.fullmatch(name):
+        raise _fail(field, f"invalid label key {key!r}: the name must be at most 63 characters, alphanumerics, "
+                           "'-', '_' or '.', starting and ending with an alphanumeric")
+    return key
+
+
+def _topology_key(spec: Mapping[str, Any], field: str) -> str | None:
+    """schedulingConstraints.topology (KEP-5732): at most one `{key: <node label key>}`; its key, or None."""
+    constraints = _mapping(spec.get("schedulingConstraints"), f"{field}.schedulingConstraints")
+    where = f"{field}.schedulingConstraints.topology"
+    items = _list(constraints.get("topology"), where)
+    if len(items) > 1:
+        raise _fail(where, f"must have at most 1 item, got {len(items)}")
+    if not items:
+        return None
+    return _label_key(_mapping(items[0], f"{where}[0]").get("key"), f"{where}[0].key")
+
+
 def parse_workload(doc: Manifest, source: Source) -> Workload:
     meta = Meta(doc, namespaced=True)
     spec = _mapping(doc.get("spec"), "spec", required=True)
@@ -344,6 +375,7 @@ def parse_workload(doc: Manifest, source: Source) -> Workload:
             priority_class_name=pc_name, priority=priority,
             preemption_policy=_group_preemption_policy(item, field),
             disruption_mode=cast(Any, _disruption_mode(item.get("disruptionMode"), f"{field}.disruptionMode")),
+            topology_key=_topology_key(item, field),
         )
     return Workload(namespace=meta.namespace, name=meta.name, templates=templates, arrival=meta.arrival,
                     source=source)
@@ -364,7 +396,7 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         priority_class_name=pc_name, priority=priority,
         disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
         arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
-        conditions=_conditions(doc), queueing=queueing(meta),
+        conditions=_conditions(doc), queueing=queueing(meta), topology_key=_topology_key(spec, "spec"),
     )
     if ref and not (group.workload_name and group.template_name):
         raise _fail("spec.workloadRef", "needs both workloadName and templateName")

@@ -10,12 +10,17 @@ pod's priority or higher as taken on their nodes (RunFilterPluginsWithNominatedP
 see them. A pod with a nomination of its own tries that node first and takes it without scoring when it
 passes every filter (evaluateNominatedNode). The Scheduler supplies both through `nominated_room`
 (resources × nodes, one vector subtraction per cycle) and `nominated_node`.
+
+`confined(nodes)` limits the algorithm to a set of nodes, as kube-scheduler's Snapshot.AssumePlacement does
+for a PodGroup placement (KEP-5732): only those nodes are filtered, counted in "0/N nodes are available" and
+scored, and a nominated node outside them is passed over.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
 
@@ -77,6 +82,7 @@ class PodCycle:
 
     def __init__(self, profile: Profile, cluster: ClusterState, seed: int = 0) -> None:
         self.cluster = cluster
+        self.profile = profile
         self.percentage = profile.percentage_of_nodes_to_score
         self.filters: list[FilterPlugin] = [REGISTRY[n](profile.plugin_args.get(n, {})) for n in profile.filters]
         self.static_filters = [f for f in self.filters if f.static]
@@ -113,6 +119,22 @@ class PodCycle:
         # `pod` (None: none), and the node `pod` itself is nominated to.
         self.nominated_room: Callable[[Pod], IntArray | None] | None = None
         self.nominated_node: Callable[[Pod], int | None] | None = None
+        self._confined: BoolArray | None = None  # the placement's nodes (`confined`), None for every node
+
+    @contextmanager
+    def confined(self, nodes: BoolArray) -> Iterator[None]:
+        """Schedule on `nodes` only (a mask over nodes) inside the block; nested blocks intersect."""
+        outer = self._confined
+        self._confined = nodes if outer is None else nodes & outer
+        try:
+            yield
+        finally:
+            self._confined = outer
+
+    @property
+    def confinement(self) -> BoolArray | None:
+        """The nodes `schedule` is confined to (a placement's), or None for every node."""
+        return self._confined
 
     def cycle_state(self, pod: Pod) -> CycleState:
         return CycleState(pod=pod, demand=self.cluster.demand(pod))
@@ -157,14 +179,18 @@ class PodCycle:
             if self._filter_skips and self._skipped(plugin, state):
                 continue
             mask = mask & plugin.filter(state, self.cluster)
+        if self._confined is not None:
+            mask = mask & self._confined
         return mask
 
     def schedule(self, pod: Pod) -> Result:
         state = self.cycle_state(pod)
         n = len(self.cluster)
-        if n == 0:
+        confined = self._confined
+        count = n if confined is None else int(np.count_nonzero(confined))  # nodes in the placement
+        if count == 0:
             return Result(None, "0/0 nodes are available: no nodes available to schedule pods.")
-        to_find = num_feasible_nodes_to_find(self.percentage, n)
+        to_find = num_feasible_nodes_to_find(self.percentage, count)
         start = self.next_start
         held = self.nominated_room(pod) if self.nominated_room is not None else None
         if held is not None:
@@ -175,7 +201,7 @@ class PodCycle:
                 if self.hints is not None:
                     self.ties[pod.key] = (self.cluster.names[nominated],)
                 return Result(nominated)
-            if self._ranged and to_find < n:
+            if self._ranged and to_find < n and confined is None:
                 feasible_idx, found = self._find_feasible(state, start, n, to_find)
             else:
                 feasible_idx = np.flatnonzero(self.feasible(state))
@@ -327,7 +353,8 @@ class PodCycle:
 
     def diagnose(self, state: CycleState) -> tuple[str, BoolArray]:
         """Why no node fits, in kube-scheduler's words; and the nodes no preemption can help."""
-        remaining = np.ones(len(self.cluster), dtype=bool)
+        confined = self._confined
+        remaining = np.ones(len(self.cluster), dtype=bool) if confined is None else confined.copy()
         unresolvable = np.zeros(len(self.cluster), dtype=bool)
         reasons: Counter[str] = Counter()
         for plugin in self.filters:
@@ -342,4 +369,5 @@ class PodCycle:
                 elif isinstance(plugin, PerNodeCodePlugin):
                     unresolvable |= plugin.unresolvable(state, self.cluster, failed)
             remaining &= mask
-        return fit_error(len(self.cluster), reasons), unresolvable
+        total = len(self.cluster) if confined is None else int(np.count_nonzero(confined))
+        return fit_error(total, reasons), unresolvable

@@ -8,15 +8,23 @@ every placed member binds; otherwise the trial is abandoned (every assumption, d
 and the group waits as one unit. As in kube-scheduler's RunRootSchedulingAlgorithm, a group that places
 nothing is unschedulable even when it needs nothing more: a basic group none of whose pods fit, or a gang
 already running minCount members none of whose other members fit (both then go to preemption).
+
+With a profile's exact placement on (the `phalanx` profile), a gang this cycle leaves short of minCount gets a
+second, exact attempt on the same snapshot (placement/exact.py): its members then go through the ordinary
+Filter checks and Reserve on the nodes found, or, if one fails there, the attempt is dropped as well. The
+outcome says what exact placement decided (placed, proven infeasible, or undecided in its budget).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from phalanx.api.objects import Placement, Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.placement import exact
+from phalanx.scheduler.profiles import ExactPlacement
 
 
 @dataclass(slots=True)
@@ -25,6 +33,8 @@ class GroupOutcome:
     failures: dict[str, str] = field(default_factory=dict)  # pod key -> why it could not be placed
     success: bool = False
     message: str | None = None
+    exact: exact.Verdict | None = None  # what exact placement decided, when it ran
+    exact_method: str | None = None  # what decided it: "bounds", "greedy", "cp-sat", "budget"
 
 
 Shape = tuple[tuple[tuple[str, int], ...], Placement, tuple[object, ...]]
@@ -39,11 +49,21 @@ def _shape(pod: Pod) -> Shape:
 def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
     """Try to place `pending` members of `group` (in the given order) with `running` members bound; the
     placed members stay reserved only when the outcome is a success."""
+    dry_run = cycle.cluster.journaling  # inside another trial: a preemption dry run, a topology placement tried
     with cycle.cluster.trial() as trial:
         outcome = _place(cycle, group, pending, running)
         if outcome.success:
             trial.keep()
-    return outcome
+    settings = cycle.profile.exact_placement
+    # A gang already running minCount members placed none of the others: each fits nowhere even alone.
+    if (settings is None or outcome.success or not group.is_gang or running >= group.min_count
+            or not exact.applicable(pending)):
+        return outcome
+    start = time.perf_counter()
+    found = _place_exact(cycle, group, pending, running, settings, outcome)
+    if not dry_run and found.exact is not None:
+        exact.decisions(cycle.cluster).add(group.key, found.exact, time.perf_counter() - start)
+    return found
 
 
 def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
@@ -81,3 +101,36 @@ def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: in
         why = next(iter(outcome.failures.values()))
         outcome.message = f"pod group {group.key}: {len(outcome.failures)} more pod(s) could not be placed; {why}"
     return outcome
+
+
+def _place_exact(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, settings: ExactPlacement,
+                 greedy: GroupOutcome) -> GroupOutcome:
+    """The gang the cycle left short of minCount, placed exactly (at least minCount − running members, as many
+    more as fit); the greedy outcome, its message extended with exact placement's verdict, when that fails."""
+    need = group.min_count - running
+    with cycle.cluster.trial() as trial:
+        found = exact.plan(cycle, pending, need, settings)
+        verdict = found.verdict
+        why = ""
+        if verdict == exact.PLACED:
+            refused = exact.seat(cycle, found.assignment, exact.held_room(cycle, pending[0]))
+            if refused is None:
+                trial.keep()
+                outcome = GroupOutcome(placed=list(found.assignment), success=True, exact=verdict,
+                                       exact_method=found.method)
+                seated = {pod.key for pod, _ in found.assignment}
+                left_out = (f"exact placement found no room for it next to the {len(seated)} placed pod(s) of "
+                            f"pod group {group.key}")
+                outcome.failures = {pod.key: left_out for pod in pending if pod.key not in seated}
+                if outcome.failures:
+                    outcome.message = (f"pod group {group.key}: {len(outcome.failures)} more pod(s) could not be "
+                                       f"placed; {next(iter(outcome.failures.values()))}")
+                return outcome
+            verdict, why = exact.UNDECIDED, f"its placement failed the filters ({refused})"
+    if verdict == exact.INFEASIBLE:
+        why = f"no placement of {need} more pod(s) exists on the nodes their filters allow"
+    elif not why:
+        why = f"no placement found within its budget of {settings.budget:g}s"
+    message = greedy.message or f"pod group {group.key} could not be placed"
+    message += f"{' ' if message.endswith('.') else '. '}Exact placement: {why}."
+    return GroupOutcome(failures=dict(greedy.failures), message=message, exact=verdict, exact_method=found.method)

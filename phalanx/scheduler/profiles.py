@@ -2,7 +2,8 @@
 
 Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster), `gang` (GenericWorkload on: the v1.37
 PodGroup cycle), and the peers on the same engine: `kueue` (Kueue-style admission in front of `gang`) and
-`volcano` (Volcano-style queues in front of `gang`, packing nodes as Volcano's binpack plugin does).
+`volcano` (Volcano-style queues in front of `gang`, packing nodes as Volcano's binpack plugin does); and
+`phalanx`: `gang` plus exact placement of the gangs its PodGroup cycle cannot seat.
 A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom one; Phalanx adds
 a `featureGates` map, since kube-scheduler takes gates as a flag.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from phalanx.api.reading import read_yaml
@@ -30,11 +31,26 @@ from phalanx.scheduler.plugins.registry import (
 KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
                "CompositePodGroup")
 # v1.37 defaults: GenericWorkload (gang scheduling, workload-aware preemption) is beta but off.
+# TopologyAwareWorkloadScheduling is alpha and off in v1.37.2 (pkg/features/kube_features.go), so no built-in
+# profile turns it on; it needs GenericWorkload, as upstream.
 DEFAULT_GATES: dict[str, bool] = {"GenericWorkload": False}
+TOPOLOGY_GATE = "TopologyAwareWorkloadScheduling"
+# PlacementScore plugins and weights that the TopologyAwareWorkloadScheduling gate adds (default_plugins.go).
+PLACEMENT_SCORERS = ("NodeResourcesFit", "PodGroupPodsCount")
+DEFAULT_PLACEMENT_SCORE_WEIGHTS: dict[str, int] = {"NodeResourcesFit": 1, "PodGroupPodsCount": 1}
 DEFAULT_SCORE_WEIGHTS: dict[str, int] = {
     "TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "PodTopologySpread": 2, "InterPodAffinity": 2,
     "NodeResourcesBalancedAllocation": 1,
 }
+
+
+@dataclass(frozen=True)
+class ExactPlacement:
+    """Exact gang placement (phalanx/scheduler/placement/exact.py): when the PodGroup cycle cannot seat a gang,
+    a greedy of its own and then a CP-SAT search place it whenever a placement exists."""
+
+    budget: float = 0.1  # CP-SAT deterministic time per gang (about seconds of one core); 0: no search
+    seed: int = 0
 
 
 @dataclass
@@ -53,10 +69,18 @@ class Profile:
     # How the cluster autoscaler model adds nodes when the input has node groups: "pod" (per pod, as
     # cluster-autoscaler does) or "gang" (a whole gang's minCount at once, or nothing).
     scale_up: str = "pod"
+    exact_placement: ExactPlacement | None = None  # the `phalanx` profile's exact gang placement
+    # PlacementScore plugins and weights, used with TopologyAwareWorkloadScheduling on (absent or 0: not run).
+    placement_scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PLACEMENT_SCORE_WEIGHTS))
 
     @property
     def gang(self) -> bool:
         return self.feature_gates.get("GenericWorkload", False)
+
+    @property
+    def topology_aware(self) -> bool:
+        """The placement phase of KEP-5732 runs: its gate on, and GenericWorkload (which it depends on)."""
+        return self.gang and self.feature_gates.get(TOPOLOGY_GATE, False)
 
     @property
     def missing_plugins(self) -> list[str]:
@@ -68,7 +92,9 @@ class Profile:
                 "scores": dict(self.scores), "reserve": list(self.reserve),
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
                 "notImplemented": self.missing_plugins, "admission": self.admission,
-                "scaleUp": self.scale_up}
+                "scaleUp": self.scale_up, "placementScores": dict(self.placement_scores),
+                "exactPlacement": None if self.exact_placement is None else
+                {"budgetSeconds": self.exact_placement.budget, "seed": self.exact_placement.seed}}
 
 
 # The FGD paper's GPU-sharing policies (FGD-PROTOCOL §4): fit + GpuShare filters, one score plugin,
@@ -90,7 +116,7 @@ def gpu_profile(name: str) -> Profile:
                    tie_break="first", reserve=reserve_plugins(["GpuShare"]))
 
 
-BUILTIN = ("default", "gang", "kueue", "volcano", *GPU_POLICIES)
+BUILTIN = ("default", "gang", "kueue", "volcano", "phalanx", *GPU_POLICIES)
 
 
 def builtin(name: str) -> Profile:
@@ -104,9 +130,12 @@ def builtin(name: str) -> Profile:
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         return Profile("volcano", feature_gates={"GenericWorkload": True}, admission="volcano",
                        plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}})
+    if name == "phalanx":  # `gang`, gates and all, plus exact placement of the gangs its cycle cannot seat
+        return replace(builtin("gang"), name="phalanx", exact_placement=ExactPlacement())
     if name in GPU_POLICIES:
         return gpu_profile(name)
-    raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, {', '.join(GPU_POLICIES)}; "
+    raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, phalanx, "
+                     f"{', '.join(GPU_POLICIES)}; "
                      "or a path to a profile file)", field="--profile")
 
 
@@ -167,6 +196,9 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
         if not isinstance(pct, int) or not 0 <= pct <= 100:
             raise InputError("must be an integer from 0 to 100", field="percentageOfNodesToScore")
         profile.percentage_of_nodes_to_score = pct
+    exact = raw_profile.get("exactPlacement", doc.get("exactPlacement"))
+    if exact is not None:
+        profile.exact_placement = _exact_placement(exact)
     plugins = raw_profile.get("plugins") or {}
     for point, known in (("filter", FILTERS + GPU_FILTERS), ("score", SCORERS + GPU_SCORERS)):
         section = plugins.get(point) or {}
@@ -190,6 +222,17 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
                     profile.filters.append(plugin)
             else:
                 profile.scores[plugin] = weight if weight is not None else DEFAULT_SCORE_WEIGHTS.get(plugin, 1)
+    section = plugins.get("placementScore") or {}
+    where = "profiles[0].plugins.placementScore"
+    for plugin, _ in _names(section, "disabled", where):
+        if plugin == "*":
+            profile.placement_scores.clear()
+        profile.placement_scores.pop(plugin, None)
+    for plugin, weight in _names(section, "enabled", where):
+        if plugin not in PLACEMENT_SCORERS:
+            raise InputError(f"unknown placement score plugin {plugin!r} (known: {', '.join(PLACEMENT_SCORERS)})",
+                             field=f"{where}.enabled")
+        profile.placement_scores[plugin] = weight or 1  # as upstream: a weight of 0 (or none) counts as 1
     for i, item in enumerate(raw_profile.get("pluginConfig") or []):
         if not isinstance(item, Mapping) or item.get("name") not in REGISTRY:
             raise InputError("names no known plugin", field=f"profiles[0].pluginConfig[{i}].name")
@@ -199,6 +242,21 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
     for plugin in {*profile.filters, *profile.scores}:
         REGISTRY[plugin](profile.plugin_args.get(plugin, {}))
     return profile
+
+
+def _exact_placement(value: Any) -> ExactPlacement | None:
+    """`exactPlacement: {budgetSeconds: 0.1, seed: 0}` (a Phalanx extension; `{}` or true: the defaults,
+    false: off)."""
+    if isinstance(value, bool):
+        return ExactPlacement() if value else None
+    if not isinstance(value, Mapping) or set(value) - {"budgetSeconds", "seed"}:
+        raise InputError("must be true, false or a map of budgetSeconds and seed", field="exactPlacement")
+    budget, seed = value.get("budgetSeconds", ExactPlacement.budget), value.get("seed", ExactPlacement.seed)
+    if isinstance(budget, bool) or not isinstance(budget, int | float) or budget < 0:
+        raise InputError("must be a number of seconds, 0 or more", field="exactPlacement.budgetSeconds")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InputError("must be an integer", field="exactPlacement.seed")
+    return ExactPlacement(float(budget), seed)
 
 
 def load_profile(spec: str) -> Profile:

@@ -17,7 +17,8 @@ from phalanx.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.gang import schedule_group
+from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.placement.topology import TopologyPlacer
 from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dynamic_resources import extended_resources
@@ -122,6 +123,9 @@ class Scheduler:
                                    lambda: list(self.pdbs.values()), seed)
         self.cycle.nominated_room = self._nominated_room
         self.cycle.nominated_node = self._nominated_node
+        # KEP-5732's placement phase for groups with schedulingConstraints.topology (gate on).
+        self.placer = TopologyPlacer(profile.plugin_args, profile.placement_scores) \
+            if profile.topology_aware else None
         self._out: list[Decision] = []
         # Pods bound by a decision the driver has not confirmed yet (assume, then bind): pod key -> its
         # PodGroup key ("" for none). The simulator confirms each Bind at once; a live driver after the API call.
@@ -519,7 +523,11 @@ class Scheduler:
         if invalid is not None:  # handlePodGroupFailureBeforeScheduling: nothing binds, nothing preempts
             self._group_failed(group, pending, invalid, "SchedulerError", entry, now)
             return
-        outcome = schedule_group(self.cycle, group, pending, self._running_members(group_key))
+        outcome, error = self._place_group(group, pending)
+        if error is not None:  # the placement phase failed (bound members in no single domain): SchedulerError
+            self._group_failed(group, pending, outcome.message or error, "SchedulerError", entry, now)
+            self._clear_nominations(pending)
+            return
         for pod, node in outcome.placed:
             self._bound(pod, node, now, reserve=False)
             self.messages.pop(pod.key, None)
@@ -544,12 +552,47 @@ class Scheduler:
         gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
         preempted = None
         if self.preemptor.group_eligible(group, pending, gate):
-            preempted = self.preemptor.for_group(group, self._group_priority(group_key), pending,
-                                                 self._running_members(group_key))
+            preempted = self._preempt_group(group, pending)
         if preempted is not None:
             self._preempt(group_key, True, preempted, f"pod group {group_key}")
         else:  # submitPodGroupResult: a rejected group not waiting on preemption clears its pods' nominations
             self._clear_nominations(pending)
+
+    def _scheduled_members(self, group_key: str) -> list[tuple[str, int]]:
+        """Bound members (terminating ones too) and their nodes: where a topology-constrained group already is."""
+        bound = self.cluster.bound
+        return [(k, bound[k][0]) for k in sorted(self.members[group_key]) if k in bound]
+
+    def _place_group(self, group: PodGroup, pending: Sequence[Pod]) -> tuple[GroupOutcome, str | None]:
+        """The group algorithm, through the topology placement search when the group asks for one and the
+        profile runs it; the outcome, and a scheduler error (nothing binds, nothing is preempted) or None."""
+        running = self._running_members(group.key)
+        if self.placer is None or group.topology_key is None:
+            return schedule_group(self.cycle, group, pending, running), None
+        result = self.placer.schedule(self.cycle, group, pending, running, self._scheduled_members(group.key))
+        return result.outcome, result.error
+
+    def _preempt_group(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | None:
+        """Workload-aware preemption. For a topology-constrained group, as the PodGroupSchedulingFunc that
+        kube-scheduler's preemption calls runs the placement search with every possible victim removed, the
+        search runs here on a trial without them, and victims are chosen and reprieved inside its best
+        placement."""
+        priority, running = self._group_priority(group.key), self._running_members(group.key)
+        if self.placer is None or group.topology_key is None:
+            return self.preemptor.for_group(group, priority, pending, running)
+        units = self.preemptor.units(list(self.running.node_of), priority)
+        if not units:
+            return None
+        with self.cluster.trial():  # never kept: the victims stay where they are
+            for unit in units:
+                for key in unit.pods:
+                    self.cycle.lift(key, self.pods[key])
+            best = self.placer.schedule(self.cycle, group, pending, running, self._scheduled_members(group.key),
+                                        commit=False)
+        if best.placement is None:
+            return None
+        with self.cycle.confined(best.placement.nodes):
+            return self.preemptor.for_group(group, priority, pending, running)
 
     def _group_failed(self, group: PodGroup, pending: Sequence[Pod], message: str, reason: str, entry: str,
                       now: float) -> None:

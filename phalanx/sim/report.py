@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from phalanx.scheduler.placement.exact import decisions
+from phalanx.scheduler.placement.topology import constraint_report
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
 from phalanx.sim.queueing import queue_report
 from phalanx.sim.services import service_report
@@ -108,6 +110,14 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
     if devices is not None and devices.claims:
         report["resourceClaims"] = [{"name": key, "status": devices.claim_status(key)}
                                     for key in sorted(devices.claims)]
+    if sim.profile.exact_placement is not None:  # the gangs exact placement placed, proved infeasible, left undecided
+        exact = decisions(sim.scheduler.cluster)
+        report["exactPlacement"] = exact.summary()
+        report["stats"]["exactPlacementSeconds"] = exact.timing()
+    topology = constraint_report((g.group for g in sim.groups.values()), placement_phase=sim.profile.topology_aware,
+                                 gang=sim.profile.gang)
+    if topology is not None:  # PodGroups with schedulingConstraints.topology, and whether the profile honours them
+        report["topologyConstraints"] = topology
     if series is not None:
         report["series"] = series.to_json(sim)
     return report

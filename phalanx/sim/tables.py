@@ -52,6 +52,8 @@ def summary_rows(reports: Sequence[Report]) -> list[Row]:
         ("pod groups scheduled", lambda r: f"{r['summary']['podGroups']['scheduled']}/"
                                             f"{r['summary']['podGroups']['total']}"),
     ]
+    if any("exactPlacement" in r for r in reports):
+        rows.append(("exact placement: placed / infeasible / undecided", _exact_cell))
     for name in _resources(reports):
         for field in ("allocated", "useful", "stranded"):
             rows.append((f"{name} {field}", _fraction_cell(field, name)))
@@ -71,6 +73,13 @@ def summary_rows(reports: Sequence[Report]) -> list[Row]:
     rows.append(("makespan", lambda r: _makespan(r["summary"])))
     rows.append(("end time", lambda r: format_duration(r["endTime"])))
     return rows
+
+
+def _exact_cell(report: Report) -> str:
+    exact = report.get("exactPlacement")
+    if exact is None:
+        return "off"
+    return f"{exact['placed']} / {exact['infeasible']} / {exact['undecided']}"
 
 
 def _censored(summary: Report) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from phalanx.api.fields import seconds
 from phalanx.api.load import Inputs, load_paths, raw_documents
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
-from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
@@ -147,6 +147,11 @@ def scheduler_config(profile: Profile) -> dict[str, Any]:
                              "percentageOfNodesToScore": profile.percentage_of_nodes_to_score}
     if score:
         entry["plugins"] = {"score": score}
+    if profile.topology_aware and profile.placement_scores != DEFAULT_PLACEMENT_SCORE_WEIGHTS:
+        entry.setdefault("plugins", {})["placementScore"] = {
+            "enabled": [{"name": name, "weight": weight} for name, weight in profile.placement_scores.items()
+                        if weight],
+            "disabled": [{"name": name} for name in PLACEMENT_SCORERS if not profile.placement_scores.get(name)]}
     if profile.plugin_args:
         entry["pluginConfig"] = [{"name": name, "args": dict(args)} for name, args in profile.plugin_args.items()]
     return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -160,10 +165,12 @@ WORKLOAD_GATES = ("PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
 
 def scheduler_gates(profile: Profile) -> dict[str, bool]:
     """The real scheduler's gates for a Phalanx profile: GenericWorkload as the profile has it, and of the
-    gates that depend on it only PodGroupPreemptionPolicy, where the profile turns it on."""
+    gates that depend on it only PodGroupPreemptionPolicy and TopologyAwareWorkloadScheduling, where the
+    profile turns them on."""
     gates = dict.fromkeys(WORKLOAD_GATES, False)
     gates["GenericWorkload"] = profile.gang
     gates["PodGroupPreemptionPolicy"] = profile.gang and profile.feature_gates.get("PodGroupPreemptionPolicy", False)
+    gates["TopologyAwareWorkloadScheduling"] = profile.topology_aware
     return gates
 
 

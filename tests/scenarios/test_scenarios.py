@@ -6,7 +6,9 @@ expected.yaml:
     inputs: [../../../examples/bare-metal]   # optional; default: the directory's own manifests
     until: 8h                               # optional; default: until nothing more can change
     profiles:
-      <default|gang>:
+      <default|gang|any label>:
+        profile: gang                       # optional; the built-in profile (default: the label)
+        featureGates: {Name: true}          # optional; gates set on top of it
         running: [ns/pod, ...]              # exactly the Running pods (likewise pending, succeeded, failed)
         nodes: {ns/pod: node}               # where these pods run or ran
         boundAt: {ns/pod: seconds}
@@ -27,6 +29,7 @@ import yaml
 
 from phalanx import build_report, builtin, load_paths
 from phalanx.api.quantity import parse_duration
+from phalanx.scheduler.profiles import Profile
 from phalanx.sim.simulation import Simulation
 
 HERE = Path(__file__).parent
@@ -63,6 +66,12 @@ def _compare(actual: Any, wanted: Any, path: str, problems: list[str]) -> None:
         problems.append(f"{path}: expected {wanted!r}, got {actual!r}")
 
 
+def _profile(label: str, want: dict[str, Any]) -> Profile:
+    profile = builtin(want.get("profile", label))
+    profile.feature_gates.update(want.get("featureGates") or {})
+    return profile
+
+
 def _same(actual: Any, wanted: Any) -> bool:
     if isinstance(wanted, float) and not isinstance(wanted, bool):
         return bool(actual == pytest.approx(wanted, abs=1e-6))
@@ -78,7 +87,7 @@ def test_scenario(directory: Path, profile: str) -> None:
     expected = yaml.safe_load((directory / "expected.yaml").read_text())
     want = expected["profiles"][profile]
     until = expected.get("until")
-    sim = Simulation(load_paths(_inputs(directory, expected)), builtin(profile),
+    sim = Simulation(load_paths(_inputs(directory, expected)), _profile(profile, want),
                      until=None if until is None else parse_duration(until)).run()
     report = build_report(sim)
     pods = {p["name"]: p for p in report["pods"]}
