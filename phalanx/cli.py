@@ -157,7 +157,48 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("workload", metavar="WORKLOAD.yaml", help="createNodes / createPods / createPodGroups "
                                                                "operations (docs/traces.md)")
     gen.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
+    _sweep_parser(sub)
     return parser
+
+
+def _sweep_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    sweep = sub.add_parser(
+        "sweep", help="run a grid of simulations, locally or on a Ray cluster, and report means over seeds",
+        description="Run a grid of simulations and report each cell and, per (input, load or what-if, profile), "
+                    "the mean and standard deviation over the seeds (docs/sweeps.md). The grid is a trace's pod "
+                    "lists x --load x --profiles x --seeds (the fragmentation protocol of `compare --trace`), or "
+                    "--manifests sets x --what-if edits x --profiles x --seeds. Cells run in local processes, "
+                    "or as Ray tasks with --ray; with --results DIR each finished cell is stored and a rerun "
+                    "skips it.")
+    trace = sweep.add_argument_group("a trace grid", "the FGD paper's fragmentation protocol, as compare --trace")
+    trace.add_argument("--trace", choices=TRACES, help="the trace format: openb (Alibaba cluster-trace-gpu-v2023)")
+    trace.add_argument("--nodes", metavar="NODES.csv", help="the trace's node list (one for the whole grid)")
+    trace.add_argument("--pods", nargs="+", action="extend", metavar="PODS.csv",
+                       help="pod lists, one grid axis (e.g. the 17 openb_pod_list_*.csv variants); repeatable")
+    trace.add_argument("--load", metavar="LOADS",
+                       help="arrived GPU requests as multiples of GPU capacity, a comma list (default: 1.3)")
+    manifests = sweep.add_argument_group("a manifests grid", "what-if runs of Kubernetes manifests")
+    manifests.add_argument("--manifests", action="append", default=[], metavar="PATH[,PATH...]",
+                           help="one input: manifest files or directories loaded together (an overlay is one "
+                                "more path); repeat for more inputs")
+    manifests.add_argument("--what-if", metavar="EDITS",
+                           help="a comma list of edits: base, nodes=N, nodes*F, arrivals*F, combined with + "
+                                "(e.g. base,nodes*0.5,nodes*2+arrivals*0.5; default: base)")
+    manifests.add_argument("--until", metavar="DURATION",
+                           help="stop every run's clock at this time (e.g. 2h); puts all cells on one horizon")
+    sweep.add_argument("--profiles",
+                       help="comma-separated profiles (built-in names or files); default: random,dotprod,"
+                            "clustering,packing,bestfit,fgd for a trace, default,gang for manifests")
+    sweep.add_argument("--seeds", help="seeds: a range and/or a comma list, e.g. 42-51 (default: 42 for a trace, "
+                                       "0 for manifests)")
+    sweep.add_argument("--workers", metavar="N", help="local worker processes (default: the number of CPUs)")
+    sweep.add_argument("--ray", metavar="ADDRESS",
+                       help="run one task per cell on the Ray cluster at HOST:PORT (its GCS port) or "
+                            "ray://HOST:PORT instead of locally")
+    sweep.add_argument("--results", metavar="DIR",
+                       help="store each finished cell as DIR/<key>.json; a rerun skips the cells stored there")
+    sweep.add_argument("-o", "--output", choices=("table", "wide", "json", "yaml"), default="table",
+                       help="table: means per (input, load or what-if, profile); wide: also one row per cell")
 
 
 def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Sequence[str] = (),
@@ -235,6 +276,8 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
     for report in reports:
         for line in report.get("admission", {}).get("notModelled", []):
             print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
+        for line in report.get("topologyConstraints", {}).get("notes", []):
+            print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
     return reports
 
 
@@ -449,10 +492,72 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     return 0 if verdict.agrees else 1
 
 
+def _sweep(args: argparse.Namespace, console: Console) -> int:
+    """`sweep`: a grid of runs (docs/sweeps.md); bad input of any cell's files fails before anything runs."""
+    import os
+
+    from phalanx import sweep
+
+    traced = bool(args.trace or args.nodes or args.pods)
+    if traced == bool(args.manifests):
+        raise InputError("give either a trace (--trace openb --nodes NODES.csv --pods PODS.csv...) or "
+                         "--manifests PATHS, not both" if traced else "give a trace (--trace openb --nodes "
+                         "NODES.csv --pods PODS.csv...) or --manifests PATHS", field="sweep")
+    workers = os.cpu_count() or 1
+    if args.workers is not None:
+        if not args.workers.isdigit() or int(args.workers) < 1:
+            raise InputError(f"want a whole number of processes, at least 1, got {args.workers!r}", field="--workers")
+        workers = int(args.workers)
+    profiles = [spec.strip() for spec in (args.profiles or ("random,dotprod,clustering,packing,bestfit,fgd"
+                                                            if traced else "default,gang")).split(",")
+                if spec.strip()]
+    if not profiles:
+        raise InputError("name at least one profile", field="--profiles")
+    for spec in profiles:
+        load_profile(spec)
+    seeds = parse_seeds(args.seeds or ("42" if traced else "0"))
+    if traced:
+        for flag, value in (("--what-if", args.what_if), ("--until", args.until)):
+            if value is not None:
+                raise InputError("applies to --manifests, not to a trace", field=flag)
+        for flag, value in (("--trace", args.trace), ("--nodes", args.nodes), ("--pods", args.pods)):
+            if not value:
+                raise InputError("is required with --trace, --nodes and --pods", field=flag)
+        for flag, path in (("--nodes", args.nodes), *(("--pods", p) for p in args.pods)):
+            if not os.path.isfile(path):
+                raise InputError(f"{path}: no such file", field=flag)
+        loads = sweep.parse_loads(args.load or "1.3")
+        cells = sweep.trace_grid(args.trace, args.nodes, args.pods, profiles, seeds, loads)
+    else:
+        if args.load is not None:
+            raise InputError("applies to a trace, not to --manifests", field="--load")
+        edits = sweep.parse_edits(args.what_if or "base")
+        sets = [[p.strip() for p in spec.split(",") if p.strip()] for spec in args.manifests]
+        for paths in sets:
+            inputs = load_paths(paths)  # bad manifests and edits that cannot apply fail here, before any run
+            for edit in edits:
+                sweep.apply_edit(inputs, edit)
+        cells = sweep.manifest_grid(sets, profiles, [edit.text for edit in edits], seeds, _until(args))
+    store = sweep.ResultStore(args.results) if args.results else None
+    if store is not None and (others := store.others(cells)):
+        print(f"phalanx: {args.results}: ignoring {others} stored result(s) of cells outside this grid",
+              file=sys.stderr)
+    records, ran = sweep.run_grid(cells, workers=workers, ray_address=args.ray, store=store)
+    where = f"on Ray at {args.ray}" if args.ray else f"in {min(workers, ran)} local process(es)"
+    print(f"phalanx: sweep: {len(cells)} cell(s): {f'{ran} run {where}' if ran else 'none run'}, "
+          f"{len(cells) - ran} read from --results", file=sys.stderr)
+    document = sweep.sweep_document(cells, records)
+    if args.output in ("json", "yaml"):
+        _emit(document, args.output)
+    else:
+        sweep.render_sweep(document, console, wide=args.output == "wide")
+    return 0
+
+
 Command = Callable[[argparse.Namespace, Console], int]
 COMMANDS: dict[str, Command] = {
     "simulate": _simulate, "compare": _compare, "validate": _validate, "verify": _verify, "generate": _generate,
-    "run": _live, "migrate": _migrate,
+    "run": _live, "migrate": _migrate, "sweep": _sweep,
 }
 
 
