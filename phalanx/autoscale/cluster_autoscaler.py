@@ -425,10 +425,11 @@ class ClusterAutoscaler:
         """The group nodes unneeded now (`scale_down_in` without the clock); the same state gives the same
         answer."""
         sizes = Counter(group for _, group in members)
+        group_of_member = dict(members)
         candidates: list[tuple[float, str, int, NodeGroup, list[Pod]]] = []
-        for at, group in members:
-            level = levels.get(at)
-            if level is None or level >= self.utilization_threshold:
+        for at, level in levels.items():
+            group = group_of_member.get(at)
+            if group is None or level >= self.utilization_threshold:
                 continue
             movable = [p for p in pods_on(at) if p.controller != DAEMONSET]
             if any(self._stays(p, groups_of_pods) for p in movable):

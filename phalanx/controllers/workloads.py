@@ -5,7 +5,7 @@ for the simulator to carry out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,6 +131,25 @@ class WorkloadControllers:
         if found is None:
             return None
         return self.rs.replicas(found[1]) if found[0] == "ReplicaSet" else self.sts.replicas(found[1])
+
+    def replica_counts(self, targets: Sequence[tuple[str, str]]) -> list[int | None]:
+        """`replicas` of many (kind, key) targets at once (an HPA bank's sync)."""
+        deployments, replica_sets, stateful_sets = self._deployment_rs, self.rs.sets, self.sts.sets
+        out: list[int | None] = []
+        for kind, key in targets:
+            if kind == "Deployment":
+                rs = deployments.get(key)
+                record = replica_sets.get(rs) if rs is not None else None
+                out.append(None if record is None else record.replica_set.replicas)
+            elif kind == "ReplicaSet":
+                record = replica_sets.get(key)
+                out.append(None if record is None else record.replica_set.replicas)
+            elif kind == "StatefulSet":
+                stateful = stateful_sets.get(key)
+                out.append(None if stateful is None else stateful.stateful_set.replicas)
+            else:
+                out.append(None)
+        return out
 
     def scale(self, kind: str, key: str, replicas: int, now: float, rank: Callable[[str], Any]) -> Actions:
         """The scale subresource: new pods, or pods to delete (`rank` orders a ReplicaSet's candidates)."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from phalanx.api.objects import Node, Pod
 from phalanx.autoscale.cluster_autoscaler import (
@@ -47,6 +48,7 @@ class NodeAutoscaling:
         self.next_index = {g.name: g.min_size for g in self.groups.values()}
         self.records: dict[str, NodeRecord] = {}
         self._members: list[tuple[int, str]] | None = None  # group nodes present: (index, group name)
+        self._member_rows: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._last_version: tuple[int, int, int] | None = None  # the cluster's at the last scale-down answer
         self._unneeded: list[str] = []
         for node in initial:
@@ -137,10 +139,10 @@ class NodeAutoscaling:
             self._last_version = None
             self._members = [(cluster.index[name], group) for name, node in self.nodes.items()
                              if (group := group_of(node)) is not None and group in self.groups]
-        members = self._members
+            self._member_rows = np.array([i for i, _ in self._members], dtype=np.int64)
+        members, at = self._members, self._member_rows
         if not members:
             return False
-        at = np.fromiter((i for i, _ in members), dtype=np.int64, count=len(members))
         level = np.zeros(len(members))
         for resource in ("cpu", "memory"):
             col = cluster.column.get(resource)

@@ -80,6 +80,7 @@ class _Bank:
                  metrics: MetricsSeries | None) -> None:
         self.states = states
         self.hpas = HpaBank([s.controller for s in states], SYNC_PERIOD)
+        self.targets = [(s.hpa.target.kind, f"{s.hpa.namespace}/{s.hpa.target.name}") for s in states]
         for i, state in enumerate(states):
             state.bank = (self.hpas, i)
         self.started = False
@@ -185,8 +186,7 @@ class Autoscalers:
     def sync_bank(self, index: int, sim: Simulation) -> None:
         bank = self.banks[index]
         now = sim.now
-        replicas = [sim.workloads.replicas(s.hpa.target.kind, f"{s.hpa.namespace}/{s.hpa.target.name}")
-                    for s in bank.states]
+        replicas = sim.workloads.replica_counts(bank.targets)
         skip = np.array([r is None for r in replicas], dtype=bool)
         current = np.array([r or 0 for r in replicas], dtype=np.int64)
         values = bank.values(now)
