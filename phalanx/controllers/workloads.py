@@ -67,6 +67,7 @@ class WorkloadControllers:
     _managed: set[str] = field(default_factory=set)  # Deployments (namespace/name) whose ReplicaSets are given
     _given: set[str] = field(default_factory=set)  # the input's ReplicaSets (namespace/name)
     _deployment_rs: dict[str, str] = field(default_factory=dict)  # Deployment key -> its ReplicaSet's key
+    replicas_version: int = 0  # bumped by whatever may change some `replicas` (an object arrives, a scale)
 
     def __post_init__(self) -> None:
         for pod in self.existing:
@@ -88,6 +89,7 @@ class WorkloadControllers:
             self.ds.nodes[node.name] = node
 
     def arrive(self, obj: WorkloadObject | SetObject, now: float) -> Actions:
+        self.replicas_version += 1
         if isinstance(obj, JobSet):
             return Actions(jobs=self.js.start(obj, now))
         if isinstance(obj, LeaderWorkerSet):
@@ -153,6 +155,7 @@ class WorkloadControllers:
 
     def scale(self, kind: str, key: str, replicas: int, now: float, rank: Callable[[str], Any]) -> Actions:
         """The scale subresource: new pods, or pods to delete (`rank` orders a ReplicaSet's candidates)."""
+        self.replicas_version += 1
         found = self._scaled(kind, key)
         if found is None:
             return Actions()

@@ -81,6 +81,10 @@ class _Bank:
         self.states = states
         self.hpas = HpaBank([s.controller for s in states], SYNC_PERIOD)
         self.targets = [(s.hpa.target.kind, f"{s.hpa.namespace}/{s.hpa.target.name}") for s in states]
+        # The targets' replicas as of `replicas_version` of the workload controllers (-1: read them again).
+        self.replicas_version = -1
+        self.current = np.zeros(len(states), dtype=np.int64)
+        self.skip = np.ones(len(states), dtype=bool)
         for i, state in enumerate(states):
             state.bank = (self.hpas, i)
         self.started = False
@@ -186,11 +190,14 @@ class Autoscalers:
     def sync_bank(self, index: int, sim: Simulation) -> None:
         bank = self.banks[index]
         now = sim.now
-        replicas = sim.workloads.replica_counts(bank.targets)
-        skip = np.array([r is None for r in replicas], dtype=bool)
-        current = np.array([r or 0 for r in replicas], dtype=np.int64)
+        workloads = sim.workloads
+        if bank.replicas_version != workloads.replicas_version:
+            replicas = workloads.replica_counts(bank.targets)
+            bank.skip = np.array([r is None for r in replicas], dtype=bool)
+            bank.current = np.array([r or 0 for r in replicas], dtype=np.int64)
+        current, version = bank.current, workloads.replicas_version
         values = bank.values(now)
-        for i in np.flatnonzero(bank.hpas.sync(now, current, values, skip)).tolist():
+        for i in np.flatnonzero(bank.hpas.sync(now, current, values, bank.skip)).tolist():
             state = bank.states[i]
             row = values[i]
             position = {id(spec): m for m, spec in enumerate(state.hpa.metrics)}
@@ -201,8 +208,13 @@ class Autoscalers:
                 return None if math.isnan(found) else found
 
             bank.hpas.before_scalar(i)
-            self._sync(state, int(current[i]), value, sim)
+            desired = self._sync(state, int(current[i]), value, sim)
             bank.hpas.after_scalar(i, now)
+            if desired != current[i]:
+                current[i] = desired
+                version += 1  # this scale, which `current` already shows
+        # Kept for the next sync unless something else changed some replicas meanwhile.
+        bank.replicas_version = version if version == workloads.replicas_version else -1
         self._again(HpaBankSync(index), sim)
 
     def _again(self, event: HpaSync | HpaBankSync, sim: Simulation) -> None:
@@ -210,7 +222,8 @@ class Autoscalers:
         if self.horizon is not None and following <= self.horizon:
             sim.events.push(following, ARRIVAL, event)
 
-    def _sync(self, state: _State, current: int, values: MetricValues, sim: Simulation) -> None:
+    def _sync(self, state: _State, current: int, values: MetricValues, sim: Simulation) -> int:
+        """One HPA's own sync; returns its target's replicas after it."""
         hpa = state.hpa
         decision = state.controller.sync(sim.now, current, values)
         for message in decision.events:
@@ -222,8 +235,10 @@ class Autoscalers:
                 state.woke_from_zero += 1
             state.replicas.append((sim.now, decision.desired))
             sim.scale(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}", decision.desired)
-        elif not state.replicas:
+            return decision.desired
+        if not state.replicas:
             state.replicas.append((sim.now, current))
+        return current
 
     def _value(self, hpa: HorizontalPodAutoscaler, spec: MetricSpec, now: float) -> float | None:
         model = self.models.get(hpa.key)
