@@ -51,6 +51,8 @@ class NodeAutoscaling:
         self._member_rows: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._last_version: tuple[int, int, int] | None = None  # the cluster's at the last scale-down answer
         self._unneeded: list[str] = []
+        self._idle_ask: tuple[object, ...] | None = None  # the last scale-up question that added nothing
+        self._idle_unhelped: dict[str, str] = {}
         for node in initial:
             self.arrived(node, 0.0)
         self.unschedulable: set[str] = set()  # pods the scheduler could not place, not yet bound or gone
@@ -116,12 +118,20 @@ class NodeAutoscaling:
         self.unhelped.clear()  # what the latest scan could not help
         if not pending:
             return False
-        groups = {k: g.group for k, g in sim.groups.items()}
         running = {k: counts[0] for k, counts in sim.group_counts.items()}
+        # Nothing changed since a scan that added nothing (the same pods wait for the same upcoming nodes):
+        # the same answer.
+        asked = (tuple(p.key for p in pending), tuple(sorted(self.upcoming.items())),
+                 tuple(sorted(self.size.items())), tuple(sorted(running.items())))
+        if asked == self._idle_ask:
+            self.unhelped.update(self._idle_unhelped)
+            return False
+        groups = {k: g.group for k, g in sim.groups.items()}
         ups = self.autoscaler.scale_up(pending, groups, dict(self.upcoming), sizes=dict(self.size),
                                        running_members=running)
         for miss in self.autoscaler.unhelped:
             self.unhelped[miss.key] = miss.reason
+        self._idle_ask, self._idle_unhelped = (None, {}) if ups else (asked, dict(self.unhelped))
         for up in ups:
             group = self.groups[up.group]
             for _ in range(up.count):
