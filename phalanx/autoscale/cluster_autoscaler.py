@@ -214,6 +214,11 @@ class ClusterAutoscaler:
     _unneeded_since: dict[str, float] = field(default_factory=dict, init=False)
     _rng: random.Random = field(init=False)
     _by_name: dict[str, NodeGroup] = field(init=False)
+    _members_seen: Sequence[tuple[int, str]] | None = field(default=None, init=False)
+    _member_sizes: Counter[str] = field(default_factory=Counter, init=False)
+    _member_groups: dict[int, str] = field(default_factory=dict, init=False)
+    _fit: _StaticFit | None = field(default=None, init=False)
+    _fit_key: tuple[int, int] = field(default=(0, 0), init=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -424,8 +429,8 @@ class ClusterAutoscaler:
                     groups_of_pods: Mapping[str, PodGroup] | None = None) -> list[str]:
         """The group nodes unneeded now (`scale_down_in` without the clock); the same state gives the same
         answer."""
-        sizes = Counter(group for _, group in members)
-        group_of_member = dict(members)
+        sizes = self._sizes(members)
+        group_of_member = self._member_groups
         candidates: list[tuple[float, str, int, NodeGroup, list[Pod]]] = []
         for at, level in levels.items():
             group = group_of_member.get(at)
@@ -438,7 +443,7 @@ class ClusterAutoscaler:
         candidates.sort(key=lambda c: (c[0], c[1]))
         unneeded: list[str] = []
         if candidates:
-            fit = _StaticFit(state)
+            fit = self._static_fit(state)
             gone = np.zeros(len(state), dtype=bool)
             receiving = np.zeros(len(state), dtype=bool)
             free = state.free_by_resource.copy()
@@ -453,6 +458,21 @@ class ClusterAutoscaler:
                 else:
                     gone[at] = False
         return unneeded
+
+    def _sizes(self, members: Sequence[tuple[int, str]]) -> Counter[str]:
+        """Group sizes of `members`, remembered while the same list is passed again."""
+        if self._members_seen is not members:
+            self._members_seen = members
+            self._member_sizes = Counter(group for _, group in members)
+            self._member_groups = dict(members)
+        return self._member_sizes
+
+    def _static_fit(self, state: ClusterState) -> _StaticFit:
+        """The static filters' masks over `state`, kept while its nodes stay as they are."""
+        key = (state.version, len(state))
+        if self._fit is None or self._fit.state is not state or self._fit_key != key:
+            self._fit, self._fit_key = _StaticFit(state), key
+        return self._fit
 
     def due(self, unneeded: Sequence[str], now: float) -> list[str]:
         """Nodes unneeded now, as `unneeded_in` found them: the ones unneeded for the whole delay are removed
