@@ -60,3 +60,14 @@ def test_a_statefulset_scales_down_from_the_highest_ordinal(tmp_path: Path) -> N
     sim.scale("StatefulSet", "default/db", 2)
     _advance(sim, 40.0)
     assert sim.pods["default/db-1"].phase == "Running"  # made again under its name
+
+
+def test_replica_counts_read_many_targets_as_replicas_reads_one(tmp_path: Path) -> None:
+    sim = _sim(tmp_path)
+    before = sim.workloads.replicas_version
+    sim.scale("StatefulSet", "default/db", 4)
+    assert sim.workloads.replicas_version > before  # an HPA bank reads the replicas again
+    targets = [("Deployment", "default/web"), ("StatefulSet", "default/db"), ("Deployment", "default/none"),
+               ("ReplicaSet", "default/none"), ("CronJob", "default/web")]
+    assert sim.workloads.replica_counts(targets) == [sim.workloads.replicas(k, n) for k, n in targets]
+    assert sim.workloads.replica_counts(targets)[:3] == [3, 4, None]
