@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import csv
 import math
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from phalanx.api.autoscaling import MetricSpec, MetricTarget
 from phalanx.api.objects import LabelSelector, Requirement
+from phalanx.autoscale import metrics
 from phalanx.autoscale.metrics import MetricsSeries, RequestRateModel, parse_labels, series_source
 from phalanx.errors import InputError
 
@@ -80,7 +86,7 @@ def test_lookups_are_fast_on_long_series() -> None:
     assert data.value("qps", None, 14.9) == 0.0
 
 
-@pytest.mark.parametrize(("text", "expected"), [
+BAD_INPUT = [
     ("", "empty metrics file"),
     ("time,metric\n0,qps\n", "line 1: bad header: no value column"),
     ("time,metric,value,region\n", "line 1, column 4: bad header: unknown column 'region'"),
@@ -108,7 +114,10 @@ def test_lookups_are_fast_on_long_series() -> None:
     ("time,metric,value,selector\n0,qps,1,\"a=1,a=2\"\n", "line 2, column 4 (selector): invalid selector 'a=1,a=2'"),
     ("time,metric,value\n0,qps,1\n0s,qps,2\n", "line 3, column 1 (time): a second value for metric 'qps'"),
     ('time,metric,value\n0,"qps"x,1\n', "line 2: invalid CSV"),
-])
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BAD_INPUT)
 def test_bad_input_names_file_line_and_column(text: str, expected: str) -> None:
     assert expected in bad(text)
 
@@ -166,3 +175,231 @@ def test_series_source_feeds_the_controller_first_source_wins() -> None:
     assert values(other, 10) == 5.0  # the file has no such series: the model answers
     assert values(cpu, 10) == 75.0
     assert series_source(data)(other, 10) is None
+
+
+# The fast reader (Arrow, arrays) against the csv module's, which every error message comes from.
+
+def slow(text: str) -> MetricsSeries:
+    return MetricsSeries(metrics._rows(text, "metrics.csv"), file="metrics.csv")
+
+
+def fast(text: str) -> MetricsSeries:
+    groups = metrics._fast_groups(text.encode("utf-8"))
+    assert groups is not None, "the fast reader declined the file"
+    return MetricsSeries._of(groups, "metrics.csv")
+
+
+def no_nan(values: np.ndarray) -> list[float | None]:
+    return [None if math.isnan(x) else x for x in values.tolist()]
+
+
+def contents(data: MetricsSeries) -> list[object]:
+    """Everything a MetricsSeries holds and answers, as plain values (series in their order, by position)."""
+    position = {id(s): i for i, s in enumerate(data._series.values())}
+    held = [data.file,
+            [(key, s.labels, s.times.dtype, s.values.dtype, s.times.tolist(), s.values.tolist())
+             for key, s in data._series.items()],
+            [(metric, [position[id(s)] for s in group]) for metric, group in data._by_metric.items()],
+            [(metric, [(pair, [position[id(s)] for s in group]) for pair, group in labelled.items()])
+             for metric, labelled in data._by_label.items()]]
+    times = sorted({t for s in data._series.values() for t in s.times.tolist()})
+    probes = sorted({-1.0, *times, *(t + 0.5 for t in times)})
+    answers: list[object] = [data.metrics(), data.last_time(), len(data)]
+    for metric in data.metrics():
+        answers.append(data.times(metric))
+        answers.append([data.total(metric, None, t) for t in probes])
+        answers.append(no_nan(data.totals(metric, None, np.array(probes))))
+    for metric, key in data._series:
+        answers.append([data.value(metric, key, t) for t in probes])
+    cells = [(metric, None) for metric in data.metrics()]
+    if cells:
+        tape = data.tape(cells)
+        answers.append([no_nan(tape.at(t)) for t in probes])
+    for answer in answers:
+        for item in answer if isinstance(answer, list) else [answer]:
+            assert not isinstance(item, np.generic), "answers are Python numbers"
+    return [held, answers]
+
+
+def same_as_slow(text: str) -> MetricsSeries:
+    """The fast reader's series, after checking they are the slow reader's in every respect."""
+    data = fast(text)
+    assert contents(data) == contents(slow(text))
+    return data
+
+
+FAST_FILES = {
+    "durations": "time,metric,value\n15m,qps,2\n0,qps,1\n90s,qps,3\n1h30m,qps,4\n1.5,qps,5\n2d,lat,1\n.5,lat,2\n",
+    "quantities": "time,metric,value\n0,cpu,500m\n1,cpu,2k\n2,cpu,1.5\n3,cpu,16Gi\n4,cpu,1e3\n5,cpu,+7\n6,cpu,.25\n"
+                  "7,cpu,007\n8,cpu,123456789012345678\n9,cpu,1234567890123456789\n10,cpu,0.1\n11,cpu,3.\n",
+    # Unquoted, a selector has one label (a comma would end the cell): its spaces vary, and series come in any order.
+    "selectors in several orders": "time,metric,value,selector\n0,q,2,b=2\n0,r,5,a=1\n60,q,3,b=2\n30,q,4,a=1\n"
+                                   "0,q,1,a=1\n0,r,6,b=2\n",
+    "one series however its label is written": "time,metric,value,selector\n0,q,1,a=1\n60,q,2, a=1 \n"
+                                               "120,q,3,a = 1\n180,q,4,\ta=1\n",
+    "empty and blank selectors": "time,metric,value,selector\n0,q,1,\n60,q,2, \n0,q,3,a=1\n0,r,4,\n",
+    "no selector column": "time,metric,value\n0,qps,1\n15,qps,2\n0,lat,3\n",
+    "reordered columns": "selector,value,metric,time\nx=1,1,qps,0\nx=2,2,qps,0\nx=1,3,qps,30\n",
+    "spaces in the header and cells": " value , time ,metric\n 1 , 0 , qps \n2,15,qps\n 3,  30s,qps \n",
+    "metric names that strip to one": "time,metric,value\n0,qps,1\n15, qps,2\n30,qps\u00a0,3\n",
+    "a byte order mark": "\ufefftime,metric,value\n0,qps,1\n15,qps,2\n",
+    "no newline at the end": "time,metric,value\n0,qps,1\n15,qps,2",
+    "rows in any order": "time,metric,value,selector\n30,q,3,s=a\n0,q,1,s=b\n15,q,2,s=a\n0,q,0,s=a\n45,q,9,s=b\n",
+    "interleaved series in time order": "time,metric,value,selector\n0,q,1,s=a\n0,q,2,s=b\n15,q,3,s=a\n15,q,4,s=b\n",
+    "the same time in other series": "time,metric,value,selector\n0,q,1,s=a\n0,r,1,s=a\n0,q,1,\n0,r,1,\n",
+    "large and odd numbers": "time,metric,value\n999999999,q,999999999999999999\n1000000000,q,1\n0,q,0\n",
+    "long decimals": "time,metric,value\n0,q,9007199254740993.0\n1,q,0.30000000000000004441\n"
+                     "2,q,1.00000000000000011102230246251565404236316680908203125\n"
+                     "3,q,1.00000000000000011102230246251565404236316680908203126\n4,q,.000000000000000000001\n"
+                     "5,q,123456789012345678.99999999999999999999\n",
+    "non-ASCII and odd names": "time,metric,value,selector\n0,qps\u00e9,1,app=cafe-1\n0,x\x00y,2,\n"
+                               "0,\u2003\u00e9 ,3,\n",
+}
+
+
+@pytest.mark.parametrize("name", FAST_FILES)
+@pytest.mark.parametrize("block", [None, 64])
+def test_the_fast_reader_gives_the_slow_readers_series(name: str, block: int | None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    if block is not None:  # Arrow then reads the rows in several chunks, each with its own dictionaries
+        monkeypatch.setattr(metrics, "_BLOCK_BYTES", block)
+    text = FAST_FILES[name]
+    expected = contents(same_as_slow(text))
+    monkeypatch.setattr(metrics, "_rows", None)  # `from_text` must not need the slow reader
+    assert contents(series(text)) == expected
+
+
+def test_the_fast_reader_reads_files_from_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "metrics.csv"
+    text = "\ufeffmetric,time,value,selector\n" + "".join(f"q,{t},{t % 7},s={t % 3}\n" for t in range(0, 9000, 15))
+    path.write_text(text, encoding="utf-8")
+    expected = contents(MetricsSeries(metrics._rows(text, str(path)), file=str(path)))
+    monkeypatch.setattr(metrics, "_rows", None)  # any use of the slow reader fails
+    assert contents(MetricsSeries.load(str(path))) == expected
+
+
+SLOW_FILES = {
+    "quoted cells": 'time,metric,value,selector\n0,qps,1,"a=1,b=2"\n',
+    "CRLF line ends": "time,metric,value\r\n0,qps,1\r\n15,qps,2\r\n",
+    "a blank line": "time,metric,value\n0,qps,1\n\n15,qps,2\n",
+    "blank lines at the end": "time,metric,value\n0,qps,1\n\n\n",
+    "a line of spaces": "time,metric,value\n0,qps,1\n   \n15,qps,2\n",
+    "only a header": "time,metric,value\n",
+    "a header without a line end": "time,metric,value",
+}
+
+
+@pytest.mark.parametrize("name", SLOW_FILES)
+def test_files_the_fast_reader_cannot_vouch_for_go_to_the_slow_reader(name: str) -> None:
+    text = SLOW_FILES[name]
+    assert metrics._fast_groups(text.encode("utf-8")) is None
+    assert contents(series(text)) == contents(slow(text))
+
+
+def test_a_cell_past_the_csv_modules_field_limit_goes_to_the_slow_reader(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(csv, "field_size_limit", lambda: 8)
+    text = "time,metric,value\n0,qps_total_per_second,1\n"
+    assert metrics._fast_groups(text.encode("utf-8")) is None
+    fine = "time,metric,value\n0,qps,1\n"
+    assert metrics._fast_groups(fine.encode("utf-8")) is not None
+
+
+def error(read: Callable[[], object]) -> str:
+    with pytest.raises(InputError) as info:
+        read()
+    return str(info.value)
+
+
+MANY = "".join(f"{t},qps,{t}\n" for t in range(0, 1500, 15))
+ERROR_FILES = [
+    "time,metric,value\n" + MANY + "15m,qps,1\n",  # a duplicate late in the file, as a duration
+    "time,metric,value\n" + MANY + "10,qps,x\n",
+    "time,metric,value\n" + MANY + "soon,qps,1\n",
+    "time,metric,value\n" + MANY + "10, ,1\n",
+    "time,metric,value\n" + MANY + "10,qps\n",
+    "time,metric,value\n" + MANY + "10,qps,1,2\n",
+    "time,metric,value,selector\n0,q,1,a=1\n0,q,2,a=1 \n",
+    "time,metric,value,selector\n0,q,1,a=1\n5,q,x,bad\n",  # the first bad cell of a row: the value
+    "time,metric,value,selector\n0,q,1,a=1\n5,q,1,bad\n3,q,x,a=1\n",  # the first bad row in the file
+    "time,metric,value\n0,q,1\n5,q,-1\n",
+    "time,metric,value\n0,q,1\n5,q,1e400\n",
+    "time,metric,value\n0,q,1\n5,q,99999999999999999999\n",
+    "time,metric,value\n0,q,1\n5,q,100000000000000000000.5\n",
+    "time,metric,value\n0,q,1\n99999999999999999999999999999999999999999,q,1\n",
+    "time,metric,value\n0,q,1\n9223372037,q,1\n",  # ten digits: past Go's longest duration
+    "time,metric,value\n0,q,1\n5,q,\u0661\n",
+    "time,metric,value\n0,q,1\n\uff15,q,1\n",
+    "time,metric,value\n0,q,1\n1000000000000000000000d,q,1\n",
+    "time,metric,value\n15,q,1\n30,q,1\n15,q,1\n",
+    "\ntime,metric,value\n0,qps,1\n",
+    "time,metric,value\n0,qps,1\n\n0,qps,1\n",
+]
+
+
+@pytest.mark.parametrize("text", ERROR_FILES + [text for text, _ in BAD_INPUT])
+def test_errors_are_the_slow_readers_word_for_word(text: str) -> None:
+    expected = error(lambda: slow(text))
+    assert error(lambda: series(text)) == expected
+    assert metrics._fast_groups(text.encode("utf-8")) is None
+
+
+def test_load_reports_errors_as_the_slow_reader_does(tmp_path: Path) -> None:
+    path = tmp_path / "metrics.csv"
+    text = "time,metric,value\n" + MANY + "15m,qps,1\n"
+    path.write_text(text, encoding="utf-8")
+    message = error(lambda: MetricsSeries.load(str(path)))
+    assert message == error(lambda: MetricsSeries(metrics._rows(text, str(path)), file=str(path)))
+    assert message.startswith(f"{path}: line 102, column 1 (time): a second value for metric 'qps' "
+                              "(no selector) at time 900 (the first is on line 62)")
+
+
+def test_text_with_lone_surrogates_is_read_by_the_slow_reader() -> None:
+    assert "invalid selector" in error(lambda: series("time,metric,value,selector\n0,q,1,a=\ud800\n"))
+
+
+GOOD = {
+    "time": st.one_of(st.integers(0, 10**12).map(str),
+                      st.sampled_from(["15s", "1m", "1h30m", "90s", "1.5", ".5", "2.", " 30", "45 ", "00"])),
+    "value": st.one_of(st.integers(0, 10**20).map(str),
+                       st.integers(0, 40).flatmap(lambda places: st.decimals(0, 10**19, places=places)).map(str),
+                       st.sampled_from(["500m", "2k", "1Ki", "1e3", "3.", ".5", " 7", "8 ", "+1", "0.1",
+                                        "1.00000000000000011102230246251565404236316680908203125"])),
+    "metric": st.sampled_from(["qps", "lat", " qps", "qps\u2003", "q\u00e9"]),
+    "selector": st.sampled_from(["", " ", "a=1", "b=2", " a = 1 ", "c=3"]),
+}
+QUOTED = st.sampled_from(['"a=1,b=2"', '"b=2, a=1"', '"b=2"'])  # multi-label selectors are quoted: the slow reader
+BAD = {
+    "time": st.sampled_from(["x", "", "-1", "1e3", "\uff11", "1_0", "nan"]),
+    "value": st.sampled_from(["-1", "x", "", "1_0", "NaN", "1e400", "\u0661"]),
+    "metric": st.sampled_from(["", "  "]),
+    "selector": st.sampled_from(["bad", '"a=1,a=2"', "a=\u00e9"]),
+}
+
+
+@st.composite
+def csv_files(draw: st.DrawFn) -> str:
+    """Small series files, valid about half the time (one bad cell, or two rows for one series at one time)."""
+    columns = draw(st.permutations(["time", "metric", "value", *draw(st.sampled_from([[], ["selector"]]))]))
+    good = {**GOOD, "selector": GOOD["selector"] | QUOTED} if draw(st.booleans()) else GOOD
+    rows = draw(st.lists(st.fixed_dictionaries({c: good[c] for c in columns}), min_size=1, max_size=12))
+    if draw(st.booleans()):  # distinct times: no duplicates
+        rows = [{**row, "time": str(15 * i)} for i, row in enumerate(rows)]
+    if draw(st.booleans()):
+        column = draw(st.sampled_from(columns))
+        rows[draw(st.integers(0, len(rows) - 1))][column] = draw(BAD[column])
+    bom = "\ufeff" if draw(st.booleans()) else ""
+    return bom + ",".join(columns) + "\n" + "".join(",".join(row[c] for c in columns) + "\n" for row in rows)
+
+
+@settings(max_examples=300, deadline=None)
+@given(csv_files())
+def test_the_fast_reader_agrees_with_the_slow_one(text: str) -> None:
+    try:
+        expected = contents(slow(text))
+    except InputError as exc:
+        assert metrics._fast_groups(text.encode("utf-8")) is None
+        assert error(lambda: series(text)) == str(exc)
+        return
+    assert contents(series(text)) == expected
+    if '"' not in text:  # a file the fast reader takes
+        assert contents(fast(text)) == expected
