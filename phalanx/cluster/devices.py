@@ -144,6 +144,8 @@ class DeviceState:
         self._uniform = 0
         self._bounds: IntArray = np.zeros(1, dtype=np.int64)
         self._tolerated: dict[tuple[tuple[DeviceToleration, ...], int], BoolArray] = {}
+        # Pods lifted off their nodes by a preemption dry run whose claims stay allocated and reserved (`keep`).
+        self.kept: set[str] = set()
 
     def __len__(self) -> int:
         return len(self.devices)
@@ -548,8 +550,36 @@ class DeviceState:
         state.reach = reach
         self.version += 1
 
+    def keep(self, pod: Pod) -> None:
+        """The pod leaves its node in a preemption dry run but its claims keep their devices: the following
+        `unreserve` changes nothing and `restore` only ends the keeping. This is kube-scheduler v1.37.2's dry run:
+        DynamicResources.PreFilter builds its allocator from the claim tracker (`ListAllAllocatedDevices`,
+        `GatherAllocatedState`), not from the snapshot, and its `PreFilterExtensions` is nil, so removing a victim
+        (`SelectVictimsOnNode`, `PodGroupEvaluator.selectVictimsOnDomain`) frees none of its devices. Only
+        inside a trial, which undoes it: outside one a pod taken off its node really leaves (no keeping)."""
+        if pod.key in self.kept or not self.cluster.journaling:
+            return
+        self.kept.add(pod.key)
+        self.cluster.record(functools.partial(self.kept.discard, pod.key))
+
+    def release(self, pod: Pod) -> None:
+        """End `keep` for a lifted pod and let its claims go as `unreserve` does (the `preemptForDevices` dry run
+        frees a victim's devices); a claim another pod still reserves stays allocated."""
+        if self._unkeep(pod):
+            self.unreserve(pod)
+
+    def _unkeep(self, pod: Pod) -> bool:
+        if pod.key not in self.kept:
+            return False
+        self.kept.discard(pod.key)
+        self.cluster.record(functools.partial(self.kept.add, pod.key))
+        return True
+
     def unreserve(self, pod: Pod) -> None:
-        """The pod no longer uses its claims; a claim nobody uses any more is deallocated."""
+        """The pod no longer uses its claims; a claim nobody uses any more is deallocated (the resourceclaim
+        controller drops a gone pod from `reservedFor` and clears the allocation of a claim nobody reserves)."""
+        if pod.key in self.kept:
+            return
         for ref in pod.resource_claims:
             state = self.claims.get(f"{pod.namespace}/{ref.claim_for(pod.name)}")
             if state is None:
@@ -572,7 +602,10 @@ class DeviceState:
     def restore(self, pod: Pod, node: int, held: Mapping[str, tuple[tuple[Choice, ...] | None, ResourceClaim]]
                 ) -> bool:
         """Undo `unreserve` exactly: a claim it deallocated gets back the very devices it had (never others).
-        False, and nothing changed, when one of those devices has been taken meanwhile."""
+        False, and nothing changed, when one of those devices has been taken meanwhile. A pod that kept its
+        claims (`keep`, never `release`d) has nothing to get back."""
+        if self._unkeep(pod):
+            return True
         todo: list[tuple[ClaimState, tuple[Choice, ...], ResourceClaim]] = []
         for key, (allocation, claim) in held.items():
             state = self.claims.get(key)

@@ -27,6 +27,16 @@ reprieve step k is done for every node together. A node where a lower-priority p
 `disruptionMode: all` group or is selected by a PodDisruptionBudget goes through the same rules one unit at
 a time (`vectorised = False` sends every node that way; tests check both give the same outcome).
 
+Devices (DRA claims), as v1.37.2: a node DynamicResources rejects is UnschedulableAndUnresolvable and no
+potential node, and since the plugin has no `PreFilterExtensions` (its allocator reads the claim tracker,
+not the snapshot) removing victims frees none of their devices: a node that failed an earlier filter is a
+candidate only where the pod's claims can be allocated with every victim's devices still held
+(`SelectVictimsOnNode` runs the Filter pass after the removals). In the PodGroup dry run lifted victims keep
+their claims (`DeviceState.keep`), so a gang short of devices preempts nothing. With the Phalanx extension
+`preemptForDevices`, removing a victim releases its claims (a claim another remaining pod reserves stays
+allocated), nodes short of devices go through the one-unit-at-a-time path on a trial, and a reprieve takes
+back exactly the devices the unit held.
+
 Unlike kube-scheduler, a pod that is already terminating is never listed as a victim again: its room
 counts as freed, so a node where earlier evictions already make room is chosen without new victims.
 
@@ -48,10 +58,13 @@ import numpy as np
 import numpy.typing as npt
 
 from phalanx.api.objects import Pod, PodDisruptionBudget, PodGroup
+from phalanx.cluster.devices import device_state
 from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle
 from phalanx.scheduler.framework import BoolArray
-from phalanx.scheduler.gang import schedule_group
+from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.running import RunningPods
 
 FloatArray = npt.NDArray[np.float64]
@@ -403,6 +416,14 @@ class Preemptor:
         if not everything:
             base, room = base[cols], room[cols]
         possible = _covers(room, need)
+        devices = self._devices(pod)
+        short: BoolArray | None = None  # nodes where only freed devices could serve the pod's claims
+        if devices is not None:
+            allocatable = devices.filter(self.cycle.cycle_state(pod), cluster)
+            if not devices.frees_devices:
+                possible &= allocatable  # v1.37.2: the dry run's Filter pass sees the victims' devices held
+            elif not allocatable.all():
+                short = ~allocatable
         # Potential nodes (not UnschedulableAndUnresolvable) are visited from a random offset among them;
         # the nodes where evictions could make room keep that order.
         if unresolvable is not None and unresolvable.any():
@@ -437,7 +458,8 @@ class Preemptor:
         start = 0
         while start < nodes.size and not (good > 0 and good + bad >= wanted):
             size = max(wanted - good - bad, 16)
-            batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget, rules)
+            batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget, rules,
+                                  (pod, short) if short is not None else None)
             start += size
             rows, good, bad = _accept(batch, good, bad, wanted)
             kept.append((batch, rows))
@@ -450,10 +472,19 @@ class Preemptor:
         return Outcome(victims=batch.victims_of(row, self.running), nominations={pod.key: cluster.names[node]},
                        node=cluster.names[node], priority=priority)
 
+    def _devices(self, pod: Pod) -> DynamicResources | None:
+        """The profile's DynamicResources filter when the pod has claims (None otherwise)."""
+        if not pod.resource_claims:
+            return None
+        return next((f for f in self.cycle.filters if isinstance(f, DynamicResources)), None)
+
     def _dry_run(self, nodes: IntArray, cols: list[int], need: IntArray, priority: int, base: IntArray,
-                 budget: Callable[[], Budgets], rules: Pod | None = None) -> _Batch:
+                 budget: Callable[[], Budgets], rules: Pod | None = None,
+                 claims: tuple[Pod, BoolArray] | None = None) -> _Batch:
         """SelectVictimsOnNode for each of `nodes` (one node at a time when `rules`, the preemptor, has rules
-        between pods to check)."""
+        between pods to check; `claims`, the preemptor and the nodes where its claims need devices that only
+        the victims can free (`preemptForDevices`), sends those nodes through `_select_freeing_devices`).
+        Elsewhere the victims' devices need not move: the pod's claims fit beside them."""
         k = nodes.size
         out = _Batch(nodes, np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int64),
                      np.full(k, NO_VICTIM_PRIORITY, dtype=np.int64), np.zeros(k, dtype=np.int64),
@@ -462,9 +493,15 @@ class Preemptor:
         slots = running.slots()
         one_by_one = running.special_floor[nodes] < priority \
             if self.vectorised and rules is None and self.victim_hints is None else np.ones(k, dtype=bool)
+        if claims is not None:
+            one_by_one |= claims[1][nodes]
         for row in np.flatnonzero(one_by_one).tolist():
             node = int(nodes[row])
-            candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget, rules)
+            if claims is not None and claims[1][node]:
+                candidate = self._select_freeing_devices(node, cols, need, priority, base[:, node], budget,
+                                                         claims[0], rules)
+            else:
+                candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget, rules)
             if candidate is None:
                 continue
             pods = candidate.pods()
@@ -554,6 +591,52 @@ class Preemptor:
         victims.sort(key=Unit.importance)
         return _Candidate(node, victims, violations)
 
+    def _select_freeing_devices(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
+                                budget: Callable[[], Budgets], pod: Pod, rules: Pod | None) -> _Candidate | None:
+        """`_select_on_node` where removing a unit also releases its claims (`preemptForDevices`): on a trial
+        never kept, every lower-priority unit is lifted (`PodCycle.lift`), the pod must fit (resources, its
+        claims allocatable on the node, and its rules between pods); then units are put back, PDB-violating
+        first and the most important first, each with exactly the devices it held, as long as all of that
+        still holds."""
+        units = self.units(self.running.on_node.get(node, ()), priority)
+        shares = [self._on_node(unit, node)[cols] for unit in units]
+        free = base.copy()
+        for share in shares:
+            free = free + share
+        if np.any(free < need):
+            return None
+        share_of = dict(zip(units, shares, strict=True))
+        violating, fine = budget().split(units) if self._pdb_list else ([], units)
+        bad = set(violating)
+        allocator = device_allocator(self.cluster)
+
+        def fits() -> bool:
+            if not allocator.feasible_on(pod, node):
+                return False
+            return rules is None or self.cycle.pod_rules_pass(rules, node)
+
+        victims: list[Unit] = []
+        violations = 0
+        with self.cluster.trial():
+            lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
+            devices = device_state(self.cluster)
+            for key in lifted:
+                devices.release(self.pods[key])
+            if not fits():
+                return None
+            for unit in (*violating, *fine):
+                share = share_of[unit]
+                if np.all(free - share >= need):
+                    with self.cluster.trial() as trial:
+                        if all(self.cycle.put_back(lifted[key]) for key in unit.pods) and fits():
+                            trial.keep()
+                            free = free - share
+                            continue
+                victims.append(unit)
+                violations += unit in bad
+        victims.sort(key=Unit.importance)
+        return _Candidate(node, victims, violations)
+
     # --- a PodGroup -------------------------------------------------------------------------------------
 
     def group_eligible(self, group: PodGroup, pending: Sequence[Pod], preemption_policy_gate: bool) -> bool:
@@ -590,8 +673,12 @@ class Preemptor:
         lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
         # Room promised to other preemptors of at least this priority stays taken while the group is placed:
         # the cycle's Filter holds it (kube-scheduler runs the filters with those nominated pods on their nodes).
-        outcome = schedule_group(self.cycle, group, pending, running)
-        if not outcome.success or not outcome.placed:
+        # The lifted victims keep their devices (v1.37.2); with `preemptForDevices` they are released, the least
+        # important unit first, only until the group can be placed.
+        outcome: GroupOutcome | None = schedule_group(self.cycle, group, pending, running)
+        if outcome is not None and (not outcome.success or not outcome.placed):
+            outcome = self._place_freeing_devices(group, pending, running, units)
+        if outcome is None or not outcome.success or not outcome.placed:
             return None
         violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
         # Reprieved victims may not take that promised room either.
@@ -609,6 +696,29 @@ class Preemptor:
         names = self.cluster.names
         return Outcome(victims=victims, nominations={pod.key: names[node] for pod, node in outcome.placed},
                        priority=priority)
+
+    def _place_freeing_devices(self, group: PodGroup, pending: Sequence[Pod], running: int,
+                               units: Sequence[Unit]) -> GroupOutcome | None:
+        """With `preemptForDevices`: release the devices of lifted units, the least important first, and try the
+        group cycle again after each until it places the group (None when releasing them all does not help),
+        so that a gang short of devices takes those of the lowest-priority holders and no more."""
+        if not any(self._frees_devices(pod) for pod in pending):
+            return None
+        devices = device_state(self.cluster)
+        holders = [unit for unit in reversed(units) if any(self.pods[key].resource_claims for key in unit.pods)]
+        for unit in holders:
+            for key in unit.pods:
+                devices.release(self.pods[key])
+            with self.cluster.trial() as trial:
+                outcome = schedule_group(self.cycle, group, pending, running)
+                if outcome.success and outcome.placed:
+                    trial.keep()
+                    return outcome
+        return None
+
+    def _frees_devices(self, pod: Pod) -> bool:
+        found = self._devices(pod)
+        return found is not None and found.frees_devices
 
     def _reprieve(self, unit: Unit, lifted: Mapping[str, Lifted]) -> bool:
         """Put the unit back if all its pods fit on their nodes with what they held; all or none (a trial)."""

@@ -158,6 +158,17 @@ class DeviceAllocator:
                     mask[node] = False
         return mask
 
+    def feasible_on(self, pod: Pod, node: int) -> bool:
+        """`feasible` for one node: every claim usable there or allocatable there now (the exact search)."""
+        self.state.sync_nodes()
+        pending: list[ClaimState] = []
+        for state in self.state.pod_claims(pod):
+            if state.allocation is None:
+                pending.append(state)
+            elif not self.state.usable_nodes(state)[node]:
+                return False
+        return not pending or self.search(pod, node, pending) is not None
+
     def _hall(self, items: list[tuple[BoolArray, IntArray, BoolArray]], mask: BoolArray) -> BoolArray:
         """Hall's condition for requests that compete for devices: every subset's devices cover its count."""
         k = len(items)

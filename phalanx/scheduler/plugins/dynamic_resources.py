@@ -7,14 +7,24 @@ Why a node fails is counted once per node: `resourceclaim not available on the n
 elsewhere, or being deallocated), else `cannot allocate all claims` (untolerated device taints included,
 as v1.37 words it).
 
-Failures are UnschedulableAndUnresolvable: preemption does not free devices in Phalanx, so evicting
-pods for a pod short of devices is not attempted.
+Preemption, as v1.37.2 does it: failures are UnschedulableAndUnresolvable (`statusUnschedulable`), so a
+node the plugin rejects is never a preemption candidate, and in a dry run a victim lifted off its node keeps
+its devices (`DeviceState.keep`): `PreFilter` builds the allocator from the claim tracker, not the snapshot,
+and `PreFilterExtensions` is nil, so `SelectVictimsOnNode` and the PodGroup dry run
+(`PodGroupEvaluator.selectVictimsOnDomain`) free no device. A node that failed an earlier filter (e.g.
+`Insufficient cpu`) and has no devices for the pod is therefore no candidate either (the dry run's Filter
+pass fails here). Devices come free only when a victim is gone (Unreserve).
+
+Phalanx extension, off by default and in every built-in profile: `preemptForDevices: true` makes a node
+short of free devices resolvable and lets a dry run free the devices of the victims it removes (a claim
+another pod still reserves stays allocated, as the resourceclaim controller keeps it), so a pod or gang
+short of devices preempts lower-priority holders; reprieve puts exactly the same devices back.
 
 Reserve allocates the devices (the same per-node search that decides feasibility, first fitting devices
 in slice order) and reserves every claim for the pod; Unreserve releases the reservation and
 deallocates a claim once no pod uses it. Args: `extendedResources` maps extended resource names to
 device classes (KEP-5004), e.g. `{nvidia.com/gpu: gpu.example.com}`, in addition to the classes'
-own `extendedResourceName`.
+own `extendedResourceName`; `preemptForDevices` as above.
 """
 
 from __future__ import annotations
@@ -46,6 +56,14 @@ def extended_resources(args: Mapping[str, Any] | None) -> dict[str, str]:
     return dict(raw)
 
 
+def preempt_for_devices(args: Mapping[str, Any] | None) -> bool:
+    """The `preemptForDevices` argument (a Phalanx extension; kube-scheduler v1.37.2 has none)."""
+    raw = (args or {}).get("preemptForDevices", False)
+    if not isinstance(raw, bool):
+        raise InputError("must be true or false", field=f"pluginConfig[{NAME}].args.preemptForDevices")
+    return raw
+
+
 class DynamicResources:
     name = NAME
     static = False
@@ -53,6 +71,9 @@ class DynamicResources:
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:
         self.extended = extended_resources(args)
+        self.frees_devices = preempt_for_devices(args)
+        if self.frees_devices:  # only claims allocated out of reach stay unresolvable (`unresolvable`)
+            self.code = Code.UNSCHEDULABLE
         self._everywhere: BoolArray = np.ones(0, dtype=bool)
 
     # --- Filter ---
@@ -85,6 +106,18 @@ class DynamicResources:
             out[CANNOT_ALLOCATE] += blocked
         return out
 
+    def unresolvable(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> BoolArray:
+        """With `preemptForDevices`: the failed nodes where no eviction helps, those that cannot reach an
+        allocated claim of the pod (every failed node otherwise: `code` says so)."""
+        if not state.pod.resource_claims or not failed.any():
+            return np.zeros_like(failed)
+        devices = device_state(cluster)
+        usable = np.ones(len(cluster), dtype=bool)
+        for claim in devices.pod_claims(state.pod):
+            if claim.allocation is not None:
+                usable &= devices.usable_nodes(claim)
+        return failed & ~usable
+
     # --- Reserve ---
 
     def reserve(self, state: CycleState, cluster: ClusterState, node: int) -> None:
@@ -98,7 +131,15 @@ class DynamicResources:
             device_state(cluster).unreserve(pod)
 
     def held(self, pod: Pod, cluster: ClusterState) -> object:
-        return device_state(cluster).holding(pod) if pod.resource_claims else {}
+        """What a pod lifted off its node by a preemption dry run holds (`PodCycle.lift`). As v1.37.2, the pod's
+        claims keep their devices through the dry run (`DeviceState.keep`: the Unreserve that follows leaves
+        them); with `preemptForDevices` the dry run may `DeviceState.release` them, and `restore` then takes
+        the same devices back."""
+        if not pod.resource_claims:
+            return {}
+        devices = device_state(cluster)
+        devices.keep(pod)
+        return devices.holding(pod)
 
     def restore(self, pod: Pod, cluster: ClusterState, node: int, held: object) -> bool:
         if not pod.resource_claims or not isinstance(held, dict):
