@@ -523,16 +523,18 @@ def _move(pods: Sequence[Pod], state: ClusterState, free: IntArray, fit: _Static
     from `free` and the nodes that took pods are marked in `receiving`; otherwise nothing changes."""
     order = sorted(pods, key=lambda p: (p.requests.get("cpu", 0), p.requests.get("memory", 0)), reverse=True)
     placed: list[tuple[int, IntArray]] = []
+    staying = ~gone
     for pod in order:
         demand = state.demand(pod)
         cols = list(demand.columns)
-        room = np.all(free[cols] >= demand.requests[cols, None], axis=0)
-        ok = np.flatnonzero(room & fit.mask(pod) & ~gone)
-        if not ok.size:
+        ok = (free[cols] >= demand.requests[cols, None]).all(axis=0)
+        ok &= fit.mask(pod)
+        ok &= staying
+        node = int(ok.argmax())
+        if not ok[node]:
             for node, requests in placed:
                 free[: requests.shape[0], node] += requests
             return False
-        node = int(ok[0])
         free[: demand.requests.shape[0], node] -= demand.requests
         placed.append((node, demand.requests))
     for node, _ in placed:
