@@ -88,6 +88,8 @@ class HpaBank:
             for m, (average, target) in enumerate(_target_kind(controller) or ()):
                 self.present[i, m], self.average[i, m], self.target[i, m] = True, average, target
         self.last_metric = self.present.sum(axis=1) - 1
+        self.any_average = bool((self.present & self.average).any())
+        self.any_value = bool((self.present & ~self.average).any())
         self.minimum = np.array([c.hpa.min_replicas for c in self.controllers], dtype=np.int64)
         self.maximum = np.array([c.hpa.max_replicas for c in self.controllers], dtype=np.int64)
         self.scaled_to_zero = np.array([c.scaled_to_zero for c in self.controllers], dtype=bool)
@@ -124,14 +126,18 @@ class HpaBank:
         usage = np.ceil(np.round(milli, 6))
         cur = current.astype(np.float64)[:, None]
         low, high = 1.0 - DEFAULT_TOLERANCE, 1.0 + DEFAULT_TOLERANCE
+        per_pod = whole = usage
         with np.errstate(divide="ignore", invalid="ignore"):
-            per_pod_ratio = usage / (self.target * cur)
-            ratio = usage / self.target
-            per_pod = np.where((cur != 0) & (per_pod_ratio >= low) & (per_pod_ratio <= high), cur,
-                               np.ceil(usage / self.target))
-            whole = np.where(cur == 0, np.ceil(ratio),
-                             np.where((ratio >= low) & (ratio <= high), cur, np.ceil(ratio * cur)))
-        proposals = np.where(present, np.where(self.average, per_pod, whole), -1.0)
+            if self.any_average:
+                per_pod_ratio = usage / (self.target * cur)
+                per_pod = np.where((cur != 0) & (per_pod_ratio >= low) & (per_pod_ratio <= high), cur,
+                                   np.ceil(usage / self.target))
+            if self.any_value:
+                ratio = usage / self.target
+                whole = np.where(cur == 0, np.ceil(ratio),
+                                 np.where((ratio >= low) & (ratio <= high), cur, np.ceil(ratio * cur)))
+        proposals = np.where(present, np.where(self.average, per_pod, whole) if self.any_value and self.any_average
+                             else per_pod if self.any_average else whole, -1.0)
         desired = proposals.max(axis=1).astype(np.int64)
         # `computeReplicasForMetrics` keeps the first largest proposal, but the last metric while all are 0.
         metric = np.where(desired > 0, proposals.argmax(axis=1), self.last_metric)
@@ -149,12 +155,12 @@ class HpaBank:
         scalar |= (current > self.maximum) | (current < self.minimum) | (result != current)
         scalar &= ~skip
         steady = ~scalar & ~skip
-        self.recommended[steady, self.slot] = desired[steady]
+        np.copyto(self.recommended[:, self.slot], desired, where=steady)
         self.pending |= steady
-        self.metric[steady] = metric[steady]
-        self.stabilized[steady] = (stabilized != desired)[steady]
-        self.limited[steady] = (result != stabilized)[steady]
-        self.limit_reason[steady] = reason[steady]
+        np.copyto(self.metric, metric, where=steady)
+        np.copyto(self.stabilized, stabilized != desired, where=steady)
+        np.copyto(self.limited, result != stabilized, where=steady)
+        np.copyto(self.limit_reason, reason, where=steady)
         self.seen |= ~skip
         return scalar
 
