@@ -28,7 +28,8 @@ read as `phalanx simulate DIR --metrics FILE` reads them: `load_paths`, then `Me
 **Timed** (wall and CPU, each step apart): writing the inputs (not counted), `load_paths` on the manifests,
 `MetricsSeries.load` on the CSV, `Simulation(inputs, builtin("gang"), until=days*86400)` plus `run()`, and the
 report's `services` and `autoscaler` blocks. Counted: events pushed and popped on the simulation's event
-queue, events per second of the simulation step, pods created, HPA rescales, nodes added and removed, and the
+queue (the HPAs that arrive together sync as one event, an HPA bank), events per second of the simulation step,
+HPA syncs and syncs per second, pods created, HPA rescales, nodes added and removed, and the
 services' totals (requests, requests that met a cold service, GPU-hours and replica-hours saved).
 """
 
@@ -251,6 +252,8 @@ def run(services: int, days: int, interval: int, seed: int, profile: bool) -> di
     results["eventsPerSecond"] = counted.popped / results["simulate"]["wall"]
     results["podsCreated"] = len(sim.pods)
     results["hpaRescales"] = counted.rescales
+    results["hpaSyncs"] = sim.hpas.syncs
+    results["hpaSyncsPerSecond"] = sim.hpas.syncs / results["simulate"]["wall"]
     results["nodesAdded"], results["nodesRemoved"] = autoscaler["nodesAdded"], autoscaler["nodesRemoved"]
     results["nodeHours"], results["totalCost"] = autoscaler["nodeHours"], autoscaler["totalCost"]
     results["endTime"] = sim.end_time
@@ -275,7 +278,8 @@ def _print(results: dict[str, Any]) -> None:
                        ("report", "services + autoscaler report"), ("total", "total (counted steps)")):
         print(f"{label:<32} {results[key]['wall']:8.2f}s {results[key]['cpu']:8.2f}s")
     print(f"events: {results['eventsPopped']:,} popped ({results['eventsPushed']:,} pushed) in "
-          f"{results['eventBatches']:,} batches; {results['eventsPerSecond']:,.0f} events/s (simulate wall)")
+          f"{results['eventBatches']:,} batches; {results['eventsPerSecond']:,.0f} events/s (simulate wall); "
+          f"HPA syncs {results['hpaSyncs']:,} ({results['hpaSyncsPerSecond']:,.0f}/s)")
     print(f"pods created {results['podsCreated']:,}; HPA rescales {results['hpaRescales']:,}; "
           f"nodes added {results['nodesAdded']}, removed {results['nodesRemoved']}; "
           f"node-hours {results['nodeHours']}; cost {results['totalCost']:.2f}")

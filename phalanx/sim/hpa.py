@@ -161,6 +161,7 @@ class Autoscalers:
                 together.setdefault(state.hpa.arrival, []).append(state)
         self.banks = [_Bank(states, self.models, metrics) for _, states in sorted(together.items())]
         self.bank_of = {state.hpa.key: b for b, bank in enumerate(self.banks) for state in bank.states}
+        self.syncs = 0  # HPA syncs run (one per HPA with a target, per period)
         last = metrics.last_time() if metrics is not None else None
         if until is not None:
             self.horizon: float | None = until
@@ -184,6 +185,7 @@ class Autoscalers:
         hpa = state.hpa
         current = sim.workloads.replicas(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}")
         if current is not None:
+            self.syncs += 1
             self._sync(state, current, lambda spec, now: self._value(hpa, spec, now), sim)
         self._again(HpaSync(key), sim)
 
@@ -196,6 +198,7 @@ class Autoscalers:
             bank.skip = np.array([r is None for r in replicas], dtype=bool)
             bank.current = np.array([r or 0 for r in replicas], dtype=np.int64)
         current, version = bank.current, workloads.replicas_version
+        self.syncs += len(bank.states) - int(np.count_nonzero(bank.skip))
         values = bank.values(now)
         for i in np.flatnonzero(bank.hpas.sync(now, current, values, bank.skip)).tolist():
             state = bank.states[i]
