@@ -276,8 +276,9 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
     for report in reports:
         for line in report.get("admission", {}).get("notModelled", []):
             print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
-        for line in report.get("topologyConstraints", {}).get("notes", []):
-            print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
+        for section in ("topologyConstraints", "compositePodGroups", "podGroupResourceClaims"):
+            for line in report.get(section, {}).get("notes", []):
+                print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
     return reports
 
 

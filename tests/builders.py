@@ -18,8 +18,16 @@ from typing import Any, TypeVar
 import yaml
 
 from phalanx.api.load import Inputs, resolve
-from phalanx.api.objects import Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
-from phalanx.api.parse import PARSERS, parse_job, parse_node, parse_pod, parse_pod_group, parse_workload
+from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
+from phalanx.api.parse import (
+    PARSERS,
+    parse_composite_pod_group,
+    parse_job,
+    parse_node,
+    parse_pod,
+    parse_pod_group,
+    parse_workload,
+)
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.framework import CycleState
 
@@ -323,8 +331,46 @@ class MakePodGroup(_Builder):
         self.doc["spec"]["priority"] = value
         return self
 
+    def parent(self, name: str, workload: str = "wl", template: str = "workers") -> MakePodGroup:
+        """Under CompositePodGroup `name` (the API server wants a workloadRef then)."""
+        self.doc["spec"]["parentCompositePodGroupName"] = name
+        self.doc["spec"].setdefault("workloadRef", {"workloadName": workload, "templateName": template})
+        return self
+
+    def topology(self, key: str) -> MakePodGroup:
+        self.doc["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
+        return self
+
     def obj(self) -> PodGroup:
         return parse_pod_group(self.manifest(), Source("<builder>", 0))
+
+
+class MakeCompositePodGroup(_Builder):
+    """A scheduling.k8s.io/v1alpha3 CompositePodGroup; basic unless `gang` is called."""
+
+    def __init__(self, name: str = "cpg", namespace: str = "default") -> None:
+        super().__init__("scheduling.k8s.io/v1alpha3", "CompositePodGroup", name, namespace)
+        self.doc["spec"] = {"workloadRef": {"workloadName": "wl", "templateName": name},
+                            "schedulingPolicy": {"basic": {}}}
+
+    def gang(self, min_group_count: int) -> MakeCompositePodGroup:
+        self.doc["spec"]["schedulingPolicy"] = {"gang": {"minGroupCount": min_group_count}}
+        return self
+
+    def parent(self, name: str) -> MakeCompositePodGroup:
+        self.doc["spec"]["parentCompositePodGroupName"] = name
+        return self
+
+    def topology(self, key: str) -> MakeCompositePodGroup:
+        self.doc["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
+        return self
+
+    def priority(self, value: int) -> MakeCompositePodGroup:
+        self.doc["spec"]["priority"] = value
+        return self
+
+    def obj(self) -> CompositePodGroup:
+        return parse_composite_pod_group(self.manifest(), Source("<builder>", 0))
 
 
 class MakeWorkload(_Builder):
@@ -396,7 +442,8 @@ def inputs_of(*items: Buildable) -> Inputs:
     """Parse and resolve objects in document order, as `load_paths` does for one file (no disk)."""
     inputs = Inputs()
     buckets: dict[type, list[Any]] = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
-                                      Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs}
+                                      Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
+                                      CompositePodGroup: inputs.composite_pod_groups}
     for index, item in enumerate(items, start=1):
         doc = _doc(item)
         _, parser = PARSERS[doc["kind"]]

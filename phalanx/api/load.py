@@ -17,7 +17,17 @@ from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fast_yaml import GiveUp, read_documents
 from phalanx.api.fields import Manifest, object_name
-from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
+from phalanx.api.objects import (
+    CompositePodGroup,
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    Source,
+    Workload,
+)
 from phalanx.api.parse import PARSERS
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.api.sets import JobSet, LeaderWorkerSet
@@ -42,6 +52,7 @@ class Inputs:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     workloads: list[Workload] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)
+    composite_pod_groups: list[CompositePodGroup] = field(default_factory=list)  # v1alpha3 (KEP-6012)
     jobs: list[Job] = field(default_factory=list)
     pdbs: list[PodDisruptionBudget] = field(default_factory=list)
     resource_slices: list[ResourceSlice] = field(default_factory=list)
@@ -75,7 +86,7 @@ class Inputs:
     def objects(self) -> Iterator[Any]:
         """All objects in document order (the order they enter a simulation at equal arrival times)."""
         everything: list[Any] = [*self.nodes, *self.pods, *self.priority_classes, *self.workloads,
-                                 *self.pod_groups, *self.jobs, *self.controllers()]
+                                 *self.composite_pod_groups, *self.pod_groups, *self.jobs, *self.controllers()]
         everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
         yield from everything
 
@@ -298,6 +309,7 @@ def _keep(obj: Any, kind: str, source: Source, inputs: Inputs, seen: dict[tuple[
     seen[ident] = source.file
     bucket = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
               Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
+              CompositePodGroup: inputs.composite_pod_groups,
               PodDisruptionBudget: inputs.pdbs, ResourceSlice: inputs.resource_slices,
               DeviceClass: inputs.device_classes, ResourceClaim: inputs.resource_claims,
               ResourceClaimTemplate: inputs.claim_templates, DeviceTaintRule: inputs.device_taint_rules,
@@ -327,7 +339,7 @@ def _group_of(api_version: object) -> str:
     return api_version.rsplit("/", 1)[0] if isinstance(api_version, str) and "/" in api_version else ""
 
 
-def _where(obj: Pod | PodGroup | Job, kind: str) -> dict[str, str]:
+def _where(obj: Pod | PodGroup | CompositePodGroup | Job, kind: str) -> dict[str, str]:
     return {"file": obj.source.file if obj.source else "", "obj": f"{kind} {obj.namespace}/{obj.name}"}
 
 
@@ -387,6 +399,26 @@ def resolve(inputs: Inputs) -> None:
         pod_priority(job.template, "Job", "spec.template.spec.priorityClassName")
         job.template.source = job.source
     workloads = {w.key: w for w in inputs.workloads}
+
+    def admit_priority(group: PodGroup | CompositePodGroup, kind: str) -> None:
+        """Every field but priority is the group's own: the scheduler reads the (Composite)PodGroup only, and
+        the controller that creates one copies the template's fields into it. Priority admission fills
+        priority (and preemptionPolicy) from priorityClassName, else from the global default class, else 0."""
+        pc = None
+        if group.priority_class_name is not None:
+            pc = classes.get(group.priority_class_name)
+            if pc is None and group.priority is None:
+                raise InputError(f"no PriorityClass named {group.priority_class_name!r}",
+                                 field="spec.priorityClassName", **_where(group, kind))
+            if pc is None:
+                missing.add(group.priority_class_name)
+        elif defaults:
+            pc = defaults[0]
+        if group.priority is None:
+            group.priority = pc.value if pc is not None else default_priority
+        if group.preemption_policy is None:
+            group.preemption_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
+
     for group in inputs.pod_groups:
         template = None
         if group.workload_name is not None:
@@ -399,23 +431,13 @@ def resolve(inputs: Inputs) -> None:
         if group.policy is None:  # the API server rejects it: the controller that creates it copies the policy
             raise InputError("is required: one of basic, gang", field="spec.schedulingPolicy",
                              **_where(group, "PodGroup"))
-        # Every other field is the PodGroup's own: the scheduler reads the PodGroup only, and the controller
-        # that creates a PodGroup copies the template's fields into it. Priority admission fills priority (and
-        # preemptionPolicy) from priorityClassName, else from the global default class, else 0.
-        pc = None
-        if group.priority_class_name is not None:
-            pc = classes.get(group.priority_class_name)
-            if pc is None and group.priority is None:
-                raise InputError(f"no PriorityClass named {group.priority_class_name!r}",
-                                 field="spec.priorityClassName", **_where(group, "PodGroup"))
-            if pc is None:
-                missing.add(group.priority_class_name)
-        elif defaults:
-            pc = defaults[0]
-        if group.priority is None:
-            group.priority = pc.value if pc is not None else default_priority
-        if group.preemption_policy is None:
-            group.preemption_policy = pc.preemption_policy if pc is not None else "PreemptLowerPriority"
+        admit_priority(group, "PodGroup")
+    for composite in inputs.composite_pod_groups:
+        workload = workloads.get(f"{composite.namespace}/{composite.workload_name}")
+        if workload is not None and composite.template_name not in workload.composite_templates:
+            raise InputError(f"Workload {workload.key} has no compositePodGroupTemplate {composite.template_name!r}",
+                             field="spec.workloadRef.templateName", **_where(composite, "CompositePodGroup"))
+        admit_priority(composite, "CompositePodGroup")
     if missing:
         _notice(inputs, f"no PriorityClass named {', '.join(repr(n) for n in sorted(missing))}: the objects naming "
                 "it keep their own spec.priority")

@@ -261,12 +261,31 @@ class PodGroupTemplate:
 
 
 @dataclass(slots=True)
+class CompositePodGroupTemplate:
+    """A Workload's compositePodGroupTemplates entry (KEP-6012): its policy and the names of its child
+    templates (PodGroup templates and composite ones), which live in the Workload's flat maps."""
+
+    name: str
+    policy: GroupPolicy  # gang: min_count is minGroupCount
+    children: tuple[str, ...] = ()
+    composite_children: tuple[str, ...] = ()
+    priority_class_name: str | None = None
+    priority: int | None = None
+    disruption_mode: Literal["single", "all"] = "single"
+    preemption_policy: str | None = None
+    topology_key: str | None = None
+
+
+@dataclass(slots=True)
 class Workload:
     namespace: str
     name: str
     templates: dict[str, PodGroupTemplate]
     arrival: float = 0.0
     source: Source | None = None
+    # compositePodGroupTemplates (gate CompositePodGroup), every level by name; `templates` then holds the
+    # PodGroup templates of every level.
+    composite_templates: dict[str, CompositePodGroupTemplate] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -292,6 +311,10 @@ class PodGroup:
     # schedulingConstraints.topology[0].key (KEP-5732): every member lands on nodes with one value of this
     # node label (with the TopologyAwareWorkloadScheduling gate on; phalanx/scheduler/placement/topology.py).
     topology_key: str | None = None
+    # spec.parentCompositePodGroupName (KEP-6012): the CompositePodGroup above it, in its namespace.
+    parent: str | None = None
+    # spec.resourceClaims (DRAWorkloadResourceClaims): claims its pods share.
+    resource_claims: tuple[PodResourceClaim, ...] = ()
 
     @property
     def initially_scheduled(self) -> bool:
@@ -313,6 +336,37 @@ class PodGroup:
     @property
     def is_gang(self) -> bool:
         return self.policy is not None and self.policy.kind == "gang"
+
+
+@dataclass(slots=True)
+class CompositePodGroup:
+    """A scheduling.k8s.io/v1alpha3 CompositePodGroup (KEP-6012): an inner node of a tree of groups whose
+    leaves are PodGroups, linked upward by `parentCompositePodGroupName`. A gang needs `minGroupCount` of its
+    children (PodGroups or CompositePodGroups) to fit together; basic needs one."""
+
+    namespace: str
+    name: str
+    policy: GroupPolicy  # gang: min_count is minGroupCount
+    parent: str | None = None
+    workload_name: str = ""
+    template_name: str = ""
+    priority_class_name: str | None = None
+    priority: int | None = None
+    preemption_policy: str | None = None
+    disruption_mode: Literal["single", "all"] = "single"
+    topology_key: str | None = None
+    arrival: float = 0.0
+    source: Source | None = None
+    conditions: tuple[dict[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def min_group_count(self) -> int:
+        """Children that must fit together: minGroupCount for gang, 1 for basic (getMinCount upstream)."""
+        return (self.policy.min_count or 1) if self.policy.kind == "gang" else 1
 
 
 @dataclass(slots=True)

@@ -25,6 +25,8 @@ from phalanx.api.objects import (
     DEFAULT_MILLI_CPU_REQUEST,
     DURATION_ANNOTATION,
     STARTUP_ANNOTATION,
+    CompositePodGroup,
+    CompositePodGroupTemplate,
     GroupPolicy,
     Job,
     Node,
@@ -356,29 +358,159 @@ def _topology_key(spec: Mapping[str, Any], field: str) -> str | None:
     return _label_key(_mapping(items[0], f"{where}[0]").get("key"), f"{where}[0].key")
 
 
+MAX_TEMPLATES = 8
+# WorkloadMaxTemplateDepth: levels of the template tree, PodGroup templates included, so at most 3 composite levels.
+MAX_TEMPLATE_DEPTH = 4
+MAX_GROUP_CLAIMS = 4
+
+
+def _pod_group_template(raw: Any, field: str) -> PodGroupTemplate:
+    item = _mapping(raw, field)
+    name = _text(item.get("name"), f"{field}.name", required=True)
+    pc_name, priority = _group_priority(item, field)
+    return PodGroupTemplate(
+        name=name, policy=parse_policy(item.get("schedulingPolicy"), f"{field}.schedulingPolicy"),
+        priority_class_name=pc_name, priority=priority,
+        preemption_policy=_group_preemption_policy(item, field),
+        disruption_mode=cast(Any, _disruption_mode(item.get("disruptionMode"), f"{field}.disruptionMode")),
+        topology_key=_topology_key(item, field),
+    )
+
+
+def _template_list(spec: Mapping[str, Any], key: str, field: str) -> list[Any]:
+    items = _list(spec.get(key), f"{field}.{key}")
+    if len(items) > MAX_TEMPLATES:
+        raise _fail(f"{field}.{key}", f"must have at most {MAX_TEMPLATES} items, got {len(items)}")
+    return items
+
+
+class _Templates:
+    """A Workload's templates of every level as ValidateWorkloadSpec checks them: names unique across the
+    whole tree, at most 4 composite levels, every composite template with a child, one priority for all."""
+
+    def __init__(self) -> None:
+        self.groups: dict[str, PodGroupTemplate] = {}
+        self.composites: dict[str, CompositePodGroupTemplate] = {}
+        self.priority: tuple[str | None, int | None] | None = None
+
+    def _name(self, name: str, field: str) -> None:
+        if name in self.groups or name in self.composites:
+            raise _fail(f"{field}.name", f"Duplicate value: {name!r} (template names are unique in a Workload)")
+
+    def _same_priority(self, pc_name: str | None, priority: int | None, top: str) -> None:
+        if self.priority is None:
+            self.priority = (pc_name, priority)
+        elif self.priority != (pc_name, priority):
+            raise _fail(top, "all priority and priorityClassName values must be identical, detected multiple "
+                             "values")
+
+    def group(self, raw: Any, field: str, top: str) -> str:
+        template = _pod_group_template(raw, field)
+        self._name(template.name, field)
+        self._same_priority(template.priority_class_name, template.priority, top)
+        self.groups[template.name] = template
+        return template.name
+
+    def composite(self, raw: Any, field: str, depth: int, top: str, top_item: str) -> str:
+        """validateWorkloadTemplatesDepth, validateCompositePodGroupTemplateHasAtLeastOneChild and the name
+        and priority checks, restated; `top_item` is the top-level template the depth error names."""
+        if depth >= MAX_TEMPLATE_DEPTH:
+            raise _fail(top_item, f"maximum template hierarchy depth is {MAX_TEMPLATE_DEPTH}")
+        item = _mapping(raw, field)
+        name = _text(item.get("name"), f"{field}.name", required=True)
+        self._name(name, field)
+        pc_name, priority = _group_priority(item, field)
+        self._same_priority(pc_name, priority, top)
+        raw_policy = item.get("schedulingPolicy")
+        if raw_policy is None:
+            raise _fail(f"{field}.schedulingPolicy", "is required: one of basic, gang")
+        template = CompositePodGroupTemplate(
+            name=name, policy=parse_composite_policy(raw_policy, f"{field}.schedulingPolicy"),
+            priority_class_name=pc_name, priority=priority, preemption_policy=_group_preemption_policy(item, field),
+            disruption_mode=cast(Any, _disruption_mode(item.get("disruptionMode"), f"{field}.disruptionMode")),
+            topology_key=_topology_key(item, field))
+        self.composites[name] = template
+        group_items = _template_list(item, "podGroupTemplates", field)
+        composite_items = _template_list(item, "compositePodGroupTemplates", field)
+        if not group_items and not composite_items:
+            raise _fail(field, "must have at least one child PodGroupTemplate or CompositePodGroupTemplate")
+        template.children = tuple(self.group(r, f"{field}.podGroupTemplates[{i}]", top)
+                                  for i, r in enumerate(group_items))
+        template.composite_children = tuple(
+            self.composite(r, f"{field}.compositePodGroupTemplates[{i}]", depth + 1, top, top_item)
+            for i, r in enumerate(composite_items))
+        return name
+
+
 def parse_workload(doc: Manifest, source: Source) -> Workload:
     meta = Meta(doc, namespaced=True)
     spec = _mapping(doc.get("spec"), "spec", required=True)
-    templates: dict[str, PodGroupTemplate] = {}
-    raw_templates = _list(spec.get("podGroupTemplates"), "spec.podGroupTemplates")
-    if len(raw_templates) > 8:
-        raise _fail("spec.podGroupTemplates", f"must have at most 8 items, got {len(raw_templates)}")
-    for i, raw in enumerate(raw_templates):
-        field = f"spec.podGroupTemplates[{i}]"
-        item = _mapping(raw, field)
-        name = _text(item.get("name"), f"{field}.name", required=True)
-        if name in templates:
-            raise _fail(f"{field}.name", f"duplicate template name {name!r}")
-        pc_name, priority = _group_priority(item, field)
-        templates[name] = PodGroupTemplate(
-            name=name, policy=parse_policy(item.get("schedulingPolicy"), f"{field}.schedulingPolicy"),
-            priority_class_name=pc_name, priority=priority,
-            preemption_policy=_group_preemption_policy(item, field),
-            disruption_mode=cast(Any, _disruption_mode(item.get("disruptionMode"), f"{field}.disruptionMode")),
-            topology_key=_topology_key(item, field),
-        )
-    return Workload(namespace=meta.namespace, name=meta.name, templates=templates, arrival=meta.arrival,
-                    source=source)
+    found = _Templates()
+    group_items = _template_list(spec, "podGroupTemplates", "spec")
+    composite_items = _template_list(spec, "compositePodGroupTemplates", "spec")
+    if group_items and composite_items:
+        raise _fail("spec", "exactly one of podGroupTemplates, compositePodGroupTemplates may be set")
+    for i, raw in enumerate(group_items):
+        found.group(raw, f"spec.podGroupTemplates[{i}]", "spec")
+    for i, raw in enumerate(composite_items):
+        where = f"spec.compositePodGroupTemplates[{i}]"
+        found.composite(raw, where, 1, "spec", where)
+    return Workload(namespace=meta.namespace, name=meta.name, templates=found.groups, arrival=meta.arrival,
+                    source=source, composite_templates=found.composites)
+
+
+def parse_composite_policy(raw: Any, field: str) -> GroupPolicy:
+    """CompositePodGroupSchedulingPolicy: exactly one of `basic: {}`, `gang: {minGroupCount ≥ 1}`."""
+    policy = _mapping(raw, field)
+    kinds = [k for k in ("basic", "gang") if k in policy]
+    if len(kinds) != 1:
+        raise _fail(field, "exactly one of basic, gang must be set")
+    if kinds[0] == "basic":
+        return GroupPolicy(kind="basic")
+    gang = _mapping(policy.get("gang"), f"{field}.gang")
+    if gang.get("minGroupCount") is None:
+        raise _fail(f"{field}.gang.minGroupCount", "Required value")
+    return GroupPolicy(kind="gang", min_count=_int(gang.get("minGroupCount"), f"{field}.gang.minGroupCount",
+                                                    minimum=1, maximum=2_147_483_647))
+
+
+def _object_name(raw: Any, field: str) -> str | None:
+    """A reference to a (Composite)PodGroup by name: a DNS subdomain of at most 253 characters, or None."""
+    if raw is None:
+        return None
+    name = _text(raw, field, required=True)
+    if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
+        raise _fail(field, f"invalid name {name!r}: a lowercase RFC 1123 subdomain of at most 253 characters")
+    return name
+
+
+def parse_composite_pod_group(doc: Manifest, source: Source) -> CompositePodGroup:
+    """A scheduling.k8s.io/v1alpha3 CompositePodGroup, validated as the API server's declarative validation
+    (Validate_CompositePodGroupSpec): workloadRef and schedulingPolicy required, names DNS subdomains,
+    schedulingConstraints.topology at most one item."""
+    meta = Meta(doc, namespaced=True)
+    if len(meta.name) > 253 or not _DNS_SUBDOMAIN.fullmatch(meta.name):
+        raise _fail("metadata.name", f"invalid name {meta.name!r}: a lowercase RFC 1123 subdomain")
+    spec = _mapping(doc.get("spec"), "spec", required=True)
+    if spec.get("workloadRef") is None:
+        raise _fail("spec.workloadRef", "Required value")
+    ref = _mapping(spec.get("workloadRef"), "spec.workloadRef")
+    workload = _object_name(ref.get("workloadName"), "spec.workloadRef.workloadName")
+    template = _text(ref.get("templateName"), "spec.workloadRef.templateName")
+    if not workload or not template:
+        raise _fail("spec.workloadRef", "needs both workloadName and templateName")
+    if spec.get("schedulingPolicy") is None:
+        raise _fail("spec.schedulingPolicy", "is required: one of basic, gang")
+    pc_name, priority = _group_priority(spec, "spec")
+    return CompositePodGroup(
+        namespace=meta.namespace, name=meta.name,
+        policy=parse_composite_policy(spec.get("schedulingPolicy"), "spec.schedulingPolicy"),
+        parent=_object_name(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"),
+        workload_name=workload, template_name=template, priority_class_name=pc_name, priority=priority,
+        preemption_policy=_group_preemption_policy(spec, "spec"),
+        disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
+        topology_key=_topology_key(spec, "spec"), arrival=meta.arrival, source=source,
+        conditions=_conditions(doc))
 
 
 def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
@@ -397,9 +529,16 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         disruption_mode=cast(Any, _disruption_mode(spec.get("disruptionMode"), "spec.disruptionMode")),
         arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
         conditions=_conditions(doc), queueing=queueing(meta), topology_key=_topology_key(spec, "spec"),
+        parent=_object_name(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"),
+        resource_claims=dra.parse_pod_claims(spec, "spec"),
     )
     if ref and not (group.workload_name and group.template_name):
         raise _fail("spec.workloadRef", "needs both workloadName and templateName")
+    if group.parent is not None and not ref:  # ValidatePodGroup
+        raise _fail("spec.workloadRef", "must be set when parentCompositePodGroupName is set")
+    if len(group.resource_claims) > MAX_GROUP_CLAIMS:
+        raise _fail("spec.resourceClaims", f"must have at most {MAX_GROUP_CLAIMS} items, got "
+                                           f"{len(group.resource_claims)}")
     return group
 
 
@@ -486,6 +625,7 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     "PriorityClass": (("scheduling.k8s.io/v1",), parse_priority_class),
     "Workload": (("scheduling.k8s.io/v1beta1",), parse_workload),
     "PodGroup": (("scheduling.k8s.io/v1beta1",), parse_pod_group),
+    "CompositePodGroup": (("scheduling.k8s.io/v1alpha3",), parse_composite_pod_group),
     "Job": (("batch/v1",), parse_job),
     "PodDisruptionBudget": (("policy/v1",), parse_pdb),
     **dra.PARSERS,  # resource.k8s.io: ResourceSlice, DeviceClass, ResourceClaim(Template), DeviceTaintRule

@@ -46,12 +46,17 @@ def _shape(pod: Pod) -> Shape:
     return tuple(sorted(pod.requests.items())), pod.placement, claims
 
 
-def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
+def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, *,
+                   inner: bool = False) -> GroupOutcome:
     """Try to place `pending` members of `group` (in the given order) with `running` members bound; the
-    placed members stay reserved only when the outcome is a success."""
+    placed members stay reserved only when the outcome is a success.
+
+    `inner`: the group is a child in a CompositePodGroup tree (placement/composite.py). There, as
+    podGroupSchedulingDefaultAlgorithm decides, it succeeds once `running` + placed reach minCount (1 for
+    basic) even when it places nothing; only the tree's root must place a pod."""
     dry_run = cycle.cluster.journaling  # inside another trial: a preemption dry run, a topology placement tried
     with cycle.cluster.trial() as trial:
-        outcome = _place(cycle, group, pending, running)
+        outcome = _place(cycle, group, pending, running, inner)
         if outcome.success:
             trial.keep()
     settings = cycle.profile.exact_placement
@@ -66,7 +71,8 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
     return found
 
 
-def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int) -> GroupOutcome:
+def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, inner: bool = False
+           ) -> GroupOutcome:
     outcome = GroupOutcome()
     failed_shapes: dict[Shape, str] = {}
     for pod in pending:
@@ -92,7 +98,7 @@ def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: in
                            f"placed; {why}")
         outcome.placed = []
         return outcome
-    if not outcome.placed:  # "no pods were schedulable"
+    if not outcome.placed and (not inner or have < group.min_count):  # "no pods were schedulable"
         why = next(iter(outcome.failures.values()), "")
         outcome.message = f"pod group {group.key}: none of its {len(pending)} pending pod(s) could be placed; {why}"
         return outcome

@@ -3,7 +3,8 @@
 Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster), `gang` (GenericWorkload on: the v1.37
 PodGroup cycle), and the peers on the same engine: `kueue` (Kueue-style admission in front of `gang`) and
 `volcano` (Volcano-style queues in front of `gang`, packing nodes as Volcano's binpack plugin does); and
-`phalanx`: `gang` plus exact placement of the gangs its PodGroup cycle cannot seat.
+`phalanx`: `gang` plus exact placement of the gangs its PodGroup cycle cannot seat, scoring with
+`fgd-stranding` on inputs with GPU-share requests (the openb trace replays, `for_gpu_sharing`).
 A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom one; Phalanx adds
 a `featureGates` map, since kube-scheduler takes gates as a flag.
 """
@@ -35,6 +36,7 @@ KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWork
 # profile turns it on; it needs GenericWorkload, as upstream.
 DEFAULT_GATES: dict[str, bool] = {"GenericWorkload": False}
 TOPOLOGY_GATE = "TopologyAwareWorkloadScheduling"
+COMPOSITE_GATE = "CompositePodGroup"
 # PlacementScore plugins and weights that the TopologyAwareWorkloadScheduling gate adds (default_plugins.go).
 PLACEMENT_SCORERS = ("NodeResourcesFit", "PodGroupPodsCount")
 DEFAULT_PLACEMENT_SCORE_WEIGHTS: dict[str, int] = {"NodeResourcesFit": 1, "PodGroupPodsCount": 1}
@@ -72,6 +74,9 @@ class Profile:
     exact_placement: ExactPlacement | None = None  # the `phalanx` profile's exact gang placement
     # PlacementScore plugins and weights, used with TopologyAwareWorkloadScheduling on (absent or 0: not run).
     placement_scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PLACEMENT_SCORE_WEIGHTS))
+    # A built-in GPU-sharing policy whose filters, scores and Reserve this profile runs on inputs with
+    # GPU-share requests (see `for_gpu_sharing`); None: the profile as it is.
+    gpu_sharing: str | None = None
 
     @property
     def gang(self) -> bool:
@@ -81,6 +86,12 @@ class Profile:
     def topology_aware(self) -> bool:
         """The placement phase of KEP-5732 runs: its gate on, and GenericWorkload (which it depends on)."""
         return self.gang and self.feature_gates.get(TOPOLOGY_GATE, False)
+
+    @property
+    def composite(self) -> bool:
+        """CompositePodGroup trees are scheduled (KEP-6012): its gate on, with the two it depends on in
+        kube_features.go, GenericWorkload and TopologyAwareWorkloadScheduling."""
+        return self.topology_aware and self.feature_gates.get(COMPOSITE_GATE, False)
 
     @property
     def missing_plugins(self) -> list[str]:
@@ -93,6 +104,7 @@ class Profile:
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
                 "notImplemented": self.missing_plugins, "admission": self.admission,
                 "scaleUp": self.scale_up, "placementScores": dict(self.placement_scores),
+                "gpuSharing": self.gpu_sharing,
                 "exactPlacement": None if self.exact_placement is None else
                 {"budgetSeconds": self.exact_placement.budget, "seed": self.exact_placement.seed}}
 
@@ -106,6 +118,7 @@ GPU_POLICIES: dict[str, tuple[str, str]] = {
     "packing": ("GpuPackingScore", "best"),
     "bestfit": ("BestFitScore", "best"),
     "fgd": ("FGDScore", "fgd"),
+    "fgd-stranding": ("StrandingScore", "fgd"),  # Phalanx's: FGD plus GPUs stranded without CPU or memory
 }
 
 
@@ -131,12 +144,25 @@ def builtin(name: str) -> Profile:
         return Profile("volcano", feature_gates={"GenericWorkload": True}, admission="volcano",
                        plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}})
     if name == "phalanx":  # `gang`, gates and all, plus exact placement of the gangs its cycle cannot seat
-        return replace(builtin("gang"), name="phalanx", exact_placement=ExactPlacement())
+        return replace(builtin("gang"), name="phalanx", exact_placement=ExactPlacement(),
+                       gpu_sharing="fgd-stranding")
     if name in GPU_POLICIES:
         return gpu_profile(name)
     raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, phalanx, "
                      f"{', '.join(GPU_POLICIES)}; "
                      "or a path to a profile file)", field="--profile")
+
+
+def for_gpu_sharing(profile: Profile) -> Profile:
+    """The profile to run on inputs with GPU-share requests: with `gpu_sharing` set, that GPU policy's
+    filters, scores, plugin arguments, node scoring and Reserve under this profile's name, gates and
+    placement; otherwise the profile itself."""
+    if profile.gpu_sharing is None:
+        return profile
+    policy = gpu_profile(profile.gpu_sharing)
+    return replace(profile, filters=policy.filters, scores=policy.scores, plugin_args=policy.plugin_args,
+                   percentage_of_nodes_to_score=policy.percentage_of_nodes_to_score, tie_break=policy.tie_break,
+                   reserve=policy.reserve)
 
 
 def parse_feature_gates(text: str) -> dict[str, bool]:

@@ -13,11 +13,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from phalanx.api.objects import Node, Pod, PodDisruptionBudget, PodGroup
+from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
 from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
@@ -126,6 +127,9 @@ class Scheduler:
         # KEP-5732's placement phase for groups with schedulingConstraints.topology (gate on).
         self.placer = TopologyPlacer(profile.plugin_args, profile.placement_scores) \
             if profile.topology_aware else None
+        # KEP-6012's trees of groups (gate CompositePodGroup on): PreEnqueue and one cycle per root.
+        self.composite = CompositeCycles(self) if profile.composite else None
+        self.composite_pod_groups: dict[str, CompositePodGroup] = {}  # every one seen, for reports
         self._out: list[Decision] = []
         # Pods bound by a decision the driver has not confirmed yet (assume, then bind): pod key -> its
         # PodGroup key ("" for none). The simulator confirms each Bind at once; a live driver after the API call.
@@ -159,7 +163,7 @@ class Scheduler:
             # GangScheduling's EventsToRegister: an unscheduled member appearing requeues its group, also one
             # already waiting as unschedulable (the new member may be what it was missing).
             self._pre_enqueue(group_key, now)
-            self.queue.move(GROUP + group_key, now)
+            self.queue.move(self._entry(group_key), now)
 
     def delete_pod(self, key: str, now: float) -> None:
         """A pod finished or was deleted: free its node and let waiting entries retry."""
@@ -202,7 +206,7 @@ class Scheduler:
                     del self.assumed[other]
                     self._unassume(other)
                     rolled.append(other)
-            self.queue.backoff(GROUP + group_key, self._group_priority(group_key) if group is not None else 0,
+            self.queue.backoff(self._entry(group_key), self._group_priority(group_key) if group is not None else 0,
                                group.arrival if group is not None else now, now)
         else:
             pod = self.pods.get(key)
@@ -256,8 +260,11 @@ class Scheduler:
 
     def delete_pod_group(self, key: str, now: float) -> None:
         """A PodGroup is deleted: its pending members wait behind PreEnqueue again."""
-        if self.groups.pop(key, None) is None:
+        group = self.groups.pop(key, None)
+        if group is None:
             return
+        if self.composite is not None:
+            self.composite.forest.remove_group(group)
         if self.profile.gang:
             self._pre_enqueue(key, now)
             self.queue.done(GROUP + key)
@@ -268,9 +275,34 @@ class Scheduler:
         self.groups[group.key] = group
         if group.initially_scheduled:
             self.initially_scheduled.add(group.key)
+        if self.composite is not None:
+            self.composite.forest.add_group(group)
         if self.profile.gang:
             self._pre_enqueue(group.key, now)
-            self.queue.move(GROUP + group.key, now)
+            self.queue.move(self._entry(group.key), now)
+
+    def add_composite_pod_group(self, composite: CompositePodGroup, now: float) -> None:
+        """A CompositePodGroup appears (ignored with the CompositePodGroup gate off, as the API server drops
+        the PodGroups' parent link then): its tree's members pass PreEnqueue again."""
+        self.composite_pod_groups[composite.key] = composite
+        if self.composite is not None:
+            self.composite.add(composite, now)
+
+    def delete_composite_pod_group(self, key: str, now: float) -> None:
+        self.composite_pod_groups.pop(key, None)
+        if self.composite is not None:
+            self.composite.delete(key, now)
+
+    def _in_tree(self, group_key: str) -> PodGroup | None:
+        """The PodGroup when it hangs under a CompositePodGroup and the profile schedules trees."""
+        group = self.groups.get(group_key)
+        return group if self.composite is not None and group is not None and group.parent is not None else None
+
+    def _entry(self, group_key: str) -> str:
+        """The queue entry a PodGroup's members are scheduled in: its own, or its tree root's."""
+        if self.composite is not None and self._in_tree(group_key) is not None:
+            return self.composite.entry(group_key) or GROUP + group_key
+        return GROUP + group_key
 
     def add_pdb(self, pdb: PodDisruptionBudget) -> None:
         """A PodDisruptionBudget appears or changes."""
@@ -351,6 +383,10 @@ class Scheduler:
 
         O(1) per arriving member while gated: members read the gate's message through `pod_message`.
         """
+        tree_group = self._in_tree(group_key)
+        if tree_group is not None and self.composite is not None:
+            self.composite.pre_enqueue_group(tree_group, now)
+            return
         gate = self._gate_message(group_key)
         if gate is not None:
             self.gated[group_key] = gate
@@ -385,6 +421,8 @@ class Scheduler:
         while (key := self.queue.pop(now)) is not None:
             if key.startswith(GROUP):
                 self._group_cycle(key[len(GROUP):], key, now)
+            elif key.startswith(COMPOSITE) and self.composite is not None:
+                self.composite.cycle(key[len(COMPOSITE):], key, now)
             else:
                 self._pod_cycle(key[len(POD):], key, now)
         return self._out

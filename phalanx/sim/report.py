@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from phalanx.scheduler.placement.composite import composite_report
 from phalanx.scheduler.placement.exact import decisions
 from phalanx.scheduler.placement.topology import constraint_report
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
@@ -118,6 +119,18 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
                                  gang=sim.profile.gang)
     if topology is not None:  # PodGroups with schedulingConstraints.topology, and whether the profile honours them
         report["topologyConstraints"] = topology
+    groups = [g.group for g in sim.groups.values()]
+    trees = composite_report(groups, list(sim.scheduler.composite_pod_groups.values()),
+                             scheduled=sim.profile.composite, topology_aware=sim.profile.topology_aware,
+                             gang=sim.profile.gang)
+    if trees is not None:  # CompositePodGroup trees (KEP-6012), and whether the profile schedules them
+        report["compositePodGroups"] = trees
+    claimed = sorted(g.key for g in groups if g.resource_claims)
+    if claimed:
+        report["podGroupResourceClaims"] = {"podGroups": len(claimed), "notes": [
+            f"not modelled: spec.resourceClaims of {len(claimed)} PodGroup(s) ({', '.join(claimed[:3])}"
+            f"{' and more' if len(claimed) > 3 else ''}): the claims are not allocated for the group nor shared by "
+            "its pods, and status.resourceClaimStatuses is not written"]}
     if series is not None:
         report["series"] = series.to_json(sim)
     return report

@@ -21,7 +21,7 @@ from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, Statefu
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.load import Inputs
-from phalanx.api.objects import Job, Node, Pod, PodGroup
+from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
@@ -111,8 +111,8 @@ class _CronRun:
 
 
 Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet | LeaderWorkerSet | TrainingJob
-Event = (Node | Pod | PodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule | ResourceSlice
-         | Controlled | _CronRun | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
+Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule
+         | ResourceSlice | Controlled | _CronRun | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
 
 class Simulation:
@@ -136,7 +136,7 @@ class Simulation:
         for obj in inputs.objects():
             if isinstance(obj, Node) and obj.arrival <= 0:
                 continue
-            if isinstance(obj, Node | Pod | PodGroup | Job | Controlled):
+            if isinstance(obj, Node | Pod | PodGroup | CompositePodGroup | Job | Controlled):
                 self.events.push(obj.arrival, ARRIVAL, obj)
         self.allocatable: dict[str, int] = defaultdict(int)
         for node in initial:
@@ -272,6 +272,8 @@ class Simulation:
                                 **{c["type"]: dict(c) for c in event.conditions}}
             self.scheduler.add_pod_group(event, self.now)
             self._adopt_members(group)
+        elif isinstance(event, CompositePodGroup):
+            self.scheduler.add_composite_pod_group(event, self.now)
         elif isinstance(event, Job):
             if self.gate is None or not self.gate.hold_job(event, self.now):
                 self._start_job(event)

@@ -103,14 +103,42 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
     for pod in report["pods"]:
         if pod["podGroup"] is not None:
             members.setdefault(pod["podGroup"], []).append(pod["name"])
+    roots = _tree_roots(docs)  # a CompositePodGroup root's entry schedules the members of its whole tree
+    for group, pods in list(members.items()):
+        if group in roots:
+            members.setdefault(roots[group], []).extend(pods)
     units: dict[float, list[tuple[str, ...]]] = {}
     for t, key in _first_attempts(attempts):
         kind, _, name = key.partition(":")
-        units.setdefault(t, []).append(tuple(members.get(name, ())) if kind == "group" else (name,))
+        units.setdefault(t, []).append(tuple(members.get(name, ())) if kind in ("group", "composite") else (name,))
     # Every instant Phalanx scheduled at is a step too: a graceful deletion that ends, a retry after it.
     times = sorted({0.0, *creates, *finishes, *(t for t, _ in attempts), float(report["endTime"])})
     return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ())), tuple(units.get(t, ())))
             for t in times]
+
+
+def _tree_roots(docs: Sequence[tuple[Source, Mapping[str, Any]]]) -> dict[str, str]:
+    """PodGroups under a CompositePodGroup (`namespace/name`) and the root of their tree, read from the
+    manifests' parentCompositePodGroupName links (none for a missing parent or a cycle)."""
+    parents: dict[tuple[str, str], str] = {}
+    for _, doc in docs:
+        if doc.get("kind") in ("PodGroup", "CompositePodGroup"):
+            meta, spec = doc.get("metadata") or {}, doc.get("spec") or {}
+            parent = spec.get("parentCompositePodGroupName")
+            if parent:
+                key = f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+                parents[(str(doc.get("kind")), key)] = f"{meta.get('namespace') or 'default'}/{parent}"
+    roots: dict[str, str] = {}
+    for (kind, key), parent in parents.items():
+        if kind != "PodGroup":
+            continue
+        seen: set[str] = set()
+        while ("CompositePodGroup", parent) in parents and parent not in seen:
+            seen.add(parent)
+            parent = parents[("CompositePodGroup", parent)]
+        if parent not in seen:
+            roots[key] = parent
+    return roots
 
 
 class RecordingQueue(SchedulingQueue):
@@ -165,12 +193,13 @@ WORKLOAD_GATES = ("PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
 
 def scheduler_gates(profile: Profile) -> dict[str, bool]:
     """The real scheduler's gates for a Phalanx profile: GenericWorkload as the profile has it, and of the
-    gates that depend on it only PodGroupPreemptionPolicy and TopologyAwareWorkloadScheduling, where the
-    profile turns them on."""
+    gates that depend on it only PodGroupPreemptionPolicy, TopologyAwareWorkloadScheduling and
+    CompositePodGroup, where the profile turns them on."""
     gates = dict.fromkeys(WORKLOAD_GATES, False)
     gates["GenericWorkload"] = profile.gang
     gates["PodGroupPreemptionPolicy"] = profile.gang and profile.feature_gates.get("PodGroupPreemptionPolicy", False)
     gates["TopologyAwareWorkloadScheduling"] = profile.topology_aware
+    gates["CompositePodGroup"] = profile.composite
     return gates
 
 

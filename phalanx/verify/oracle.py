@@ -492,8 +492,9 @@ def _resources() -> list[Any]:
     from lightkube.resources.scheduling_v1 import PriorityClass
     from lightkube.resources.scheduling_v1beta1 import Workload
 
-    return [Job, Pod, PodGroup, Workload, PodDisruptionBudget, ResourceClaim, ResourceClaimTemplate,
-            Node, ResourceSlice, DeviceClass, DeviceTaintRule, PriorityClass]
+    return [Job, Pod, PodGroup, _generic_class("scheduling.k8s.io/v1alpha3", "CompositePodGroup"), Workload,
+            PodDisruptionBudget, ResourceClaim, ResourceClaimTemplate, Node, ResourceSlice, DeviceClass,
+            DeviceTaintRule, PriorityClass]
 
 
 def _namespaced(resource: Any) -> bool:

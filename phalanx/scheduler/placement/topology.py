@@ -74,9 +74,11 @@ class PlacementOutcome:
     error: str | None = None  # a scheduler error: nothing binds and nothing is preempted
 
 
-def generate_placements(cluster: ClusterState, key: str, scheduled: Sequence[tuple[str, int]]) -> list[Domain]:
+def generate_placements(cluster: ClusterState, key: str, scheduled: Sequence[tuple[str, int]],
+                        within: BoolArray | None = None) -> list[Domain]:
     """TopologyPlacement.GeneratePlacements: one Domain per value of node label `key`, by value; only the
-    domain of the bound members `scheduled` ((pod key, node) pairs) when there are any."""
+    domain of the bound members `scheduled` ((pod key, node) pairs) when there are any. `within`: the
+    parent placement's nodes (a CompositePodGroup's domain); a value with no node there is no placement."""
     ids = cluster.labels.ids(key)
     required: int | None = None
     for pod_key, node in scheduled:
@@ -93,6 +95,8 @@ def generate_placements(cluster: ClusterState, key: str, scheduled: Sequence[tup
     domains = [Domain(cluster.labels.labels(int(node))[key], ids == value)
                for value, node in zip(values.tolist(), first.tolist(), strict=True)
                if value >= 0 and (required is None or value == required)]
+    if within is not None:
+        domains = [Domain(d.name, d.nodes & within) for d in domains if bool((d.nodes & within).any())]
     domains.sort(key=lambda d: d.name)
     return domains
 
@@ -151,13 +155,15 @@ class TopologyPlacer:
         self.weights = dict(weights)
 
     def schedule(self, cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int,
-                 scheduled: Sequence[tuple[str, int]], *, commit: bool = True) -> PlacementOutcome:
+                 scheduled: Sequence[tuple[str, int]], *, commit: bool = True, inner: bool = False
+                 ) -> PlacementOutcome:
         """Find the best placement of `group` (`running` members counting toward minCount, `scheduled` the
-        bound members and their nodes) and, with `commit`, reserve its placed pods as schedule_group does."""
+        bound members and their nodes) and, with `commit`, reserve its placed pods as schedule_group does.
+        `inner`: a child in a CompositePodGroup tree, placed within the parent's domain (schedule_group)."""
         assert group.topology_key is not None
         key = group.topology_key
         try:
-            domains = generate_placements(cycle.cluster, key, scheduled)
+            domains = generate_placements(cycle.cluster, key, scheduled, cycle.confinement)
         except PlacementError as exc:
             return PlacementOutcome(GroupOutcome(message=f"pod group {group.key}: {exc}"), error=str(exc))
         if not domains:
@@ -167,7 +173,7 @@ class TopologyPlacer:
         for domain in domains:
             # A trial never kept: the next placement starts from the same state.
             with cycle.cluster.trial(), cycle.confined(domain.nodes):
-                tried.append((domain, schedule_group(cycle, group, pending, running)))
+                tried.append((domain, schedule_group(cycle, group, pending, running, inner=inner)))
         feasible = [(domain, outcome) for domain, outcome in tried if outcome.success]
         if not feasible:
             first_domain, first = tried[0]
@@ -198,7 +204,8 @@ class TopologyPlacer:
                 totals[i] += weight * fit_score(cluster, domain.nodes, [p for p, _ in outcome.placed], self.resources)
         weight = self.weights.get(POD_GROUP_PODS_COUNT, 0)
         if weight:
-            counts = pods_count_scores([bound + len(o.placed) for o in outcomes])
+            counts = pods_count_scores([bound + len(o.placed) for o in outcomes]) if any(
+                bound + len(o.placed) for o in outcomes) else [0] * len(outcomes)
             totals = [total + weight * count for total, count in zip(totals, counts, strict=True)]
         return totals
 

@@ -1,0 +1,552 @@
+"""CompositePodGroup trees (KEP-6012), as kube-scheduler v1.37.2 schedules them with the CompositePodGroup gate on
+(it needs GenericWorkload and TopologyAwareWorkloadScheduling, kube_features.go).
+
+The tree (backend/queue/workload_forest.go). CompositePodGroups are inner nodes and PodGroups leaves, each
+naming its parent by `spec.parentCompositePodGroupName` in its own namespace. The queue holds one entry per
+root: a PodGroup without a parent is its own root; a PodGroup under a composite belongs to the root found by
+walking parents upward (getRootLookupInfoForParentCPG). A missing parent or a cycle gives no root, and the
+members wait: upstream only logs the cycle ("cycle detected in composite pod group hierarchy").
+
+PreEnqueue (gangscheduling.go preEnqueueWithHierarchies, isCPGTreeReady, isPGReady). A member passes once its
+PodGroup exists and its tree is ready: a PodGroup is ready when it has minCount pods (1 for basic), bound ones
+counted; a CompositePodGroup when at least minGroupCount of its children (1 for basic) are ready.
+
+One cycle per root (schedule_one_podgroup.go). validatePodGroup runs over every pod of the tree, pending and
+bound: one schedulerName, every pod at the root's priority (spec.priority, 0 unset), one preemption policy
+(the root's with PodGroupPreemptionPolicy on, else the first pod's). A failure is a SchedulerError on every
+leaf PodGroup. Then runRootSchedulingAlgorithm walks the tree top-down:
+- a CompositePodGroup (compositePodGroupSchedulingPlacementAlgorithm) gets its placements: with
+  `schedulingConstraints.topology` one per value of the label among its parent's nodes (only the domain of
+  its subtree's bound pods when there are any), else its parent's placement. In each it runs
+  compositePodGroupSchedulingDefaultAlgorithm: the children in turn, each confined to the placement, each
+  seeing the earlier siblings' assumed pods, no backtracking; the GangScheduling PlacementFeasible check stops
+  early once `remaining + succeeded < minGroupCount` and the node succeeds when `succeeded ≥ minGroupCount`.
+  Of several feasible placements the best by PlacementScore (NodeResourcesFit MostAllocated over the
+  placement with the subtree's placed pods, PodGroupPodsCount over the subtree) is assumed again;
+- a PodGroup is placed as a root one is (placement/topology.py with its own topology key, within its parent's
+  placement), except that it succeeds once bound + placed pods reach minCount, even with nothing placed
+  (podGroupSchedulingDefaultAlgorithm: only the root must place a pod).
+- The root fails when it succeeds without placing a pod ("pod group is unschedulable").
+Statuses then flow down (completeCompositePodGroupAlgorithmResultMap): a child that succeeded under a parent
+that failed takes the parent's failure, and leaves never tried take their parent's status. Every leaf PodGroup
+gets PodGroupInitiallyScheduled from its own status (submitPodGroupAlgorithmResult); the pods of successful
+leaves under successful ancestors bind, all others are unschedulable.
+
+Not done upstream in v1.37.2, so not here: no condition on CompositePodGroups (CompositePodGroupInitiallyScheduled
+and its `Invalid` reason are documented in the API but no scheduler code writes them), no runtime check of tree
+depth or of one Workload per tree (only a Workload's templates are checked, by the API server: parse.py).
+Phalanx does not yet run workload-aware preemption for a tree whose root fails (see docs/composite.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
+from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.placement.topology import (
+    NODE_RESOURCES_FIT,
+    POD_GROUP_PODS_COUNT,
+    Domain,
+    PlacementError,
+    TopologyPlacer,
+    fit_score,
+    generate_placements,
+    pods_count_scores,
+)
+
+if TYPE_CHECKING:
+    from phalanx.scheduler.scheduler import Scheduler, Unschedulable
+
+COMPOSITE = "composite:"  # queue entries of CompositePodGroup roots
+MAX_TREE_DEPTH = 4
+UNSCHEDULABLE = "pod group is unschedulable"  # errPodGroupUnschedulable
+Status = Literal["success", "unschedulable", "error"]
+
+
+@dataclass(slots=True)
+class TreeNode:
+    """One node of a root's tree: a CompositePodGroup with children, or a PodGroup leaf."""
+
+    key: str
+    composite: CompositePodGroup | None = None
+    group: PodGroup | None = None
+    children: list[TreeNode] = field(default_factory=list)
+
+    def leaves(self) -> Iterable[PodGroup]:
+        if self.group is not None:
+            yield self.group
+        for child in self.children:
+            yield from child.leaves()
+
+
+@dataclass(slots=True)
+class NodeResult:
+    """A node's algorithm result: its status and message; a leaf's group outcome."""
+
+    status: Status
+    message: str = ""
+    any_placed: bool = False
+    outcome: GroupOutcome | None = None
+
+
+class Forest:
+    """The CompositePodGroups known and the children of each (workload_forest.go)."""
+
+    def __init__(self) -> None:
+        self.composites: dict[str, CompositePodGroup] = {}
+        self._child_groups: dict[str, dict[str, PodGroup]] = {}
+        self._child_composites: dict[str, dict[str, CompositePodGroup]] = {}
+
+    @staticmethod
+    def _parent_key(obj: PodGroup | CompositePodGroup) -> str | None:
+        return f"{obj.namespace}/{obj.parent}" if obj.parent is not None else None
+
+    def add_group(self, group: PodGroup) -> None:
+        parent = self._parent_key(group)
+        if parent is not None:
+            self._child_groups.setdefault(parent, {})[group.key] = group
+
+    def remove_group(self, group: PodGroup) -> None:
+        parent = self._parent_key(group)
+        if parent is not None:
+            self._child_groups.get(parent, {}).pop(group.key, None)
+
+    def add(self, composite: CompositePodGroup) -> None:
+        self.composites[composite.key] = composite
+        parent = self._parent_key(composite)
+        if parent is not None:
+            self._child_composites.setdefault(parent, {})[composite.key] = composite
+
+    def remove(self, key: str) -> CompositePodGroup | None:
+        composite = self.composites.pop(key, None)
+        parent = self._parent_key(composite) if composite is not None else None
+        if parent is not None:
+            self._child_composites.get(parent, {}).pop(key, None)
+        return composite
+
+    def root_of(self, composite_key: str) -> tuple[str | None, str]:
+        """The root CompositePodGroup above (or at) `composite_key`, or None and why there is none."""
+        seen: set[str] = set()
+        key = composite_key
+        while True:
+            if key in seen:
+                return None, f"cycle detected in composite pod group hierarchy at {key}"
+            seen.add(key)
+            composite = self.composites.get(key)
+            if composite is None:
+                return None, f"waiting for composite pod group {key} to be created"
+            if composite.parent is None:
+                return key, ""
+            key = f"{composite.namespace}/{composite.parent}"
+
+    def tree(self, root: str) -> TreeNode:
+        """The root's tree (buildPodGroupInfoForCPG); children in arrival, then document, order (upstream
+        iterates a set: no order at all)."""
+        def order(obj: PodGroup | CompositePodGroup) -> tuple[float, int, str]:
+            return obj.arrival, obj.source.index if obj.source else 0, obj.key
+
+        def build(key: str, seen: set[str]) -> TreeNode:
+            seen.add(key)
+            node = TreeNode(key, composite=self.composites[key])
+            kids: list[PodGroup | CompositePodGroup] = [*self._child_groups.get(key, {}).values(),
+                                                        *self._child_composites.get(key, {}).values()]
+            for kid in sorted(kids, key=order):
+                if isinstance(kid, PodGroup):
+                    node.children.append(TreeNode(kid.key, group=kid))
+                elif kid.key not in seen:
+                    node.children.append(build(kid.key, seen))
+            return node
+
+        return build(root, set())
+
+
+def ready(node: TreeNode, members: Mapping[str, set[str]]) -> bool:
+    """isCPGTreeReady / isPGReady: a PodGroup has minCount pods (1 for basic), a CompositePodGroup has
+    minGroupCount (1 for basic) ready children."""
+    if node.group is not None:
+        return len(members.get(node.key, ())) >= node.group.min_count
+    assert node.composite is not None
+    return sum(1 for child in node.children if ready(child, members)) >= node.composite.min_group_count
+
+
+def depth(node: TreeNode) -> int:
+    return 1 + max((depth(child) for child in node.children), default=0)
+
+
+class TreePlacer:
+    """runRootSchedulingAlgorithm for a CompositePodGroup root on one PodCycle; results by node key."""
+
+    def __init__(self, cycle: PodCycle, placer: TopologyPlacer, pending: Mapping[str, Sequence[Pod]],
+                 running: Mapping[str, int], scheduled: Mapping[str, Sequence[tuple[str, int]]]) -> None:
+        self.cycle = cycle
+        self.placer = placer
+        self.pending = pending
+        self.running = running
+        self.scheduled = scheduled
+        self.results: dict[str, NodeResult] = {}
+
+    def place(self, root: TreeNode) -> NodeResult:
+        """Place the tree; placed pods of successful leaves stay reserved when the root succeeds."""
+        with self.cycle.cluster.trial() as trial:
+            result = self._node(root, self.results)
+            if result.status == "success" and not result.any_placed:
+                result.status, result.message = "unschedulable", f"composite pod group {root.key}: {UNSCHEDULABLE}"
+            if result.status == "success":
+                trial.keep()
+        self._complete(root, NodeResult("success"))
+        return result
+
+    def _complete(self, node: TreeNode, parent: NodeResult) -> None:
+        """completeCompositePodGroupAlgorithmResultMap: a parent's failure replaces its children's success,
+        and a child never tried takes its parent's status."""
+        own = self.results.get(node.key)
+        if own is None or (parent.status != "success" and own.status == "success"):
+            own = self.results[node.key] = NodeResult(parent.status, parent.message)
+        for child in node.children:
+            self._complete(child, own)
+
+    def _node(self, node: TreeNode, results: dict[str, NodeResult]) -> NodeResult:
+        result = self._leaf(node.group) if node.group is not None else self._composite(node, results)
+        results[node.key] = result
+        return result
+
+    def _leaf(self, group: PodGroup) -> NodeResult:
+        pending, running = self.pending.get(group.key, ()), self.running.get(group.key, 0)
+        if group.topology_key is not None:
+            found = self.placer.schedule(self.cycle, group, pending, running, self.scheduled.get(group.key, ()),
+                                         inner=True)
+            if found.error is not None:
+                return NodeResult("error", found.outcome.message or found.error, outcome=found.outcome)
+            outcome = found.outcome
+        else:
+            outcome = schedule_group(self.cycle, group, pending, running, inner=True)
+        if not outcome.success:
+            return NodeResult("unschedulable", outcome.message or f"pod group {group.key}: {UNSCHEDULABLE}",
+                              outcome=outcome)
+        return NodeResult("success", outcome.message or "", any_placed=bool(outcome.placed), outcome=outcome)
+
+    def _subtree_scheduled(self, node: TreeNode) -> list[tuple[str, int]]:
+        return [pair for leaf in node.leaves() for pair in self.scheduled.get(leaf.key, ())]
+
+    def _composite(self, node: TreeNode, results: dict[str, NodeResult]) -> NodeResult:
+        """compositePodGroupSchedulingPlacementAlgorithm: each placement tried, the best assumed again."""
+        composite = node.composite
+        assert composite is not None
+        if composite.topology_key is None:  # one placement, the parent's: tried and kept as it is
+            return self._children(node, results)
+        key = composite.topology_key
+        try:
+            domains = generate_placements(self.cycle.cluster, key, self._subtree_scheduled(node),
+                                          self.cycle.confinement)
+        except PlacementError as exc:
+            return NodeResult("error", f"composite pod group {node.key}: cannot determine domain for already "
+                                       f"scheduled pods: {exc}")
+        if not domains:
+            return NodeResult("unschedulable", f"composite pod group {node.key}: no feasible placements found")
+        tried: list[tuple[Domain, NodeResult, dict[str, NodeResult]]] = []
+        for domain in domains:
+            sub: dict[str, NodeResult] = {}
+            with self.cycle.cluster.trial(), self.cycle.confined(domain.nodes):  # never kept
+                result = self._children(node, sub)
+            if result.status == "error":
+                results.update(sub)
+                return result
+            tried.append((domain, result, sub))
+        feasible = [(d, r, s) for d, r, s in tried if r.status == "success"]
+        if not feasible:
+            first_domain, first, sub = tried[0]
+            results.update(sub)
+            return NodeResult("unschedulable", f"composite pod group {node.key}: 0/{len(domains)} placements are "
+                                               f"available ({key}), first placement {first_domain.name}: "
+                                               f"{first.message.removeprefix(f'composite pod group {node.key}: ')}")
+        chosen = 0 if len(feasible) == 1 else self._best(node, feasible)
+        domain, result, sub = feasible[chosen]
+        results.update(sub)
+        for pod, where in self._placed_below(node, sub):  # assumeSubtreeWithRevert
+            self.cycle.reserve(pod, where)
+        return result
+
+    def _best(self, node: TreeNode, feasible: Sequence[tuple[Domain, NodeResult, dict[str, NodeResult]]]) -> int:
+        """findBestCompositePodGroupPlacement: the placement scores of the subtree's placed pods."""
+        placed = [[pod for pod, _ in self._placed_below(node, sub)] for _, _, sub in feasible]
+        totals = [0] * len(feasible)
+        weight = self.placer.weights.get(NODE_RESOURCES_FIT, 0)
+        if weight:
+            for i, ((domain, _, _), pods) in enumerate(zip(feasible, placed, strict=True)):
+                totals[i] += weight * fit_score(self.cycle.cluster, domain.nodes, pods, self.placer.resources)
+        weight = self.placer.weights.get(POD_GROUP_PODS_COUNT, 0)
+        bound = len(self._subtree_scheduled(node))
+        if weight and any(bound + len(pods) for pods in placed):
+            counts = pods_count_scores([bound + len(pods) for pods in placed])
+            totals = [total + weight * count for total, count in zip(totals, counts, strict=True)]
+        best = [i for i, total in enumerate(totals) if total == max(totals)]
+        tied = [(feasible[i][0], GroupOutcome(placed=[(p, 0) for p in placed[i]])) for i in best]
+        return TopologyPlacer._tie_break(self.cycle, tied, best)
+
+    def _placed_below(self, node: TreeNode, results: Mapping[str, NodeResult]) -> list[tuple[Pod, int]]:
+        """The placed pods of a composite node that succeeded, from its children's results."""
+        return [pair for child in node.children for pair in self._placed(child, results)]
+
+    def _placed(self, node: TreeNode, results: Mapping[str, NodeResult]) -> list[tuple[Pod, int]]:
+        """successfulLeafResults: the placed pods of leaves whose every ancestor (in `node`'s subtree) succeeded."""
+        result = results.get(node.key)
+        if result is None or result.status != "success":
+            return []
+        if node.group is not None:
+            return list(result.outcome.placed) if result.outcome is not None else []
+        return self._placed_below(node, results)
+
+    def _children(self, node: TreeNode, results: dict[str, NodeResult]) -> NodeResult:
+        """compositePodGroupSchedulingDefaultAlgorithm: children in turn under the PlacementFeasible check."""
+        assert node.composite is not None
+        need, remaining, succeeded, any_placed = node.composite.min_group_count, len(node.children), 0, False
+        if remaining < need:
+            return NodeResult("unschedulable", f"composite pod group {node.key}: minGroupCount ({need}) cannot be "
+                                               f"satisfied: 0 scheduled, {remaining} remaining")
+        with self.cycle.cluster.trial() as trial:
+            for child in node.children:
+                result = self._node(child, results)
+                if result.status == "error":
+                    return NodeResult("error", f"composite pod group {node.key}: composite pod group evaluation "
+                                               f"failed due to child error: {result.message}")
+                any_placed |= result.any_placed
+                remaining -= 1
+                succeeded += result.status == "success"
+                if remaining + succeeded < need:
+                    break
+            if succeeded >= need:
+                trial.keep()
+                return NodeResult("success", any_placed=any_placed)
+        verb = "cannot be satisfied" if remaining + succeeded < need else "is not yet satisfied"
+        return NodeResult("unschedulable", f"composite pod group {node.key}: minGroupCount ({need}) {verb}: "
+                                           f"{succeeded} scheduled, {remaining} remaining")
+
+
+class CompositeCycles:
+    """The Scheduler's side of CompositePodGroup trees: PreEnqueue over the hierarchy and the root cycle."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.s = scheduler
+        self.forest = Forest()
+
+    # --- the tree and PreEnqueue ------------------------------------------------------------------------
+
+    def root_of_group(self, group: PodGroup) -> tuple[str | None, str]:
+        assert group.parent is not None
+        return self.forest.root_of(f"{group.namespace}/{group.parent}")
+
+    def entry(self, group_key: str) -> str | None:
+        """The queue entry of the root over PodGroup `group_key` when it has a parent (None: no root)."""
+        group = self.s.groups.get(group_key)
+        assert group is not None and group.parent is not None
+        root, _ = self.root_of_group(group)
+        return COMPOSITE + root if root is not None else None
+
+    def add(self, composite: CompositePodGroup, now: float) -> None:
+        self.forest.add(composite)
+        root, _ = self.forest.root_of(composite.key)
+        if root is not None:
+            self.pre_enqueue(root, now)
+            self.s.queue.move(COMPOSITE + root, now)
+
+    def delete(self, key: str, now: float) -> None:
+        composite = self.forest.remove(key)
+        if composite is None:
+            return
+        self.s.queue.done(COMPOSITE + key)
+        for group in list(self.s.groups.values()):  # its former leaves, now without a root, wait again
+            if group.parent is not None:
+                root, why = self.root_of_group(group)
+                if root is None:
+                    self.s.gated[group.key] = why
+
+    def pre_enqueue_group(self, group: PodGroup, now: float) -> None:
+        root, why = self.root_of_group(group)
+        if root is None:
+            self.s.gated[group.key] = why
+            self.s.messages["group:" + group.key] = why
+            return
+        self.pre_enqueue(root, now)
+
+    def pre_enqueue(self, root: str, now: float) -> None:
+        """preEnqueueWithHierarchies: the root's entry waits until the tree meets its quorum."""
+        tree = self.forest.tree(root)
+        leaves = list(tree.leaves())
+        if not ready(tree, self.s.members):
+            why = f"waiting for composite pod group {root} tree to meet quorum"
+            for leaf in leaves:
+                self.s.gated[leaf.key] = why
+            self.s.queue.done(COMPOSITE + root)
+            return
+        for leaf in leaves:
+            self.s.gated.pop(leaf.key, None)
+        if COMPOSITE + root in self.s.queue:
+            return
+        pending = [self.s.pods[k] for leaf in leaves for k in self.s.members[leaf.key]
+                   if k not in self.s.cluster.bound]
+        if pending:
+            composite = self.forest.composites[root]
+            self.s.queue.add(COMPOSITE + root, composite.priority or 0,
+                             min(composite.arrival, *(p.arrival for p in pending)))
+
+    # --- the root cycle ---------------------------------------------------------------------------------
+
+    def _validate(self, root: CompositePodGroup, pods: Sequence[Pod]) -> str | None:
+        """validatePodGroup over the tree: one schedulerName, the root's priority, one preemption policy."""
+        priority = root.priority or 0
+        gate = self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
+        first = pods[0]
+        policy = (root.preemption_policy or "PreemptLowerPriority") if gate else first.preemption_policy
+        for pod in pods:
+            if pod.scheduler_name != first.scheduler_name:
+                return (f"all pods in a single pod group should have the same .spec.schedulerName set, got: "
+                        f"{pod.scheduler_name!r} and {first.scheduler_name!r}")
+            if pod.priority != priority:
+                return (f"all pods in a single pod group should have the same priority as the pod group's "
+                        f"priority, got {pod.priority} and {priority}")
+            if pod.preemption_policy != policy:
+                return f"all pods in a single pod group should have the same preemption policy, got " \
+                       f"{pod.preemption_policy} and {policy}"
+        return None
+
+    def cycle(self, root_key: str, entry: str, now: float) -> None:
+        s = self.s
+        root = self.forest.composites.get(root_key)
+        if root is None or root.parent is not None:
+            s.queue.done(entry)
+            return
+        tree = self.forest.tree(root_key)
+        leaves = list(tree.leaves())
+        pending = {leaf.key: s._pending_members(leaf.key) for leaf in leaves}
+        if not any(pending.values()) or not ready(tree, s.members):
+            s.queue.done(entry)
+            self.pre_enqueue(root_key, now)
+            return
+        every = [pod for leaf in leaves for pod in (*pending[leaf.key], *s._running_pods(leaf.key))]
+        invalid = self._validate(root, every)
+        if invalid is not None:  # handlePodGroupFailureBeforeScheduling: a SchedulerError on every leaf
+            self._fail(root_key, leaves, pending, {}, invalid, "SchedulerError", entry, now)
+            return
+        assert s.placer is not None
+        placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s._running_members(leaf.key) for leaf in leaves},
+                            {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves})
+        result = placer.place(tree)
+        if result.status != "success":
+            reason = "SchedulerError" if result.status == "error" else "Unschedulable"
+            self._fail(root_key, leaves, pending, placer.results, result.message, reason, entry, now)
+            return
+        retry = False
+        for leaf in leaves:
+            own = placer.results[leaf.key]
+            outcome = own.outcome
+            if own.status == "success" and outcome is not None:
+                for pod, node in outcome.placed:
+                    s._bound(pod, node, now, reserve=False)
+                    s.messages.pop(pod.key, None)
+                    s.assumed[pod.key] = leaf.key
+                    s._out.append(s._bind_decision(pod, node))
+                for pod_key, why in outcome.failures.items():
+                    retry = True
+                    s.messages[pod_key] = why
+                    s._out.append(_unschedulable(s.pods[pod_key], why))
+                s._condition(leaf, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
+            else:
+                retry |= bool(pending[leaf.key])
+                self._leaf_failed(leaf, pending[leaf.key], own, "SchedulerError" if own.status == "error"
+                                  else "Unschedulable")
+        if retry:
+            s.messages[COMPOSITE + root_key] = result.message
+            s.queue.failed(entry, now)
+        else:
+            s.messages.pop(COMPOSITE + root_key, None)
+            s.queue.done(entry)
+
+    def _leaf_failed(self, leaf: PodGroup, pending: Sequence[Pod], own: NodeResult, reason: str) -> None:
+        s = self.s
+        failures = own.outcome.failures if own.outcome is not None else {}
+        for pod in pending:
+            why = failures.get(pod.key, own.message)
+            s.messages[pod.key] = why
+            s._out.append(_unschedulable(pod, why))
+        s._condition(leaf, False, reason, own.message)
+
+    def _fail(self, root_key: str, leaves: Sequence[PodGroup], pending: Mapping[str, Sequence[Pod]],
+              results: Mapping[str, NodeResult], message: str, reason: str, entry: str, now: float) -> None:
+        """Nothing of the tree binds: every leaf's pods wait with its (or the root's) message."""
+        s = self.s
+        for leaf in leaves:
+            own = results.get(leaf.key, NodeResult("error" if reason == "SchedulerError" else "unschedulable",
+                                                   message))
+            self._leaf_failed(leaf, pending[leaf.key], own, reason)
+        s.messages[COMPOSITE + root_key] = message
+        s.queue.failed(entry, now)
+        s._clear_nominations([pod for pods in pending.values() for pod in pods])
+
+
+def _unschedulable(pod: Pod, message: str) -> Unschedulable:
+    from phalanx.scheduler.scheduler import Unschedulable  # scheduler.py imports this module
+
+    return Unschedulable(pod, message)
+
+
+def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup]) -> list[str]:
+    """What kube-scheduler v1.37.2 leaves unchecked in the given trees, one line each: cycles and missing
+    parents (the members never queue), trees deeper than 4 levels and trees spanning several Workloads
+    (scheduled as any other tree; the API's `Invalid` reason is never set)."""
+    forest = Forest()
+    for composite in composites:
+        forest.add(composite)
+    for group in groups:
+        forest.add_group(group)
+    notes: list[str] = []
+    orphans = sorted({why for group in groups if group.parent is not None
+                      for root, why in [forest.root_of(f"{group.namespace}/{group.parent}")] if root is None})
+    notes.extend(f"PodGroup members will wait: {why}" for why in orphans)
+    for composite in composites:
+        if composite.parent is not None:
+            continue
+        tree = forest.tree(composite.key)
+        if depth(tree) > MAX_TREE_DEPTH:
+            notes.append(f"CompositePodGroup {composite.key}: its tree is {depth(tree)} levels deep (more than "
+                         f"{MAX_TREE_DEPTH}); kube-scheduler v1.37.2 schedules it anyway")
+        names = {obj.workload_name for obj in _objects(tree) if obj.workload_name}
+        if len(names) > 1:
+            notes.append(f"CompositePodGroup {composite.key}: its tree names {len(names)} Workloads "
+                         f"({', '.join(sorted(names))}); kube-scheduler v1.37.2 schedules it anyway")
+    return notes
+
+
+def _objects(node: TreeNode) -> Iterable[PodGroup | CompositePodGroup]:
+    if node.group is not None:
+        yield node.group
+    if node.composite is not None:
+        yield node.composite
+    for child in node.children:
+        yield from _objects(child)
+
+
+def composite_report(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup], *, scheduled: bool,
+                     topology_aware: bool, gang: bool) -> dict[str, object] | None:
+    """For the report: the trees in the input, whether the profile schedules them, and a line for each thing
+    that leaves out (None without CompositePodGroups or parent links)."""
+    children = [group for group in groups if group.parent is not None]
+    if not composites and not children:
+        return None
+    notes: list[str] = []
+    if not scheduled:
+        missing = [gate for gate, on in (("GenericWorkload", gang), ("TopologyAwareWorkloadScheduling",
+                                                                     topology_aware), ("CompositePodGroup", False))
+                   if not on]
+        notes.append(f"{len(composites)} CompositePodGroup(s) and the parentCompositePodGroupName of {len(children)} "
+                     f"PodGroup(s) have no effect: the CompositePodGroup gate needs {', '.join(missing)} on (alpha "
+                     "and off by default in v1.37.2); each PodGroup is scheduled on its own")
+    else:
+        notes.extend(tree_notes(groups, composites))
+        notes.append("not modelled: workload-aware preemption for a CompositePodGroup tree whose root cannot be "
+                     "placed (the tree waits, preempting nothing)")
+    return {"compositePodGroups": len(composites), "podGroupsWithParent": len(children), "scheduled": scheduled,
+            "notes": notes}

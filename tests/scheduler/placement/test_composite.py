@@ -1,0 +1,223 @@
+"""KEP-6012 CompositePodGroup trees (phalanx/scheduler/placement/composite.py) as kube-scheduler v1.37.2
+schedules them with the CompositePodGroup gate on: PreEnqueue over the tree, one cycle per root, children in
+turn under minGroupCount, a parent's failure passed down to its children, topology confinement top-down,
+validation of the whole tree, and no effect with the gate off."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from phalanx.api.objects import CompositePodGroup, Node, Pod, PodGroup
+from phalanx.scheduler.placement.composite import Forest, ready, tree_notes
+from phalanx.scheduler.profiles import Profile, builtin
+from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler, Unschedulable
+from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup
+
+RACK = "topology.kubernetes.io/rack"
+GATES = {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True, "CompositePodGroup": True}
+
+
+def profile() -> Profile:
+    return Profile("composite", feature_gates=dict(GATES), tie_break="first")
+
+
+def node(name: str, cpu: int = 8, rack: str | None = None) -> Node:
+    builder = MakeNode(name).alloc(cpu=str(cpu), memory="32Gi")
+    if rack is not None:
+        builder.label(RACK, rack)
+    return builder.obj()
+
+
+def leaf(name: str, parent: str | None, min_count: int | None = 2, priority: int | None = None) -> PodGroup:
+    builder = MakePodGroup(name)
+    builder.gang(min_count) if min_count is not None else builder.basic()
+    if parent is not None:
+        builder.parent(parent)
+    if priority is not None:
+        builder.priority(priority)
+    return builder.obj()
+
+
+def composite(name: str, min_group_count: int | None = 2, parent: str | None = None,
+              topology: str | None = None) -> CompositePodGroup:
+    builder = MakeCompositePodGroup(name)
+    if min_group_count is not None:
+        builder.gang(min_group_count)
+    if parent is not None:
+        builder.parent(parent)
+    if topology is not None:
+        builder.topology(topology)
+    return builder.obj()
+
+
+def members(group: str, count: int, cpu: str = "4") -> list[Pod]:
+    return [MakePod(f"{group}-{i}").req(cpu=cpu, memory="1Gi").group(group).obj() for i in range(count)]
+
+
+def binds(decisions: Sequence[Decision]) -> dict[str, str]:
+    return {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
+
+
+def messages(decisions: Sequence[Decision]) -> dict[str, str]:
+    return {d.pod.name: d.message for d in decisions if isinstance(d, Unschedulable)}
+
+
+def conditions(decisions: Sequence[Decision]) -> dict[str, tuple[bool, str]]:
+    return {d.group.name: (d.status, d.reason) for d in decisions if isinstance(d, GroupCondition)}
+
+
+def run(nodes: Sequence[Node], composites: Sequence[CompositePodGroup], groups: Sequence[PodGroup],
+        pods: Sequence[Pod], prof: Profile | None = None) -> tuple[Scheduler, list[Decision]]:
+    scheduler = Scheduler(prof or profile(), nodes)
+    for item in composites:
+        scheduler.add_composite_pod_group(item, 0.0)
+    for group in groups:
+        scheduler.add_pod_group(group, 0.0)
+    for pod in pods:
+        scheduler.add_pod(pod, 0.0)
+    return scheduler, scheduler.schedule(0.0)
+
+
+# --- PreEnqueue over the tree ------------------------------------------------------------------------------
+
+def test_a_gang_composite_waits_until_min_group_count_children_have_their_pods() -> None:
+    scheduler, decisions = run([node("n1"), node("n2")], [composite("job")],
+                               [leaf("a", "job"), leaf("b", "job")], members("a", 2))
+    assert decisions == []
+    assert scheduler.pod_message("default/a-0") == "waiting for composite pod group default/job tree to meet quorum"
+    for pod in members("b", 2):
+        scheduler.add_pod(pod, 1.0)
+    decisions = scheduler.schedule(1.0)
+    assert len(binds(decisions)) == 4
+    assert conditions(decisions) == {"a": (True, "Scheduled"), "b": (True, "Scheduled")}
+
+
+def test_readiness_counts_children_recursively() -> None:
+    forest = Forest()
+    for item in (composite("root", 2), composite("mid", 1, parent="root")):
+        forest.add(item)
+    for group in (leaf("a", "root"), leaf("b", "mid", min_count=None)):
+        forest.add_group(group)
+    tree = forest.tree("default/root")
+    assert not ready(tree, {"default/a": {"p1", "p2"}})  # mid has no ready child
+    assert ready(tree, {"default/a": {"p1", "p2"}, "default/b": {"p3"}})
+
+
+def test_members_wait_for_a_missing_parent_and_never_queue_in_a_cycle() -> None:
+    scheduler, decisions = run([node("n1")], [], [leaf("a", "job", min_count=1)], members("a", 1))
+    assert decisions == []
+    assert scheduler.pod_message("default/a-0") == "waiting for composite pod group default/job to be created"
+    scheduler, decisions = run([node("n1")], [composite("x", 1, parent="y"), composite("y", 1, parent="x")],
+                               [leaf("a", "x", min_count=1)], members("a", 1))
+    assert decisions == []
+    assert "cycle detected in composite pod group hierarchy" in (scheduler.pod_message("default/a-0") or "")
+
+
+# --- the root cycle -----------------------------------------------------------------------------------------
+
+def test_a_gang_composite_binds_all_children_or_none() -> None:
+    # Two 8-cpu nodes: a (2 × 4 cpu) fits, b (2 × 8 cpu) does not fit beside it, so nothing binds.
+    _, decisions = run([node("n1"), node("n2")], [composite("job")], [leaf("a", "job"), leaf("b", "job")],
+                       [*members("a", 2), *members("b", 2, cpu="8")])
+    assert binds(decisions) == {}
+    assert conditions(decisions) == {"a": (False, "Unschedulable"), "b": (False, "Unschedulable")}
+    # a placed alone but its parent failed: its pods carry the parent's message (completeComposite...Map).
+    assert messages(decisions)["a-0"] == ("composite pod group default/job: minGroupCount (2) cannot be "
+                                          "satisfied: 1 scheduled, 0 remaining")
+
+
+def test_a_basic_composite_binds_the_children_that_fit() -> None:
+    _, decisions = run([node("n1"), node("n2")], [composite("job", None)], [leaf("a", "job"), leaf("b", "job")],
+                       [*members("a", 2), *members("b", 2, cpu="8")])
+    assert sorted(binds(decisions)) == ["a-0", "a-1"]
+    assert conditions(decisions) == {"a": (True, "Scheduled"), "b": (False, "Unschedulable")}
+    assert messages(decisions)["b-0"] == "0/2 nodes are available: 2 Insufficient cpu."  # its own failure
+
+
+def test_min_group_count_below_the_number_of_children() -> None:
+    _, decisions = run([node("n1"), node("n2")], [composite("job", 1)], [leaf("a", "job"), leaf("b", "job")],
+                       [*members("a", 2), *members("b", 2, cpu="8")])
+    assert sorted(binds(decisions)) == ["a-0", "a-1"]
+
+
+def test_a_child_already_running_counts_toward_min_group_count() -> None:
+    # a runs its minCount already and places nothing more: as a child it still succeeds (only the root must
+    # place a pod), so b binds under minGroupCount 2.
+    scheduler = Scheduler(profile(), [node("n1"), node("n2")])
+    scheduler.add_composite_pod_group(composite("job"), 0.0)
+    for group in (leaf("a", "job"), leaf("b", "job")):
+        scheduler.add_pod_group(group, 0.0)
+    for pod in members("a", 2):
+        scheduler.add_pod(pod, 0.0, node="n1")
+    for pod in members("b", 2):
+        scheduler.add_pod(pod, 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert binds(decisions) == {"b-0": "n2", "b-1": "n2"}
+    assert conditions(decisions) == {"a": (True, "Scheduled"), "b": (True, "Scheduled")}
+
+
+def test_the_tree_is_validated_as_one_group() -> None:
+    # Every pod must have the root's priority (0 here): b's pods have 5.
+    pods = [*members("a", 2), *(MakePod(f"b-{i}").req(cpu="1").group("b").priority(5).obj() for i in range(2))]
+    _, decisions = run([node("n1")], [composite("job")], [leaf("a", "job"), leaf("b", "job")], pods)
+    assert binds(decisions) == {}
+    assert conditions(decisions) == {"a": (False, "SchedulerError"), "b": (False, "SchedulerError")}
+    assert "same priority as the pod group's priority, got 5 and 0" in messages(decisions)["a-0"]
+
+
+def test_topology_at_the_composite_confines_every_child_to_one_domain() -> None:
+    # rack-a holds 12 free cpu, rack-b 16: the two 2 × 4-cpu children fit only together in rack-b; without the
+    # constraint they would spread over both racks.
+    nodes = [node("a1", 8, "rack-a"), node("a2", 4, "rack-a"), node("b1", 8, "rack-b"), node("b2", 8, "rack-b")]
+    _, decisions = run(nodes, [composite("job", topology=RACK)], [leaf("a", "job"), leaf("b", "job")],
+                       [*members("a", 2), *members("b", 2)])
+    assert set(binds(decisions).values()) == {"b1", "b2"}
+    assert len(binds(decisions)) == 4
+
+
+def test_nested_composites_are_confined_top_down() -> None:
+    # The root asks for one rack, its child composite for one host: both leaves of the child share a host
+    # inside the rack the root chose.
+    nodes = [node("a1", 8, "rack-a"), node("b1", 16, "rack-b")]
+    for item in nodes:
+        item.labels["kubernetes.io/hostname"] = item.name
+    _, decisions = run(nodes, [composite("root", 1, topology=RACK),
+                               composite("pair", 2, parent="root", topology="kubernetes.io/hostname")],
+                       [leaf("a", "pair"), leaf("b", "pair")], [*members("a", 2), *members("b", 2)])
+    assert Counter(binds(decisions).values()) == {"b1": 4}
+
+
+def test_a_composite_with_no_domain_for_its_children_is_unschedulable() -> None:
+    nodes = [node("a1", 8, "rack-a"), node("b1", 8, "rack-b")]
+    _, decisions = run(nodes, [composite("job", topology=RACK)], [leaf("a", "job"), leaf("b", "job")],
+                       [*members("a", 2), *members("b", 2)])
+    assert binds(decisions) == {}
+    assert messages(decisions)["a-0"].startswith(
+        "composite pod group default/job: 0/2 placements are available (topology.kubernetes.io/rack), first "
+        "placement rack-a:")
+
+
+def test_with_the_gate_off_the_parent_link_has_no_effect() -> None:
+    gates = {**GATES, "CompositePodGroup": False}
+    _, decisions = run([node("n1"), node("n2")], [composite("job")], [leaf("a", "job"), leaf("b", "job")],
+                       [*members("a", 2), *members("b", 2, cpu="8")], Profile("p", feature_gates=gates))
+    assert sorted(binds(decisions)) == ["a-0", "a-1"]  # each PodGroup on its own
+    assert not builtin("gang").composite
+
+
+# --- what upstream leaves unchecked -------------------------------------------------------------------------
+
+def test_notes_name_orphans_deep_trees_and_mixed_workloads() -> None:
+    chain = [composite("c1", 1), composite("c2", 1, parent="c1"), composite("c3", 1, parent="c2"),
+             composite("c4", 1, parent="c3")]
+    other = MakeCompositePodGroup("c5").parent("c1")
+    other.doc["spec"]["workloadRef"]["workloadName"] = "other"
+    notes = tree_notes([leaf("a", "c4"), leaf("b", "missing")], [*chain, other.obj()])
+    assert notes == [
+        "PodGroup members will wait: waiting for composite pod group default/missing to be created",
+        "CompositePodGroup default/c1: its tree is 5 levels deep (more than 4); kube-scheduler v1.37.2 "
+        "schedules it anyway",
+        "CompositePodGroup default/c1: its tree names 2 Workloads (other, wl); kube-scheduler v1.37.2 schedules "
+        "it anyway",
+    ]
