@@ -32,13 +32,14 @@ from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.framework import BoolArray, CycleState
-from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.plugins.gpu_share.stranding import memory_per_gpu
+from phalanx.scheduler.profiles import Profile, for_gpu_sharing
 
 FloatArray = npt.NDArray[np.float64]
 MAX_K = 130
 FULL_LOAD = 100
 SEEDED_PLUGINS = ("RandomScore", "GpuShare")
-WORKLOAD_PLUGINS = ("FGDScore", "GpuShare")
+WORKLOAD_PLUGINS = ("FGDScore", "GpuShare", "StrandingScore")
 
 
 def gpu_milli_of(pod: Pod) -> int:
@@ -84,9 +85,12 @@ def prefixed_nodes(nodes: Sequence[Node], rng: np.random.Generator) -> list[Node
     return sorted(renamed, key=lambda n: n.name)
 
 
-def seeded_profile(profile: Profile, seed: int, workload: TargetWorkload) -> Profile:
-    """A copy of the profile whose random plugins use this seed and whose FGD parts use the trace's target
-    workload (arguments a profile file sets itself are kept)."""
+def seeded_profile(profile: Profile, seed: int, workload: TargetWorkload,
+                   pods: Sequence[Pod] = ()) -> Profile:
+    """A copy of the profile (its GPU-sharing form, `for_gpu_sharing`) whose random plugins use this seed
+    and whose FGD parts use the trace's target workload, and StrandingScore the memory per GPU of the
+    trace's typical pods (arguments a profile file sets itself are kept)."""
+    profile = for_gpu_sharing(profile)
     args = {name: dict(values) for name, values in profile.plugin_args.items()}
     used = {*profile.filters, *profile.scores, *profile.reserve}
     for name in used:
@@ -94,6 +98,8 @@ def seeded_profile(profile: Profile, seed: int, workload: TargetWorkload) -> Pro
             args.setdefault(name, {}).setdefault("seed", seed)
         if name in WORKLOAD_PLUGINS:
             args.setdefault(name, {}).setdefault("targetWorkload", workload)
+    if "StrandingScore" in used and "memoryPerGpu" not in args.get("StrandingScore", {}):
+        args.setdefault("StrandingScore", {})["memoryPerGpu"] = memory_per_gpu(pods, workload)
     return dataclasses.replace(profile, plugin_args=args, filters=list(profile.filters),
                                scores=dict(profile.scores), reserve=list(profile.reserve),
                                feature_gates=dict(profile.feature_gates))
@@ -204,7 +210,7 @@ def replay_fragmentation(nodes: Sequence[Node], pods: Sequence[Pod], profile: Pr
     queue = tune(pods, load, capacity, rng)
     cluster = ClusterState(prefixed_nodes(nodes, rng))
     table = device_table(cluster)
-    cycle = _OneShotCycle(seeded_profile(profile, seed, workload), cluster, seed)
+    cycle = _OneShotCycle(seeded_profile(profile, seed, workload, pods), cluster, seed)
     frag = Fragmentation(workload, table)
     arrived = np.zeros(len(queue) + 1, dtype=np.int64)
     allocated = np.zeros(len(queue) + 1, dtype=np.int64)

@@ -23,7 +23,7 @@ def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int],
     reports: list[dict[str, Any]] = []
     for seed in seeds:
         inputs = Inputs(nodes=list(trace.gpu_nodes), pods=list(trace.pods))
-        sim = Simulation(inputs, seeded_profile(profile, seed, workload), seed=seed).run()
+        sim = Simulation(inputs, seeded_profile(profile, seed, workload, trace.pods), seed=seed).run()
         report = build_report(sim)
         report.pop("pods", None)
         report.pop("podGroups", None)

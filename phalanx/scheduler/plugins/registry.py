@@ -15,6 +15,7 @@ from phalanx.scheduler.plugins.gpu_share import (
     GpuPackingScore,
     GpuShare,
     RandomScore,
+    StrandingScore,
 )
 from phalanx.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from phalanx.scheduler.plugins.node_affinity import NodeAffinity
@@ -59,6 +60,7 @@ PLUGINS: dict[str, PluginSpec] = {
     "GpuPackingScore": _spec(GpuPackingScore, "score"),
     "BestFitScore": _spec(BestFitScore, "score"),
     "FGDScore": _spec(FGDScore, "score"),
+    "StrandingScore": _spec(StrandingScore, "score"),
 }
 REGISTRY: dict[str, Factory] = {name: spec.factory for name, spec in PLUGINS.items()}
 
@@ -75,7 +77,7 @@ SCORERS = ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySp
 # Opt-in plugins: not in the default profile, but a profile may enable them.
 GPU_FILTERS = ("GpuShare",)
 GPU_SCORERS = ("RandomScore", "DotProductScore", "GpuClusteringScore", "GpuPackingScore", "BestFitScore",
-               "FGDScore")
+               "FGDScore", "StrandingScore")
 
 # kube-scheduler's default plugins that Phalanx does not implement yet: a profile lists them as missing.
 NOT_IMPLEMENTED = ("NodePorts", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
