@@ -246,6 +246,10 @@ class HpaController:
         proposals: tuple[MetricProposal, ...] = ()
         reason = ""
         desired = current
+        # `reconcileAutoscaler` sets this on every sync once it has read the scale subresource; the steps below
+        # overwrite it, except where the sync stops early (a paused target at zero, metrics that failed).
+        self._set("AbleToScale", True, "SucceededGetScale", "the HPA controller was able to get the target's current "
+                                                            "scale")
         if current == 0 and (self.scale_to_zero or minimum != 0):
             # `shouldComputeMetricsForZeroReplicas`: a target at zero is scaled only if this HPA put it there.
             if not ((minimum != 0 and scaled_condition) or can_scale_from_zero):

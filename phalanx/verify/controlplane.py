@@ -138,11 +138,15 @@ class ControlPlane:
     """etcd and kube-apiserver on loopback, and kube-scheduler / kube-controller-manager on demand.
 
     Use as a context manager; `kubeconfig` is a client config with the admin token once it has started.
+    `aggregation=True` also gives kube-apiserver what API aggregation needs to proxy to an APIService backed by a
+    Service outside the cluster (a front-proxy client certificate, the request-header flags, and routing to the
+    Service's endpoints since no kube-proxy runs); off by default, as it costs two certificates at start.
     """
 
     def __init__(self, bin_dir: Path | None = None, gates: Mapping[str, bool] | None = None,
-                 work_dir: Path | None = None) -> None:
+                 work_dir: Path | None = None, *, aggregation: bool = False) -> None:
         self.bin = find_binaries(bin_dir)
+        self.aggregation = aggregation
         self._own_dir = work_dir is None
         self.dir = work_dir or Path(tempfile.mkdtemp(prefix="phalanx-kube-"))
         self.gates = dict(gates) if gates is not None else dict.fromkeys(WANTED_GATES, True)
@@ -222,9 +226,31 @@ class ControlPlane:
             # Loopback addresses cannot be published as the `kubernetes` Service's endpoints.
             "--endpoint-reconciler-type", "none",
             "--enable-priority-and-fairness=false", "--v", "0",
+            *(self._aggregation_flags() if self.aggregation else ()),
         ], self.dir)
         self.kubeconfig.write_text(yaml.safe_dump(self.client_config()))
         self._wait("kube-apiserver", self.apiserver, lambda: _http_ok(f"{self.server}/readyz", TOKEN), 120)
+
+    def _aggregation_flags(self) -> list[str]:
+        """The front-proxy flags: kube-apiserver proxies requests for aggregated APIs with a client certificate
+        signed by a request-header CA, and reaches the APIService's Service through its endpoints."""
+        certs = self.dir / "front-proxy"
+        ca, client = certs / "ca", certs / "client"
+        if not client.with_suffix(".crt").exists():
+            certs.mkdir(parents=True, exist_ok=True)
+            _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=front-proxy-ca",
+                     "-keyout", f"{ca}.key", "-out", f"{ca}.crt")
+            _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=front-proxy-client",
+                     "-keyout", f"{client}.key", "-out", f"{client}.csr")
+            _openssl("x509", "-req", "-days", "2", "-in", f"{client}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
+                     "-CAcreateserial", "-out", f"{client}.crt")
+        return [
+            "--enable-aggregator-routing=true",
+            "--requestheader-client-ca-file", f"{ca}.crt", "--requestheader-allowed-names", "front-proxy-client",
+            "--requestheader-username-headers", "X-Remote-User", "--requestheader-group-headers", "X-Remote-Group",
+            "--requestheader-extra-headers-prefix", "X-Remote-Extra-",
+            "--proxy-client-cert-file", f"{client}.crt", "--proxy-client-key-file", f"{client}.key",
+        ]
 
     def get(self, path: str) -> str:
         """GET a path of the API server as the admin (discovery, health)."""
@@ -275,9 +301,9 @@ class ControlPlane:
             self.scheduler = None
 
     def start_controller_manager(self, controllers: Iterable[str] = ("job-controller",),
-                                 gates: Mapping[str, bool] | None = None) -> None:
+                                 gates: Mapping[str, bool] | None = None, flags: Iterable[str] = ()) -> None:
         """Start kube-controller-manager with only `controllers` (never the node lifecycle controller: no
-        kubelet posts heartbeats here, and it would taint every node unreachable)."""
+        kubelet posts heartbeats here, and it would taint every node unreachable), and `flags` added."""
         self.stop_controller_manager()
         port = free_port()
         self.controller_manager = _Process("kube-controller-manager", [
@@ -286,7 +312,7 @@ class ControlPlane:
             "--bind-address", "127.0.0.1", "--secure-port", str(port),
             "--cert-dir", str(self.dir / "kcm-certs"), "--authentication-skip-lookup",
             "--authorization-always-allow-paths", "/healthz,/readyz,/livez,/metrics",
-            "--feature-gates", self.gates_for("kube-controller-manager", gates), "--v", "0",
+            "--feature-gates", self.gates_for("kube-controller-manager", gates), "--v", "0", *flags,
         ], self.dir)
         self._wait("kube-controller-manager", self.controller_manager,
                    lambda: _http_ok(f"https://127.0.0.1:{port}/healthz"), 60)
@@ -313,6 +339,10 @@ class ControlPlane:
                 return
             time.sleep(0.1)
         raise ControlPlaneError(f"{name} was not ready after {timeout:g}s: {proc.tail()}")
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
 
 
 _INSECURE = ssl.create_default_context()
