@@ -187,7 +187,9 @@ class HpaController:
         self._conditions: dict[str, tuple[str, str, str]] = {}
         if scaled_to_zero:
             self._set("ScaledToZero", True, "ScaledToZero", "the HPA controller scaled the workload to zero")
-        self._recommendations: list[tuple[float, int]] = []
+        # None until the first sync records the target's replicas as the first recommendation
+        # (`recordInitialRecommendation`, which records only while the controller has none for the HPA).
+        self._recommendations: list[tuple[float, int]] | None = None
         self._up_events: list[tuple[float, int]] = []
         self._down_events: list[tuple[float, int]] = []
 
@@ -209,8 +211,10 @@ class HpaController:
                 for kind in CONDITION_ORDER if (c := self._conditions.get(kind)) is not None]
 
     @property
-    def recommendations(self) -> list[tuple[float, int]]:
-        """(time, recommendation) of the recent syncs, oldest first (the stabilization windows read them)."""
+    def recommendations(self) -> list[tuple[float, int]] | None:
+        """(time, recommendation) of the recent syncs, oldest first (the stabilization windows read them); None
+        before the first sync. Setting a list, even an empty one, skips the initial recommendation, as a kube
+        controller test does by filling its `recommendations` map."""
         return self._recommendations
 
     @recommendations.setter
@@ -250,11 +254,16 @@ class HpaController:
         # overwrite it, except where the sync stops early (a paused target at zero, metrics that failed).
         self._set("AbleToScale", True, "SucceededGetScale", "the HPA controller was able to get the target's current "
                                                             "scale")
-        if current == 0 and (self.scale_to_zero or minimum != 0):
-            # `shouldComputeMetricsForZeroReplicas`: a target at zero is scaled only if this HPA put it there.
+        if self._recommendations is None:  # `recordInitialRecommendation`: the target's count holds a window
+            self._recommendations = [(now, current)]
+        if current == 0:
+            # `shouldComputeMetricsForZeroReplicas`: a target at zero is scaled only if this HPA put it there
+            # (with the gate off, never).
             if not ((minimum != 0 and scaled_condition) or can_scale_from_zero):
                 self._set("ScalingActive", False, "ScalingDisabled",
                           "scaling is disabled since the replica count of the target is zero")
+                if not self.scale_to_zero:
+                    self._conditions.pop("ScaledToZero", None)
                 return self._decision(current, 0, events)
             compute = True
         elif current > maximum:
@@ -331,7 +340,7 @@ class HpaController:
         """`normalizeDesiredReplicas`: the highest recommendation of the downscale window, then
         `convertDesiredReplicasWithRules` (min, max, and at most max(2 × current, 4) on the way up)."""
         cutoff = now - self.downscale_stabilization
-        stabilized = max([desired, *(r for t, r in self._recommendations if t >= cutoff)])
+        stabilized = max([desired, *(r for t, r in self._recommendations or () if t >= cutoff)])
         self._record(now, desired, self.downscale_stabilization)
         if stabilized != desired:
             self._set("AbleToScale", True, "ScaleDownStabilized", _STABILIZED_DOWN_MESSAGE)
@@ -370,7 +379,7 @@ class HpaController:
         scale-up window, down no further than the highest of the scale-down window."""
         up_cutoff, down_cutoff = now - up_window, now - down_window
         up_limit = down_limit = desired
-        for stamp, recommendation in self._recommendations:
+        for stamp, recommendation in self._recommendations or ():
             if stamp > up_cutoff:
                 up_limit = min(up_limit, recommendation)
             if stamp > down_cutoff:
@@ -390,7 +399,7 @@ class HpaController:
 
     def _record(self, now: float, desired: int, window: float) -> None:
         cutoff = now - window
-        self._recommendations = [(t, r) for t, r in self._recommendations if t >= cutoff]
+        self._recommendations = [(t, r) for t, r in self._recommendations or () if t >= cutoff]
         self._recommendations.append((now, desired))
 
     def _limit_rate(self, now: float, current: int, desired: int, up: ScalingRules,

@@ -175,14 +175,19 @@ class HpaBank:
     def before_scalar(self, i: int) -> None:
         """Hand member `i`'s state to its controller for a sync of its own."""
         self.flush(i)
+        controller = self.controllers[i]
+        if controller.recommendations is None:  # its first sync records the initial recommendation itself
+            return
         order = np.argsort(self.times, kind="stable")
         row = self.recommended[i]
-        self.controllers[i].recommendations = [(float(self.times[s]), int(row[s])) for s in order if row[s] >= 0]
+        controller.recommendations = [(float(self.times[s]), int(row[s])) for s in order if row[s] >= 0]
 
     def after_scalar(self, i: int, now: float) -> None:
         """Take back what member `i`'s own sync at `now` recorded."""
         controller = self.controllers[i]
-        history = controller.recommendations
-        if history and history[-1][0] == now:
-            self.recommended[i, self.slot] = history[-1][1]
+        # Only the highest recommendation of a moment counts (the bank's HPAs have no spec.behavior, whose
+        # scale-up window would want the lowest): the initial one and the sync's own share a slot.
+        now_recommended = [r for t, r in controller.recommendations or () if t == now]
+        if now_recommended:
+            self.recommended[i, self.slot] = max(now_recommended)
         self.scaled_to_zero[i] = controller.scaled_to_zero

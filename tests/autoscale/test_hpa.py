@@ -145,8 +145,23 @@ def test_clamped_to_max_and_min() -> None:
     hpa = make([resource(50)], min_replicas=2, max_replicas=5)
     up = HpaController(hpa).sync(0, 3, values(cpu=200))
     assert (up.desired, reason(up, "ScalingLimited")) == (5, ("True", "TooManyReplicas"))
-    down = HpaController(hpa).sync(0, 3, values(cpu=1))
+    controller = HpaController(hpa)
+    controller.recommendations = []  # as the kube test's filled `recommendations`: no initial one
+    down = controller.sync(0, 3, values(cpu=1))
     assert (down.desired, reason(down, "ScalingLimited")) == (2, ("True", "TooFewReplicas"))
+
+
+def test_the_first_sync_holds_the_current_count_for_a_stabilization_window() -> None:
+    """horizontal.go recordInitialRecommendation: the first sync records the target's replicas as a
+    recommendation, so a scale-down waits out the downscale stabilization window (seen on the real
+    kube-controller-manager v1.37.2: a Deployment at 3 whose metric asks for 1 stays at 3,
+    ScaleDownStabilized)."""
+    hpa = make([external(average="100")], min_replicas=1, max_replicas=10)
+    controller = HpaController(hpa)
+    first = controller.sync(0, 3, values(qps=100))
+    assert (first.desired, reason(first, "AbleToScale")) == (3, ("True", "ScaleDownStabilized"))
+    assert controller.sync(300, 3, values(qps=100)).desired == 3  # the initial one is still in the window
+    assert controller.sync(315, 3, values(qps=100)).desired == 1
 
 
 def test_current_outside_the_range_is_corrected_without_metrics() -> None:
@@ -360,12 +375,17 @@ def test_resource_metric_beside_an_external_one() -> None:
 
 
 def test_gate_off_never_sets_the_condition() -> None:
-    """HPAScaleToZero off: no ScaledToZero condition; minReplicas 0 (accepted before the gate's validation)
-    lets the controller compute from zero, as the pre-v1.36 alpha did."""
-    controller = HpaController(make([external()], min_replicas=0, behavior={}), scale_to_zero=False)
+    """HPAScaleToZero off: no ScaledToZero condition, and a target at zero stays paused whatever minReplicas
+    says (horizontal.go shouldComputeMetricsForZeroReplicas, seen on the real kube-controller-manager v1.37.2
+    with the gate off); a condition left from before is removed."""
+    controller = HpaController(make([external()], min_replicas=0, behavior={}), scale_to_zero=False,
+                               scaled_to_zero=True)
     decision = controller.sync(0, 0, values(qps=300))
-    assert decision.desired == 3
+    assert (decision.desired, reason(decision, "ScalingActive")) == (0, ("False", "ScalingDisabled"))
     assert decision.condition("ScaledToZero") is None
+    down = controller.sync(15, 2, values(qps=0))
+    assert down.desired == 0  # minReplicas 0 still lets it go to zero; it then stays there
+    assert down.condition("ScaledToZero") is None
 
 
 # Properties.
