@@ -99,7 +99,7 @@ def claim(name: str, spec: Doc, namespace: str = "default") -> Doc:
 def pod(name: str, *, template_name: str | None = None, claim_name: str | None = None, cpu: str = "1",
         group: str | None = None, duration: str | None = None, arrival: str | None = None,
         requests: dict[str, Any] | None = None, node_name: str | None = None, namespace: str = "default",
-        controller: bool = False) -> Doc:
+        controller: bool = False, claims: list[Doc] | None = None) -> Doc:
     spec: Doc = {"containers": [{"name": "main", "image": "img",
                                  "resources": {"requests": {"cpu": cpu, **(requests or {})}}}]}
     refs = []
@@ -107,6 +107,7 @@ def pod(name: str, *, template_name: str | None = None, claim_name: str | None =
         refs.append({"name": "gpus", "resourceClaimTemplateName": template_name})
     if claim_name:
         refs.append({"name": "shared", "resourceClaimName": claim_name})
+    refs.extend(claims or ())
     if refs:
         spec["resourceClaims"] = refs
     if group:
@@ -124,10 +125,12 @@ def pod(name: str, *, template_name: str | None = None, claim_name: str | None =
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
 
 
-def pod_group(name: str, min_count: int, namespace: str = "default") -> Doc:
+def pod_group(name: str, min_count: int, namespace: str = "default", claims: list[Doc] | None = None) -> Doc:
+    spec: Doc = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if claims:
+        spec["resourceClaims"] = claims
     return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
-            "metadata": {"name": name, "namespace": namespace},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
+            "metadata": {"name": name, "namespace": namespace}, "spec": spec}
 
 
 def taint_rule(name: str, key: str, effect: str, *, pool: str | None = None, device: str | None = None,

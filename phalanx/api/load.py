@@ -499,3 +499,12 @@ def resolve_devices(inputs: Inputs) -> None:
         check_pod(pod, "Pod", pod, "spec")
     for job in inputs.jobs:
         check_pod(job.template, "Job", job, "spec.template.spec")
+    for group in inputs.pod_groups:  # DRAWorkloadResourceClaims: the claims its pods share
+        for i, ref in enumerate(group.resource_claims):
+            if ref.claim_name is not None and f"{group.namespace}/{ref.claim_name}" not in claims:
+                raise InputError(f"no ResourceClaim named {ref.claim_name!r} in namespace {group.namespace!r}",
+                                 field=f"spec.resourceClaims[{i}].resourceClaimName", **_where(group, "PodGroup"))
+            if ref.template_name is not None and f"{group.namespace}/{ref.template_name}" not in templates:
+                raise InputError(f"no ResourceClaimTemplate named {ref.template_name!r} in namespace "
+                                 f"{group.namespace!r}", field=f"spec.resourceClaims[{i}].resourceClaimTemplateName",
+                                 **_where(group, "PodGroup"))

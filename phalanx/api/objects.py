@@ -315,6 +315,8 @@ class PodGroup:
     parent: str | None = None
     # spec.resourceClaims (DRAWorkloadResourceClaims): claims its pods share.
     resource_claims: tuple[PodResourceClaim, ...] = ()
+    # status.resourceClaimStatuses as read (a snapshot's): (entry name, the claim made from its template).
+    claim_statuses: tuple[tuple[str, str], ...] = ()
 
     @property
     def initially_scheduled(self) -> bool:

@@ -530,7 +530,7 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         arrival=meta.arrival, source=source, preemption_policy=_group_preemption_policy(spec, "spec"),
         conditions=_conditions(doc), queueing=queueing(meta), topology_key=_topology_key(spec, "spec"),
         parent=_object_name(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"),
-        resource_claims=dra.parse_pod_claims(spec, "spec"),
+        resource_claims=dra.parse_pod_claims(spec, "spec"), claim_statuses=_claim_statuses(doc),
     )
     if ref and not (group.workload_name and group.template_name):
         raise _fail("spec.workloadRef", "needs both workloadName and templateName")
@@ -540,6 +540,20 @@ def parse_pod_group(doc: Manifest, source: Source) -> PodGroup:
         raise _fail("spec.resourceClaims", f"must have at most {MAX_GROUP_CLAIMS} items, got "
                                            f"{len(group.resource_claims)}")
     return group
+
+
+def _claim_statuses(doc: Manifest) -> tuple[tuple[str, str], ...]:
+    """status.resourceClaimStatuses of a PodGroup (a snapshot's): entry name -> the claim made for it."""
+    raw = _list(_mapping(doc.get("status"), "status").get("resourceClaimStatuses"), "status.resourceClaimStatuses")
+    out: list[tuple[str, str]] = []
+    for i, item in enumerate(raw):
+        field = f"status.resourceClaimStatuses[{i}]"
+        entry = _mapping(item, field)
+        name = _text(entry.get("name"), f"{field}.name", required=True)
+        claim = _text(entry.get("resourceClaimName"), f"{field}.resourceClaimName")
+        if claim:
+            out.append((name, claim))
+    return tuple(out)
 
 
 def _conditions(doc: Manifest) -> tuple[dict[str, str], ...]:

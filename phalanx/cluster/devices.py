@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -45,7 +46,7 @@ from phalanx.api.dra import (
     claim_from_template,
     compile_selector,
 )
-from phalanx.api.objects import Pod, SelectorTerm
+from phalanx.api.objects import Pod, PodGroup, SelectorTerm
 from phalanx.api.tolerations import first_untolerated
 from phalanx.cluster.state import ClusterState
 
@@ -53,6 +54,7 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 EXTENDED_CLAIM = "extended-resources"
 IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName suffix characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +73,44 @@ class ClaimState:
     owner: str | None = None  # the pod a template (or extended-resource) claim belongs to
     allocation: tuple[Choice, ...] | None = None
     reach: BoolArray | None = None  # nodes that can use the allocation (its node selector)
-    reserved_for: set[str] = field(default_factory=set)
+    reserved_for: set[str] = field(default_factory=set)  # pods using it
     evicting: str | None = None  # why its pods are being evicted (an untolerated NoExecute taint)
+    group: str | None = None  # the PodGroup it is a claim of (DRAWorkloadResourceClaims), if any
+    # The PodGroup named in `status.reservedFor`: its members reserve it as a group, and the reservation
+    # lasts while the PodGroup exists, whether members run or not.
+    group_reserved: str | None = None
 
     @property
     def key(self) -> str:
         return self.claim.key
+
+    @property
+    def in_use(self) -> bool:
+        """Reserved for a pod or a PodGroup (its `status.reservedFor` is not empty)."""
+        return bool(self.reserved_for) or self.group_reserved is not None
+
+
+def group_claim_name(group: PodGroup, entry: PodResourceClaim) -> str:
+    """The ResourceClaim a PodGroup's `spec.resourceClaims` entry stands for: the named claim, or the one the
+    resourceclaim controller makes from the template (`handlePodGroupClaim`): the one the PodGroup's
+    `status.resourceClaimStatuses` names, otherwise a new one with generateName `<podgroup>-<entry>-`, both
+    parts shortened in proportion when longer than 57 characters, plus five characters the API server picks
+    at random (here derived from the PodGroup and entry, to be repeatable)."""
+    if entry.claim_name is not None:
+        return entry.claim_name
+    recorded = dict(group.claim_statuses).get(entry.name)
+    if recorded is not None:  # the controller made it already (a snapshot's, or the API server's status)
+        return recorded
+    base = f"{group.name}-{entry.name}-"
+    if len(base) > 57:
+        base = (group.name[: len(group.name) * 57 // len(base)] + "-"
+                + entry.name[: len(entry.name) * 57 // len(base)])
+    digest = int.from_bytes(hashlib.sha256(f"{group.key}/{entry.name}".encode()).digest()[:8], "big")
+    suffix = ""
+    for _ in range(5):
+        digest, i = divmod(digest, len(_NAME_ALPHABET))
+        suffix += _NAME_ALPHABET[i]
+    return base + suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +162,7 @@ class DeviceState:
         self.templates: dict[str, ResourceClaimTemplate] = {}
         self._slices: dict[str, ResourceSlice] = {}  # by name: a slice added again replaces its devices
         self.claims: dict[str, ClaimState] = {}
+        self.groups: dict[str, PodGroup] = {}  # PodGroups with spec.resourceClaims, by key
         self.extended: dict[str, str] = {}  # extended resource name -> device class (KEP-5004)
         self.version = 0  # bumps whenever availability changes
         self.catalog = 0  # bumps whenever devices or classes change (what a request is eligible for)
@@ -187,7 +222,7 @@ class DeviceState:
             state = self.claims.get(claim.key)
             if state is None:
                 self.claims[claim.key] = ClaimState(claim)
-            elif not state.reserved_for:
+            elif not state.in_use:
                 if state.allocation is not None and not claim.allocated:
                     self.deallocate(state)  # deallocated in the API (its last pod is gone)
                 state.claim = claim
@@ -195,11 +230,78 @@ class DeviceState:
     def delete_claim(self, key: str) -> None:
         """A deleted claim goes once no pod uses it (the API server keeps a reserved claim too)."""
         state = self.claims.get(key)
-        if state is None or state.reserved_for:
+        if state is None or state.in_use:
             return
         if state.allocation is not None:
             self.deallocate(state)
         del self.claims[key]
+
+    # --- PodGroup claims (DRAWorkloadResourceClaims) ------------------------------------------------------
+
+    def add_pod_group(self, group: PodGroup) -> None:
+        """A PodGroup with `spec.resourceClaims` appears: the claims of its template entries are made now, one
+        per PodGroup, owned by it (the resourceclaim controller's `syncPodGroup`); named entries are used as
+        they are."""
+        if not group.resource_claims:
+            self.groups.pop(group.key, None)
+            return
+        self.groups[group.key] = group
+        for entry in group.resource_claims:
+            self._group_claim(group, entry)
+
+    def _group_claim(self, group: PodGroup, entry: PodResourceClaim) -> ClaimState | None:
+        key = f"{group.namespace}/{group_claim_name(group, entry)}"
+        state = self.claims.get(key)
+        if state is None and entry.template_name is not None:
+            template = self.templates.get(f"{group.namespace}/{entry.template_name}")
+            if template is None:
+                return None
+            claim = dataclasses.replace(claim_from_template(template, group.namespace, group.name, entry),
+                                        name=group_claim_name(group, entry))
+            state = ClaimState(claim, group=group.key)
+            self.claims[key] = state
+            self.cluster.record(functools.partial(self.claims.pop, key, None))
+        if state is not None and state.group is None:
+            state.group = group.key
+        return state
+
+    def claim_statuses(self, group_key: str) -> list[dict[str, str]]:
+        """The PodGroup's `status.resourceClaimStatuses`: the claim made for each template entry."""
+        group = self.groups.get(group_key)
+        if group is None:
+            return []
+        return [{"name": entry.name, "resourceClaimName": group_claim_name(group, entry)}
+                for entry in group.resource_claims if entry.template_name is not None
+                and f"{group.namespace}/{group_claim_name(group, entry)}" in self.claims]
+
+    def delete_pod_group(self, key: str) -> None:
+        """A PodGroup is deleted: the resourceclaim controller drops it from its claims' `reservedFor`
+        (`syncClaim`), which deallocates a claim no pod reserves, and the garbage collector deletes the claims
+        it owns once no pod uses them."""
+        group = self.groups.pop(key, None)
+        if group is None:
+            return
+        for entry in group.resource_claims:
+            claim_key = f"{group.namespace}/{group_claim_name(group, entry)}"
+            state = self.claims.get(claim_key)
+            if state is None or state.group != key:
+                continue
+            self._remember(state)
+            state.group_reserved = None
+            if not state.reserved_for:
+                if state.allocation is not None:
+                    self.deallocate(state)
+                if entry.template_name is not None:
+                    del self.claims[claim_key]
+
+    def claim_key(self, pod: Pod, ref: PodResourceClaim) -> str:
+        """The claim (`namespace/name`) the pod's entry refers to. An entry equal to one of its PodGroup's
+        (same name, same resourceClaimName or resourceClaimTemplateName) is the group's claim, bound to the
+        PodGroup (`resourceclaim.BindTo`); any other entry is the pod's own."""
+        group = self.groups.get(pod.group_key) if pod.group_key is not None else None
+        if group is not None and ref in group.resource_claims:
+            return f"{group.namespace}/{group_claim_name(group, ref)}"
+        return f"{pod.namespace}/{ref.claim_for(pod.name)}"
 
     def add_slices(self, slices: Sequence[ResourceSlice]) -> None:
         """Add ResourceSlices. A slice with a known name replaces the earlier one: devices it still lists are
@@ -470,8 +572,12 @@ class DeviceState:
         """The pod's claims, making those from templates on first use (as the resourceclaim controller does)."""
         out: list[ClaimState] = []
         for ref in pod.resource_claims:
-            key = f"{pod.namespace}/{ref.claim_for(pod.name)}"
+            key = self.claim_key(pod, ref)
             state = self.claims.get(key)
+            if state is None and pod.group_key in self.groups and ref in self.groups[pod.group_key].resource_claims:
+                state = self._group_claim(self.groups[pod.group_key], ref)
+                if state is None:
+                    raise KeyError(f"pod {pod.key}: no ResourceClaimTemplate {pod.namespace}/{ref.template_name}")
             if state is None:
                 if ref.template_name is None:
                     raise KeyError(f"pod {pod.key}: no ResourceClaim {key}")
@@ -485,9 +591,9 @@ class DeviceState:
     def forget_pod(self, pod: Pod) -> None:
         """A deleted pod's own claims (from templates, or for extended resources) are deleted with it."""
         for ref in (*pod.resource_claims, PodResourceClaim(EXTENDED_CLAIM, f"{pod.name}-{EXTENDED_CLAIM}")):
-            key = f"{pod.namespace}/{ref.claim_for(pod.name)}"
+            key = self.claim_key(pod, ref)
             state = self.claims.get(key)
-            if state is not None and state.owner == pod.key and not state.reserved_for:
+            if state is not None and state.owner == pod.key and not state.in_use:
                 del self.claims[key]
 
     # --- devices per node -------------------------------------------------------------------------------
@@ -527,6 +633,8 @@ class DeviceState:
             if state.allocation is None:
                 self._allocate(state, found.get(state.key, ()), node)
             state.reserved_for.add(pod.key)
+            if state.group is not None and state.group == pod.group_key:
+                state.group_reserved = state.group  # PreBind writes the PodGroup, not the pod, into reservedFor
 
     def pin(self, state: ClaimState, choices: tuple[Choice, ...]) -> None:
         """Hold the devices of a claim allocated elsewhere (its status says so) before any pod here uses it."""
@@ -577,23 +685,29 @@ class DeviceState:
 
     def unreserve(self, pod: Pod) -> None:
         """The pod no longer uses its claims; a claim nobody uses any more is deallocated (the resourceclaim
-        controller drops a gone pod from `reservedFor` and clears the allocation of a claim nobody reserves)."""
+        controller drops a gone pod from `reservedFor` and clears the allocation of a claim nobody reserves).
+        A PodGroup's claim stays reserved for the PodGroup, so allocated, while the PodGroup exists (`syncClaim`
+        keeps a PodGroup entry until it is deleted; Unreserve skips claims reserved for the PodGroup); only one
+        being evicted for a NoExecute taint is deallocated once no member uses it, as the PodGroup's next failed
+        cycle does for a claim no node can use (`deallocatePodGroupClaims`)."""
         if pod.key in self.kept:
             return
         for ref in pod.resource_claims:
-            state = self.claims.get(f"{pod.namespace}/{ref.claim_for(pod.name)}")
+            state = self.claims.get(self.claim_key(pod, ref))
             if state is None:
                 continue
             self._remember(state)
             state.reserved_for.discard(pod.key)
-            if not state.reserved_for and state.allocation is not None:
+            if state.group_reserved is not None and not state.reserved_for and state.evicting is not None:
+                state.group_reserved = None
+            if not state.in_use and state.allocation is not None:
                 self.deallocate(state)
 
     def holding(self, pod: Pod) -> dict[str, tuple[tuple[Choice, ...] | None, ResourceClaim]]:
         """What the pod's claims hold now (allocation and claim object), to restore exactly (`restore`)."""
         out: dict[str, tuple[tuple[Choice, ...] | None, ResourceClaim]] = {}
         for ref in pod.resource_claims:
-            key = f"{pod.namespace}/{ref.claim_for(pod.name)}"
+            key = self.claim_key(pod, ref)
             state = self.claims.get(key)
             if state is not None:
                 out[key] = (state.allocation, state.claim)
@@ -638,13 +752,13 @@ class DeviceState:
         if not self.cluster.journaling:
             return
         allocation, reach, reserved = state.allocation, state.reach, frozenset(state.reserved_for)
-        evicting, claim = state.evicting, state.claim
+        evicting, claim, group_reserved = state.evicting, state.claim, state.group_reserved
 
         def undo() -> None:
             self._hold(state.allocation, -1)
             self._hold(allocation, 1)
             state.allocation, state.reach, state.reserved_for = allocation, reach, set(reserved)
-            state.evicting, state.claim = evicting, claim
+            state.evicting, state.claim, state.group_reserved = evicting, claim, group_reserved
             self.version += 1
 
         self.cluster.record(undo)
@@ -742,15 +856,18 @@ class DeviceState:
         """The claim's status as the API shows it: allocation results, reservedFor, devices' networkData."""
         state = self.claims[key]
         allocation = self.allocation(key)
+        # Members of a PodGroup reserve its claim as the PodGroup (one `podgroups` entry, not one per pod).
+        reserved = [f"PodGroup {state.group_reserved}"] if state.group_reserved is not None else sorted(
+            state.reserved_for)
         if allocation is None:
-            return {"reservedFor": sorted(state.reserved_for)}
+            return {"reservedFor": reserved}
         devices: list[dict[str, object]] = []
         for choice in state.allocation or ():
             network: NetworkData | None = self.devices[choice.device].network_data
             if network is not None:
                 driver, pool, device = self.describe_device(choice.device)
                 devices.append({"driver": driver, "pool": pool, "device": device, "networkData": network.manifest()})
-        status: dict[str, object] = {"allocation": allocation, "reservedFor": sorted(state.reserved_for)}
+        status: dict[str, object] = {"allocation": allocation, "reservedFor": reserved}
         if devices:
             status["devices"] = devices
         return status
@@ -759,7 +876,7 @@ class DeviceState:
         """`driver/pool/device` of every device the pod's claims hold."""
         out: list[str] = []
         for ref in pod.resource_claims:
-            state = self.claims.get(f"{pod.namespace}/{ref.claim_for(pod.name)}")
+            state = self.claims.get(self.claim_key(pod, ref))
             for choice in (state.allocation or ()) if state is not None else ():
                 out.append("/".join(self.describe_device(choice.device)))
         return out

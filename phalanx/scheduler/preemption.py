@@ -680,9 +680,32 @@ class Preemptor:
             outcome = self._place_freeing_devices(group, pending, running, units)
         if outcome is None or not outcome.success or not outcome.placed:
             return None
+        return self._reprieve_units(units, lifted, outcome.placed, priority, pending[0])
+
+    def for_tree(self, priority: int, place: Callable[[], Sequence[tuple[Pod, int]] | None],
+                 preemptor: Pod) -> Outcome | None:
+        """Workload-aware preemption for a CompositePodGroup tree (PodGroupEvaluator.Preempt with the root's
+        scheduling function): every lower-priority unit leaves the cluster on a trial, `place` runs the whole
+        tree's placement (runRootSchedulingAlgorithm) and returns the pods it placed, or None when the root
+        still fails; then units are reprieved as for one PodGroup (selectVictimsOnDomain). `preemptor` is any
+        pending pod of the tree: whose nominated room stays held."""
+        units = self.units(list(self.running.node_of), priority)
+        if not units:
+            return None
+        with self.cluster.trial():  # never kept, as in for_group
+            lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
+            placed = place()
+            if not placed:
+                return None
+            return self._reprieve_units(units, lifted, placed, priority, preemptor)
+
+    def _reprieve_units(self, units: Sequence[Unit], lifted: Mapping[str, Lifted],
+                        placed: Sequence[tuple[Pod, int]], priority: int, preemptor: Pod) -> Outcome:
+        """With the preemptor's pods placed: reprieve units, PDB-violating first and the most important first,
+        wherever they still fit; the rest are the victims, the placed pods are nominated where they are."""
         violating, fine = Budgets(self.pdbs(), self.pods, self.running).split(units)
         # Reprieved victims may not take that promised room either.
-        room = self.cycle.nominated_room(pending[0]) if self.cycle.nominated_room is not None else None
+        room = self.cycle.nominated_room(preemptor) if self.cycle.nominated_room is not None else None
         if room is not None:
             self.cycle.hold_room(room, -1)
         victims: list[str] = []
@@ -694,7 +717,7 @@ class Preemptor:
             if room is not None:
                 self.cycle.hold_room(room, 1)
         names = self.cluster.names
-        return Outcome(victims=victims, nominations={pod.key: names[node] for pod, node in outcome.placed},
+        return Outcome(victims=victims, nominations={pod.key: names[node] for pod, node in placed},
                        priority=priority)
 
     def _place_freeing_devices(self, group: PodGroup, pending: Sequence[Pod], running: int,

@@ -30,13 +30,18 @@ from phalanx.scheduler.plugins.registry import (
 )
 
 KNOWN_GATES = ("GenericWorkload", "PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
-               "CompositePodGroup")
+               "CompositePodGroup", "DRAWorkloadResourceClaims")
 # v1.37 defaults: GenericWorkload (gang scheduling, workload-aware preemption) is beta but off.
 # TopologyAwareWorkloadScheduling is alpha and off in v1.37.2 (pkg/features/kube_features.go), so no built-in
 # profile turns it on; it needs GenericWorkload, as upstream.
 DEFAULT_GATES: dict[str, bool] = {"GenericWorkload": False}
 TOPOLOGY_GATE = "TopologyAwareWorkloadScheduling"
 COMPOSITE_GATE = "CompositePodGroup"
+# PodGroup-level ResourceClaims: beta and off in v1.37.2, needs GenericWorkload (and DynamicResourceAllocation).
+WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
+# The gates of the built-in workload profiles (gang, kueue, volcano): a v1.37.2 cluster with gang scheduling
+# turned on. `phalanx` also turns on PodGroup claims.
+WORKLOAD_GATES: dict[str, bool] = {"GenericWorkload": True}
 # PlacementScore plugins and weights that the TopologyAwareWorkloadScheduling gate adds (default_plugins.go).
 PLACEMENT_SCORERS = ("NodeResourcesFit", "PodGroupPodsCount")
 DEFAULT_PLACEMENT_SCORE_WEIGHTS: dict[str, int] = {"NodeResourcesFit": 1, "PodGroupPodsCount": 1}
@@ -94,6 +99,12 @@ class Profile:
         return self.topology_aware and self.feature_gates.get(COMPOSITE_GATE, False)
 
     @property
+    def workload_claims(self) -> bool:
+        """A PodGroup's spec.resourceClaims are its members' shared claims (DRAWorkloadResourceClaims on, with
+        GenericWorkload). Off, the API server drops the field and every pod entry is the pod's own claim."""
+        return self.gang and self.feature_gates.get(WORKLOAD_CLAIMS_GATE, False)
+
+    @property
     def missing_plugins(self) -> list[str]:
         """kube-scheduler default plugins this profile would run in a real cluster but Phalanx lacks."""
         return list(NOT_IMPLEMENTED)
@@ -136,15 +147,16 @@ def builtin(name: str) -> Profile:
     if name == "default":
         return Profile("default")
     if name == "gang":
-        return Profile("gang", feature_gates={"GenericWorkload": True})
+        return Profile("gang", feature_gates=dict(WORKLOAD_GATES))
     if name == "kueue":
-        return Profile("kueue", feature_gates={"GenericWorkload": True}, admission="kueue")
+        return Profile("kueue", feature_gates=dict(WORKLOAD_GATES), admission="kueue")
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
-        return Profile("volcano", feature_gates={"GenericWorkload": True}, admission="volcano",
+        return Profile("volcano", feature_gates=dict(WORKLOAD_GATES), admission="volcano",
                        plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}})
     if name == "phalanx":  # `gang`, gates and all, plus exact placement of the gangs its cycle cannot seat
         return replace(builtin("gang"), name="phalanx", exact_placement=ExactPlacement(),
+                       feature_gates={**WORKLOAD_GATES, WORKLOAD_CLAIMS_GATE: True},
                        gpu_sharing="fgd-stranding")
     if name in GPU_POLICIES:
         return gpu_profile(name)

@@ -263,6 +263,8 @@ class Scheduler:
         group = self.groups.pop(key, None)
         if group is None:
             return
+        if self.devices is not None:
+            self.devices.delete_pod_group(key)
         if self.composite is not None:
             self.composite.forest.remove_group(group)
         if self.profile.gang:
@@ -273,6 +275,8 @@ class Scheduler:
         """A PodGroup appears or changes (e.g. its minCount): its members pass PreEnqueue again. One whose
         status already says PodGroupInitiallyScheduled=True (a snapshot's) keeps that condition for good."""
         self.groups[group.key] = group
+        if self.devices is not None and self.profile.workload_claims:
+            self.devices.add_pod_group(group)  # its claims from templates, one per PodGroup
         if group.initially_scheduled:
             self.initially_scheduled.add(group.key)
         if self.composite is not None:
@@ -662,13 +666,14 @@ class Scheduler:
 
     def _nominated_room(self, pod: Pod) -> IntArray | None:
         """The room of pods nominated at the pod's priority or higher, which the Filter counts as taken on
-        their nodes (addGENominatedPods); the pod itself and, in a PodGroup cycle, its fellow members are
-        left out. None when nothing is nominated."""
+        their nodes (addGENominatedPods); the pod itself and, in a PodGroup cycle, its fellow members (of the
+        whole tree under a CompositePodGroup) are left out. None when nothing is nominated."""
         if not self.nominated:
             return None
         exclude: Iterable[str] = (pod.key,)
         if self.profile.gang and pod.group_key is not None:
-            exclude = {pod.key, *self.members.get(pod.group_key, ())}  # each left out once
+            tree = self.composite.tree_members(pod.group_key) if self.composite is not None else None
+            exclude = {pod.key, *(tree if tree is not None else self.members.get(pod.group_key, ()))}  # once each
         return self.running.held_for(self.priority_of(pod), exclude)
 
     def _nominated_node(self, pod: Pod) -> int | None:

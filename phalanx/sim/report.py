@@ -127,10 +127,8 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
         report["compositePodGroups"] = trees
     claimed = sorted(g.key for g in groups if g.resource_claims)
     if claimed:
-        report["podGroupResourceClaims"] = {"podGroups": len(claimed), "notes": [
-            f"not modelled: spec.resourceClaims of {len(claimed)} PodGroup(s) ({', '.join(claimed[:3])}"
-            f"{' and more' if len(claimed) > 3 else ''}): the claims are not allocated for the group nor shared by "
-            "its pods, and status.resourceClaimStatuses is not written"]}
+        report["podGroupResourceClaims"] = group_claims_report(claimed, devices=devices is not None,
+                                                               gate=sim.profile.workload_claims)
     if series is not None:
         report["series"] = series.to_json(sim)
     return report
@@ -185,4 +183,24 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
         "completionSeconds": completion_seconds,
         "message": message,
         "conditions": list(record.conditions.values()),
+        **({"resourceClaimStatuses": sim.scheduler.devices.claim_statuses(key)}
+           if group.resource_claims and sim.scheduler.devices is not None and sim.profile.workload_claims else {}),
     }
+
+
+def group_claims_report(claimed: list[str], *, devices: bool, gate: bool) -> dict[str, Any]:
+    """The `podGroupResourceClaims` block: PodGroups with spec.resourceClaims, and what is not modelled."""
+    names = f"{', '.join(claimed[:3])}{' and more' if len(claimed) > 3 else ''}"
+    if not gate:
+        return {"podGroups": len(claimed), "notes": [
+            f"spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}) ignored: DRAWorkloadResourceClaims (or "
+            "GenericWorkload) is off in this profile, so the API server drops the field and each pod entry is "
+            "the pod's own claim"]}
+    if not devices:
+        return {"podGroups": len(claimed), "notes": [
+            f"not modelled: spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): the profile does not run "
+            "DynamicResources, so no claim is allocated"]}
+    return {"podGroups": len(claimed), "notes": [
+        f"not modelled for spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): a failed PodGroup cycle "
+        "does not unreserve or deallocate the group's claims (DynamicResources.PodGroupPostFilter), except a "
+        "claim evicted for a NoExecute device taint once no member uses it"]}

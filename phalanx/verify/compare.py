@@ -193,13 +193,14 @@ WORKLOAD_GATES = ("PodGroupPreemptionPolicy", "TopologyAwareWorkloadScheduling",
 
 def scheduler_gates(profile: Profile) -> dict[str, bool]:
     """The real scheduler's gates for a Phalanx profile: GenericWorkload as the profile has it, and of the
-    gates that depend on it only PodGroupPreemptionPolicy, TopologyAwareWorkloadScheduling and
-    CompositePodGroup, where the profile turns them on."""
+    gates that depend on it only PodGroupPreemptionPolicy, TopologyAwareWorkloadScheduling, CompositePodGroup
+    and DRAWorkloadResourceClaims, where the profile turns them on."""
     gates = dict.fromkeys(WORKLOAD_GATES, False)
     gates["GenericWorkload"] = profile.gang
     gates["PodGroupPreemptionPolicy"] = profile.gang and profile.feature_gates.get("PodGroupPreemptionPolicy", False)
     gates["TopologyAwareWorkloadScheduling"] = profile.topology_aware
     gates["CompositePodGroup"] = profile.composite
+    gates["DRAWorkloadResourceClaims"] = profile.workload_claims
     return gates
 
 

@@ -35,7 +35,13 @@ leaves under successful ancestors bind, all others are unschedulable.
 Not done upstream in v1.37.2, so not here: no condition on CompositePodGroups (CompositePodGroupInitiallyScheduled
 and its `Invalid` reason are documented in the API but no scheduler code writes them), no runtime check of tree
 depth or of one Workload per tree (only a Workload's templates are checked, by the API server: parse.py).
-Phalanx does not yet run workload-aware preemption for a tree whose root fails (see docs/composite.md).
+
+Preemption (podGroupCycle): when the root is Unschedulable, RunPodGroupPostFilterPlugins runs DefaultPreemption's
+PodGroupEvaluator once for the whole tree, at the root's priority and with the root's preemption policy; its
+scheduling function is runRootSchedulingAlgorithm for the root, run with every lower-priority victim removed
+(selectVictimsOnDomain). Here `CompositeCycles._preempt` hands `Preemptor.for_tree` a TreePlacer run on the
+preemption's trial; the pods of the leaves that succeed are nominated (upstream also lists those of leaves that
+failed after placing some pods: see docs/composite.md).
 """
 
 from __future__ import annotations
@@ -339,6 +345,17 @@ class CompositeCycles:
         assert group.parent is not None
         return self.forest.root_of(f"{group.namespace}/{group.parent}")
 
+    def tree_members(self, group_key: str) -> set[str] | None:
+        """The pods of every leaf of the tree over PodGroup `group_key` (None: it has no root): one
+        preemptor's pods, whose nominations leave room for each other."""
+        group = self.s.groups.get(group_key)
+        if group is None or group.parent is None:
+            return None
+        root, _ = self.root_of_group(group)
+        if root is None:
+            return None
+        return {key for leaf in self.forest.tree(root).leaves() for key in self.s.members.get(leaf.key, ())}
+
     def entry(self, group_key: str) -> str | None:
         """The queue entry of the root over PodGroup `group_key` when it has a parent (None: no root)."""
         group = self.s.groups.get(group_key)
@@ -430,6 +447,7 @@ class CompositeCycles:
         invalid = self._validate(root, every)
         if invalid is not None:  # handlePodGroupFailureBeforeScheduling: a SchedulerError on every leaf
             self._fail(root_key, leaves, pending, {}, invalid, "SchedulerError", entry, now)
+            s._clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         assert s.placer is not None
         placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s._running_members(leaf.key) for leaf in leaves},
@@ -438,6 +456,10 @@ class CompositeCycles:
         if result.status != "success":
             reason = "SchedulerError" if result.status == "error" else "Unschedulable"
             self._fail(root_key, leaves, pending, placer.results, result.message, reason, entry, now)
+            if result.status == "unschedulable":
+                self._preempt(root, tree, leaves, pending)
+            else:
+                s._clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         retry = False
         for leaf in leaves:
@@ -484,7 +506,67 @@ class CompositeCycles:
             self._leaf_failed(leaf, pending[leaf.key], own, reason)
         s.messages[COMPOSITE + root_key] = message
         s.queue.failed(entry, now)
-        s._clear_nominations([pod for pods in pending.values() for pod in pods])
+
+    # --- workload-aware preemption for the tree -----------------------------------------------------------
+
+    def _preempt(self, root: CompositePodGroup, tree: TreeNode, leaves: Sequence[PodGroup],
+                 pending: Mapping[str, Sequence[Pod]]) -> None:
+        """The PodGroupPostFilter at the root (podGroupCycle calls RunPodGroupPostFilterPlugins when the root is
+        Unschedulable; DefaultPreemption's PodGroupEvaluator.Preempt): the preemptor is the whole tree, at the
+        root's priority, with the root's preemption policy; its scheduling function runs the tree's placement
+        again (runRootSchedulingAlgorithm) with every lower-priority victim removed. Victims are evicted and
+        the pods that placement placed are nominated; with no way to place the tree, nothing is preempted and
+        the tree's nominations are cleared."""
+        s = self.s
+        pods = [pod for leaf in leaves for pod in pending[leaf.key]]
+        priority = root.priority or 0
+        if self._never(root, pods):  # preemptorEligibleToPreemptOthers
+            s._clear_nominations(pods)
+            return
+        if self._ongoing(leaves, priority):  # isOngoingPreemption: keep waiting on the current nominations
+            return
+        assert s.placer is not None
+        placer, running = s.placer, {leaf.key: s._running_members(leaf.key) for leaf in leaves}
+        scheduled = {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves}
+
+        def place() -> list[tuple[Pod, int]] | None:
+            """The root's scheduling function, on the preemption's trial: the pods of the leaves that
+            succeed, None when the root fails."""
+            trees = TreePlacer(s.cycle, placer, pending, running, scheduled)
+            if trees.place(tree).status != "success":
+                return None
+            return [pair for leaf in leaves for pair in _placed_by(trees.results.get(leaf.key))]
+
+        outcome = s.preemptor.for_tree(priority, place, pods[0]) if pods else None
+        if outcome is None:
+            s._clear_nominations(pods)
+            return
+        s._preempt(root.key, True, outcome, f"composite pod group {root.key}")
+
+    def _never(self, root: CompositePodGroup, pods: Sequence[Pod]) -> bool:
+        """resolveCompositePreemptionPolicy: with PodGroupPreemptionPolicy on, the root's own policy
+        (PreemptLowerPriority when unset); with it off, Never as soon as one pending pod says Never."""
+        if self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False):
+            return root.preemption_policy not in (None, "PreemptLowerPriority")
+        return any(pod.preemption_policy == "Never" for pod in pods)
+
+    def _ongoing(self, leaves: Sequence[PodGroup], priority: int) -> bool:
+        """isOngoingPreemption: a lower-priority pod is still terminating on a node one of the tree's pods is
+        nominated to."""
+        running = self.s.running
+        for leaf in leaves:
+            for key in self.s.members.get(leaf.key, ()):
+                node = running.nominated_node(key)
+                if node is not None and running.terminating_below(node, priority):
+                    return True
+        return False
+
+
+def _placed_by(result: NodeResult | None) -> Sequence[tuple[Pod, int]]:
+    """The pods a leaf placed, when it succeeded under successful ancestors."""
+    if result is None or result.status != "success" or result.outcome is None:
+        return ()
+    return result.outcome.placed
 
 
 def _unschedulable(pod: Pod, message: str) -> Unschedulable:
@@ -546,7 +628,8 @@ def composite_report(groups: Sequence[PodGroup], composites: Sequence[CompositeP
                      "and off by default in v1.37.2); each PodGroup is scheduled on its own")
     else:
         notes.extend(tree_notes(groups, composites))
-        notes.append("not modelled: workload-aware preemption for a CompositePodGroup tree whose root cannot be "
-                     "placed (the tree waits, preempting nothing)")
+        notes.append("not modelled: victims that are members of a tree are taken with their own PodGroup's "
+                     "priority and disruptionMode (kube-scheduler v1.37.2 uses the root's priority and evicts "
+                     "together everything below the highest ancestor with disruptionMode: all)")
     return {"compositePodGroups": len(composites), "podGroupsWithParent": len(children), "scheduled": scheduled,
             "notes": notes}

@@ -1,7 +1,7 @@
 """KEP-6012 CompositePodGroup trees (phalanx/scheduler/placement/composite.py) as kube-scheduler v1.37.2
 schedules them with the CompositePodGroup gate on: PreEnqueue over the tree, one cycle per root, children in
 turn under minGroupCount, a parent's failure passed down to its children, topology confinement top-down,
-validation of the whole tree, and no effect with the gate off."""
+validation of the whole tree, workload-aware preemption at the root, and no effect with the gate off."""
 
 from __future__ import annotations
 
@@ -11,7 +11,16 @@ from collections.abc import Sequence
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodGroup
 from phalanx.scheduler.placement.composite import Forest, ready, tree_notes
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import (
+    Bind,
+    Decision,
+    Evict,
+    GroupCondition,
+    Nominate,
+    Preemption,
+    Scheduler,
+    Unschedulable,
+)
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup
 
 RACK = "topology.kubernetes.io/rack"
@@ -204,6 +213,126 @@ def test_with_the_gate_off_the_parent_link_has_no_effect() -> None:
                        [*members("a", 2), *members("b", 2, cpu="8")], Profile("p", feature_gates=gates))
     assert sorted(binds(decisions)) == ["a-0", "a-1"]  # each PodGroup on its own
     assert not builtin("gang").composite
+
+
+# --- workload-aware preemption for the tree ------------------------------------------------------------------
+
+HIGH = 100
+
+
+def high_tree(scheduler: Scheduler, now: float, cpu: str = "4", topology: str | None = None) -> None:
+    """A gang composite (minGroupCount 2, priority 100) over leaves a and b, each 2 pods of `cpu`."""
+    root = MakeCompositePodGroup("job").gang(2).priority(HIGH)
+    if topology is not None:
+        root.topology(topology)
+    scheduler.add_composite_pod_group(root.obj(), now)
+    for name in ("a", "b"):
+        scheduler.add_pod_group(leaf(name, "job", priority=HIGH), now)
+        for i in range(2):
+            scheduler.add_pod(MakePod(f"{name}-{i}").req(cpu=cpu, memory="1Gi").group(name).priority(HIGH).obj(),
+                              now)
+
+
+def busy(nodes: Sequence[Node], priorities: Sequence[int]) -> Scheduler:
+    """A scheduler whose nodes each run one 8-cpu bare pod `run-i` of the given priority."""
+    scheduler = Scheduler(profile(), nodes)
+    for i, (item, priority) in enumerate(zip(nodes, priorities, strict=True)):
+        scheduler.add_pod(MakePod(f"run-{i}").req(cpu="8", memory="1Gi").priority(priority).obj(), 0.0,
+                          node=item.name)
+    return scheduler
+
+
+def test_a_gang_tree_preempts_lower_priority_pods_then_places() -> None:
+    # Five full 8-cpu nodes, the tree's four 8-cpu pods need four of them: four victims, one pod reprieved.
+    scheduler = busy([node(f"n{i}") for i in range(5)], [0] * 5)
+    high_tree(scheduler, 1.0, cpu="8")
+    decisions = scheduler.schedule(1.0)
+    assert binds(decisions) == {}
+    [preemption] = [d for d in decisions if isinstance(d, Preemption)]
+    assert preemption.preemptor == "default/job" and preemption.group and len(preemption.victims) == 4
+    evicted = {d.pod.key: d.node for d in decisions if isinstance(d, Evict)}
+    assert set(evicted) == set(preemption.victims)
+    assert all(d.message == f"Preempted by composite pod group default/job on node {d.node}"
+               for d in decisions if isinstance(d, Evict))
+    nominated = {d.pod.name: d.node for d in decisions if isinstance(d, Nominate)}
+    assert sorted(nominated) == ["a-0", "a-1", "b-0", "b-1"]
+    assert set(nominated.values()) == set(evicted.values())  # the tree lands where its victims were
+    # While the victims terminate the tree waits on its nominations (isOngoingPreemption).
+    scheduler.queue.move_all(2.0)
+    decisions = scheduler.schedule(2.0)
+    assert not [d for d in decisions if isinstance(d, Preemption | Nominate)]
+    for key in preemption.victims:
+        scheduler.delete_pod(key, 30.0)
+    decisions = scheduler.schedule(30.0)
+    assert binds(decisions) == nominated
+    assert conditions(decisions) == {"a": (True, "Scheduled"), "b": (True, "Scheduled")}
+
+
+def test_a_tree_with_a_domain_preempts_inside_one_domain() -> None:
+    # The root wants one rack: rack-a has room for one leaf, rack-b for none until its low pods go.
+    nodes = [node("a1", 8, "rack-a"), node("b1", 8, "rack-b"), node("b2", 8, "rack-b")]
+    scheduler = Scheduler(profile(), nodes)
+    for i, where in enumerate(("b1", "b2")):
+        scheduler.add_pod(MakePod(f"run-{i}").req(cpu="8", memory="1Gi").obj(), 0.0, node=where)
+    high_tree(scheduler, 1.0, topology=RACK)
+    decisions = scheduler.schedule(1.0)
+    [preemption] = [d for d in decisions if isinstance(d, Preemption)]
+    assert sorted(preemption.victims) == ["default/run-0", "default/run-1"]
+    nominated = {d.pod.name: d.node for d in decisions if isinstance(d, Nominate)}
+    assert set(nominated.values()) == {"b1", "b2"}
+    # Both leaves share b1 and b2: the tree's nominations leave room for each other once the victims are gone.
+    for key in preemption.victims:
+        scheduler.delete_pod(key, 30.0)
+    assert binds(scheduler.schedule(30.0)) == nominated
+
+
+def test_nothing_is_preempted_when_the_tree_would_not_fit_without_every_victim() -> None:
+    # b's pods ask for 12 cpu on 8-cpu nodes: even with both low pods gone the root fails.
+    scheduler = busy([node("n1"), node("n2")], [0, 0])
+    scheduler.add_composite_pod_group(MakeCompositePodGroup("job").gang(2).priority(HIGH).obj(), 1.0)
+    for name, cpu in (("a", "4"), ("b", "12")):
+        scheduler.add_pod_group(leaf(name, "job", priority=HIGH), 1.0)
+        for i in range(2):
+            scheduler.add_pod(MakePod(f"{name}-{i}").req(cpu=cpu, memory="1Gi").group(name).priority(HIGH).obj(),
+                              1.0)
+    decisions = scheduler.schedule(1.0)
+    assert not [d for d in decisions if isinstance(d, Preemption | Evict | Nominate)]
+    assert conditions(decisions) == {"a": (False, "Unschedulable"), "b": (False, "Unschedulable")}
+
+
+def test_pods_of_higher_or_equal_priority_are_never_preempted() -> None:
+    # n1 runs a pod above the tree's priority, n2 one at it: neither is a victim, so nothing is preempted
+    # although evicting them would make room.
+    scheduler = busy([node("n1"), node("n2")], [HIGH + 1, HIGH])
+    high_tree(scheduler, 1.0)
+    decisions = scheduler.schedule(1.0)
+    assert not [d for d in decisions if isinstance(d, Preemption | Evict | Nominate)]
+    # With one lower-priority pod on a third node the tree still needs two nodes: it takes n3 and preempts
+    # nothing either, as only one node could be freed.
+    scheduler = busy([node("n1"), node("n2"), node("n3")], [HIGH + 1, HIGH, 0])
+    high_tree(scheduler, 1.0)
+    decisions = scheduler.schedule(1.0)
+    assert not [d for d in decisions if isinstance(d, Preemption | Evict | Nominate)]
+
+
+def test_a_tree_whose_root_says_never_preempts_nothing() -> None:
+    gates = {**GATES, "PodGroupPreemptionPolicy": True}
+    scheduler = Scheduler(Profile("composite", feature_gates=gates, tie_break="first"), [node("n1"), node("n2")])
+    for i, where in enumerate(("n1", "n2")):
+        scheduler.add_pod(MakePod(f"run-{i}").req(cpu="8", memory="1Gi").obj(), 0.0, node=where)
+    root = MakeCompositePodGroup("job").gang(2).priority(HIGH)
+    root.doc["spec"]["preemptionPolicy"] = "Never"
+    scheduler.add_composite_pod_group(root.obj(), 1.0)
+    for name in ("a", "b"):
+        group = MakePodGroup(name).gang(2).parent("job").priority(HIGH)
+        group.doc["spec"]["preemptionPolicy"] = "Never"
+        scheduler.add_pod_group(group.obj(), 1.0)
+        for i in range(2):
+            pod = MakePod(f"{name}-{i}").req(cpu="4", memory="1Gi").group(name).priority(HIGH)
+            scheduler.add_pod(pod.obj(), 1.0)
+    decisions = scheduler.schedule(1.0)
+    assert binds(decisions) == {}
+    assert not [d for d in decisions if isinstance(d, Preemption | Evict | Nominate)]
 
 
 # --- what upstream leaves unchecked -------------------------------------------------------------------------
