@@ -36,10 +36,13 @@ def fgd_score(delta: FloatArray) -> IntArray:
     return np.asarray(np.trunc(sigma * 100.0), dtype=np.int64)
 
 
-def evaluate(frag: Fragmentation, shape: PodShape, cpu: IntArray, free: IntArray,
-             model: np.ndarray[Any, np.dtype[np.int32]]) -> tuple[IntArray, IntArray]:
-    """Scores and reserved GPU (-1 unless sharing) of placing `shape` on nodes in the given states."""
+def fragmentation_gain(frag: Fragmentation, shape: PodShape, cpu: IntArray, free: IntArray,
+                       model: np.ndarray[Any, np.dtype[np.int32]]) -> tuple[IntArray, IntArray | None, FloatArray]:
+    """F_before − F_after of placing `shape` on nodes in the given states: for a sharing pod one entry per
+    (node, GPU) with room (the candidates' node rows and GPU columns), otherwise one per node (GPUs taken
+    least free first; the columns are None)."""
     rows = cpu.shape[0]
+    cand_i: IntArray | None = None
     if shape.sharing:
         cand_r, cand_i = np.nonzero(free >= shape.milli)
         after_free = free[cand_r]
@@ -58,9 +61,16 @@ def evaluate(frag: Fragmentation, shape: PodShape, cpu: IntArray, free: IntArray
     # One pass over the states before and after placement.
     both = frag.amount(np.concatenate([cpu, after_cpu]), np.concatenate([free, after_free]),
                        np.concatenate([model, after_model]))
-    before, after = both[:rows], both[rows:]
-    score = fgd_score(before[cand_r] - after)
-    if not shape.sharing:
+    return cand_r, cand_i, np.asarray(both[:rows][cand_r] - both[rows:], dtype=np.float64)
+
+
+def evaluate(frag: Fragmentation, shape: PodShape, cpu: IntArray, free: IntArray,
+             model: np.ndarray[Any, np.dtype[np.int32]]) -> tuple[IntArray, IntArray]:
+    """Scores and reserved GPU (-1 unless sharing) of placing `shape` on nodes in the given states."""
+    rows = cpu.shape[0]
+    cand_r, cand_i, gain = fragmentation_gain(frag, shape, cpu, free, model)
+    score = fgd_score(gain)
+    if cand_i is None:
         return score, np.full(rows, -1, dtype=np.int64)
     grid = np.full(free.shape, -1, dtype=np.int64)
     grid[cand_r, cand_i] = score

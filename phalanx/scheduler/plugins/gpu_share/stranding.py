@@ -43,7 +43,7 @@ from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import CycleState, IntArray
 from phalanx.scheduler.plugins.gpu_share.common import cpu_free, workload_arg
-from phalanx.scheduler.plugins.gpu_share.fgd import FloatArray, fgd_score
+from phalanx.scheduler.plugins.gpu_share.fgd import FloatArray, fgd_score, fragmentation_gain
 
 DEFAULT_WEIGHT = 2.0
 DEFAULT_RATIO_SCALE = 0.75
@@ -98,26 +98,9 @@ def frag_gain(frag: Fragmentation, shape: PodShape, cpu: IntArray, free: IntArra
     """F_before − F_after of placing `shape` on nodes in the given states; for a sharing pod the best over
     its fitting GPUs (−inf where none fits), as FGD scores it."""
     rows = cpu.shape[0]
-    if shape.sharing:
-        cand_r, cand_i = np.nonzero(free >= shape.milli)
-        after_free = free[cand_r]
-        after_free[np.arange(cand_r.size), cand_i] -= shape.milli
-        after_cpu = cpu[cand_r] - shape.cpu
-        after_model = model[cand_r]
-    else:
-        cand_r = np.arange(rows)
-        after_free = free.copy()
-        if shape.count > 0 and shape.milli > 0:
-            key = np.where(free >= shape.milli, free, MILLI + 1)
-            order = np.argsort(key, axis=1, kind="stable")[:, : shape.count]
-            after_free[cand_r[:, None], order] -= shape.milli
-        after_cpu = cpu - shape.cpu
-        after_model = model
-    both = frag.amount(np.concatenate([cpu, after_cpu]), np.concatenate([free, after_free]),
-                       np.concatenate([model, after_model]))
-    gain = both[:rows][cand_r] - both[rows:]
+    cand_r, _, gain = fragmentation_gain(frag, shape, cpu, free, model)
     if not shape.sharing:
-        return np.asarray(gain, dtype=np.float64)
+        return gain
     best = np.full(rows, -np.inf)
     np.maximum.at(best, cand_r, gain)
     return best
