@@ -549,11 +549,11 @@ class Preemptor:
         out.vector_rows, out.slot_victim = rows, victim
         return out
 
-    def _select_on_node(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
-                        budget: Callable[[], Budgets], rules: Pod | None = None) -> _Candidate | None:
-        """SelectVictimsOnNode, one unit at a time: remove every lower-priority unit, then reprieve as many
-        as still fit. `base` is the node's room (in `cols`) before removing anything; `rules`, the preemptor
-        whose rules between pods (spread, pod affinity) must hold too, with the removed units hidden."""
+    def _removable(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
+                   budget: Callable[[], Budgets]) -> tuple[list[Unit], dict[Unit, IntArray], list[Unit], list[Unit],
+                                                           IntArray] | None:
+        """The lower-priority units on the node, each one's share of `cols`, those whose eviction would break a
+        PDB and the others, and the room with all of them gone; None when even that is short of `need`."""
         units = self.units(self.running.on_node.get(node, ()), priority)
         shares = [self._on_node(unit, node)[cols] for unit in units]
         free = base.copy()
@@ -561,8 +561,18 @@ class Preemptor:
             free = free + share
         if np.any(free < need):
             return None
-        share_of = dict(zip(units, shares, strict=True))
         violating, fine = budget().split(units) if self._pdb_list else ([], units)
+        return units, dict(zip(units, shares, strict=True)), violating, fine, free
+
+    def _select_on_node(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
+                        budget: Callable[[], Budgets], rules: Pod | None = None) -> _Candidate | None:
+        """SelectVictimsOnNode, one unit at a time: remove every lower-priority unit, then reprieve as many
+        as still fit. `base` is the node's room (in `cols`) before removing anything; `rules`, the preemptor
+        whose rules between pods (spread, pod affinity) must hold too, with the removed units hidden."""
+        removable = self._removable(node, cols, need, priority, base, budget)
+        if removable is None:
+            return None
+        units, share_of, violating, fine, free = removable
         bad = set(violating)
         victims: list[Unit] = []
         violations = 0
@@ -598,15 +608,10 @@ class Preemptor:
         claims allocatable on the node, and its rules between pods); then units are put back, PDB-violating
         first and the most important first, each with exactly the devices it held, as long as all of that
         still holds."""
-        units = self.units(self.running.on_node.get(node, ()), priority)
-        shares = [self._on_node(unit, node)[cols] for unit in units]
-        free = base.copy()
-        for share in shares:
-            free = free + share
-        if np.any(free < need):
+        removable = self._removable(node, cols, need, priority, base, budget)
+        if removable is None:
             return None
-        share_of = dict(zip(units, shares, strict=True))
-        violating, fine = budget().split(units) if self._pdb_list else ([], units)
+        units, share_of, violating, fine, free = removable
         bad = set(violating)
         allocator = device_allocator(self.cluster)
 
