@@ -286,8 +286,12 @@ def parse_priority_class(doc: Manifest, source: Source) -> PriorityClass:
 
 
 def parse_policy(raw: Any, field: str) -> GroupPolicy | None:
-    if raw is None:
-        return None
+    """A PodGroup's schedulingPolicy: exactly one of `basic: {}`, `gang: {minCount ≥ 1}`; None when absent."""
+    return None if raw is None else _group_policy(raw, field, "minCount")
+
+
+def _group_policy(raw: Any, field: str, count: str, *, maximum: int | None = None) -> GroupPolicy:
+    """Exactly one of `basic: {}` and `gang: {<count>: n ≥ 1}`, where `count` is the gang's quorum field."""
     policy = _mapping(raw, field)
     kinds = [k for k in ("basic", "gang") if k in policy]
     if len(kinds) != 1:
@@ -295,8 +299,10 @@ def parse_policy(raw: Any, field: str) -> GroupPolicy | None:
     if kinds[0] == "basic":
         return GroupPolicy(kind="basic")
     gang = _mapping(policy.get("gang"), f"{field}.gang")
-    min_count = _int(gang.get("minCount"), f"{field}.gang.minCount", minimum=1)
-    return GroupPolicy(kind="gang", min_count=min_count)
+    if gang.get(count) is None:
+        raise _fail(f"{field}.gang.{count}", "Required value")
+    return GroupPolicy(kind="gang", min_count=_int(gang.get(count), f"{field}.gang.{count}", minimum=1,
+                                                    maximum=maximum))
 
 
 def _disruption_mode(raw: Any, field: str) -> str:
@@ -461,17 +467,7 @@ def parse_workload(doc: Manifest, source: Source) -> Workload:
 
 def parse_composite_policy(raw: Any, field: str) -> GroupPolicy:
     """CompositePodGroupSchedulingPolicy: exactly one of `basic: {}`, `gang: {minGroupCount ≥ 1}`."""
-    policy = _mapping(raw, field)
-    kinds = [k for k in ("basic", "gang") if k in policy]
-    if len(kinds) != 1:
-        raise _fail(field, "exactly one of basic, gang must be set")
-    if kinds[0] == "basic":
-        return GroupPolicy(kind="basic")
-    gang = _mapping(policy.get("gang"), f"{field}.gang")
-    if gang.get("minGroupCount") is None:
-        raise _fail(f"{field}.gang.minGroupCount", "Required value")
-    return GroupPolicy(kind="gang", min_count=_int(gang.get("minGroupCount"), f"{field}.gang.minGroupCount",
-                                                    minimum=1, maximum=2_147_483_647))
+    return _group_policy(raw, field, "minGroupCount", maximum=2_147_483_647)
 
 
 def _object_name(raw: Any, field: str) -> str | None:
