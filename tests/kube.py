@@ -11,12 +11,12 @@ import pytest
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
 
 
-def control_plane_session() -> Iterator[ControlPlane]:
+def control_plane_session(**options: bool) -> Iterator[ControlPlane]:
     try:
         find_binaries()
     except ControlPlaneError as exc:
         if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
             pytest.fail(str(exc))
         pytest.skip(str(exc))
-    with ControlPlane() as plane:
+    with ControlPlane(**options) as plane:
         yield plane

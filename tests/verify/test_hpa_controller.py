@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import socket
 import ssl
 import subprocess
@@ -49,7 +48,8 @@ from lightkube.resources.discovery_v1 import EndpointSlice
 
 from phalanx.api.autoscaling import parse_hpa
 from phalanx.autoscale.hpa import HpaController, HpaDecision
-from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
+from phalanx.verify.controlplane import ControlPlane
+from tests.kube import control_plane_session
 
 pytestmark = pytest.mark.kube
 
@@ -200,14 +200,7 @@ def host_address() -> str:
 @pytest.fixture(scope="module")
 def plane() -> Iterator[ControlPlane]:
     """A control plane of its own, with API aggregation (the session one starts without it)."""
-    try:
-        find_binaries()
-    except ControlPlaneError as exc:
-        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    with ControlPlane(aggregation=True) as control_plane:
-        yield control_plane
+    yield from control_plane_session(aggregation=True)
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -26,6 +26,8 @@ from phalanx.scheduler.framework import CycleState, IntArray
 from phalanx.scheduler.plugins.gpu_share.common import cpu_free, workload_arg
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
+K = TypeVar("K")
+E = TypeVar("E")
 _DEDUPE_FROM = 48  # evaluate distinct node states once when this many nodes are stale
 
 
@@ -86,8 +88,9 @@ class _Entry:
     cpu: IntArray
 
 
-class FgdEngine:
-    """FGD scores per (pod shape, node), cached and refreshed for changed nodes only."""
+class ScoreCache(Generic[K, E]):
+    """Per-node score entries kept for one GPU table, and the fragmentation measure under the target workload;
+    both start afresh when the table is another one or changes size."""
 
     def __init__(self, workload: TargetWorkload | None) -> None:
         self.workload = workload
@@ -95,7 +98,7 @@ class FgdEngine:
         self._size = -1
         self._width = -1
         self._frag: dict[PodShape | None, Fragmentation] = {}
-        self._entries: dict[PodShape, _Entry] = {}
+        self._entries: dict[K, E] = {}
 
     def _sync(self, table: GpuTable) -> None:
         if table is not self._table or len(table) != self._size or table.width != self._width:
@@ -115,6 +118,10 @@ class FgdEngine:
             frag = Fragmentation(workload, table)
             self._frag[key] = frag
         return frag
+
+
+class FgdEngine(ScoreCache[PodShape, _Entry]):
+    """FGD scores per (pod shape, node), cached and refreshed for changed nodes only."""
 
     def scores(self, cluster: ClusterState, table: GpuTable, shape: PodShape,
                nodes: IntArray) -> tuple[IntArray, IntArray]:

@@ -43,7 +43,7 @@ from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import CycleState, IntArray
 from phalanx.scheduler.plugins.gpu_share.common import cpu_free, workload_arg
-from phalanx.scheduler.plugins.gpu_share.fgd import FloatArray, fgd_score, fragmentation_gain
+from phalanx.scheduler.plugins.gpu_share.fgd import FloatArray, ScoreCache, fgd_score, fragmentation_gain
 
 DEFAULT_WEIGHT = 2.0
 DEFAULT_RATIO_SCALE = 0.75
@@ -114,7 +114,7 @@ class _Entry:
     memory: IntArray
 
 
-class StrandingEngine:
+class StrandingEngine(ScoreCache[tuple[PodShape, int], _Entry]):
     """Stranding-aware FGD scores per (pod shape, node), cached and refreshed for changed nodes only."""
 
     def __init__(self, workload: TargetWorkload | None, weight: float = DEFAULT_WEIGHT,
@@ -122,35 +122,13 @@ class StrandingEngine:
                  scale: float = DEFAULT_RATIO_SCALE) -> None:
         """`cpu_ratio` (mCPU) and `memory_ratio` (bytes) per whole GPU, before `scale`; without `cpu_ratio`,
         the target workload's (or, without one, each pod's own shape's)."""
-        self.workload = workload
+        super().__init__(workload)
         self.weight = weight
         self.scale = scale
         if cpu_ratio is None and workload is not None:
             cpu_ratio = cpu_per_gpu(workload)
         self.cpu_ratio = None if cpu_ratio is None else cpu_ratio * scale
         self.memory_ratio = None if memory_ratio is None else memory_ratio * scale
-        self._table: GpuTable | None = None
-        self._size = -1
-        self._width = -1
-        self._frag: dict[PodShape | None, Fragmentation] = {}
-        self._entries: dict[tuple[PodShape, int], _Entry] = {}
-
-    def _sync(self, table: GpuTable) -> None:
-        if table is not self._table or len(table) != self._size or table.width != self._width:
-            self._table = table
-            self._size = len(table)
-            self._width = table.width
-            self._frag.clear()
-            self._entries.clear()
-
-    def _fragmentation(self, table: GpuTable, shape: PodShape) -> Fragmentation:
-        key = None if self.workload is not None else shape
-        frag = self._frag.get(key)
-        if frag is None:
-            workload = self.workload if self.workload is not None else TargetWorkload((shape,), (1.0,))
-            frag = Fragmentation(workload, table)
-            self._frag[key] = frag
-        return frag
 
     def evaluate(self, frag: Fragmentation, shape: PodShape, memory_request: int, cpu: IntArray,
                  memory: IntArray, free: IntArray, model: np.ndarray[Any, np.dtype[np.int32]]) -> IntArray:
@@ -171,11 +149,10 @@ class StrandingEngine:
         return np.where(np.isfinite(delta), fgd_score(np.nan_to_num(delta, neginf=0.0)), 0)
 
     def scores(self, cluster: ClusterState, table: GpuTable, pod: Pod, nodes: IntArray) -> IntArray:
-        self._sync(table)
         shape = pod_shape(pod)
         memory_request = int(pod.requests.get("memory", 0))
         key = (shape, memory_request)
-        frag = self._fragmentation(table, shape)
+        frag = self.fragmentation(table, shape)
         entry = self._entries.get(key)
         if entry is None:
             n = len(table)
