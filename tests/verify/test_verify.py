@@ -38,6 +38,7 @@ SAME_INSTANT = "the oracle's kubelet ends pods that finish together one at a tim
                "waiting pod at the first freed node; in Phalanx they all end before it is tried (schedule_one.go)"
 ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
     ("composite-in-one-rack", "default"): ({"node"}, SAME_INSTANT),
+    ("composite-in-one-rack", "gang"): ({"node"}, SAME_INSTANT),
     ("web-vs-batch-all", "default"): ({"node", "victims"}, GRACEFUL_RACE),
     ("web-vs-batch-all", "gang"): ({"node", "victims"}, GRACEFUL_RACE),
     ("web-vs-batch-single", "default"): ({"node", "victims"}, GRACEFUL_RACE),
