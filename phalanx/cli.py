@@ -197,6 +197,10 @@ def _sweep_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
                             "ray://HOST:PORT instead of locally")
     sweep.add_argument("--results", metavar="DIR",
                        help="store each finished cell as DIR/<key>.json; a rerun skips the cells stored there")
+    sweep.add_argument("--report", metavar="DIR",
+                       help="also write report.json (the -o json document), cells.csv (one row per cell), PNG "
+                            "plots of the means with sd error bars and a self-contained index.html into DIR "
+                            "(docs/sweeps.md); DIR is checked before any cell runs")
     sweep.add_argument("-o", "--output", choices=("table", "wide", "json", "yaml"), default="table",
                        help="table: means per (input, load or what-if, profile); wide: also one row per cell")
 
@@ -352,7 +356,7 @@ def _emit(document: Any, output: str) -> None:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
-    if getattr(args, "report", None) is not None:
+    if getattr(args, "report", None) is not None and args.command != "sweep":  # sweep checks its own files
         from phalanx.sim.output import check_report_directory
 
         check_report_directory(args.report)  # before any work that a report it cannot write would throw away
@@ -498,7 +502,10 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     import os
 
     from phalanx import sweep
+    from phalanx.sim.output import check_report_directory
 
+    if args.report is not None:  # a bad DIR fails before any input loads or any cell runs
+        check_report_directory(args.report, sweep.SWEEP_REPORT_FILES)
     traced = bool(args.trace or args.nodes or args.pods)
     if traced == bool(args.manifests):
         raise InputError("give either a trace (--trace openb --nodes NODES.csv --pods PODS.csv...) or "
@@ -548,6 +555,10 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     print(f"phalanx: sweep: {len(cells)} cell(s): {f'{ran} run {where}' if ran else 'none run'}, "
           f"{len(cells) - ran} read from --results", file=sys.stderr)
     document = sweep.sweep_document(cells, records)
+    if args.report:
+        written = sweep.write_sweep_report(args.report, document)
+        print(f"phalanx: wrote {len(written)} files to {args.report} (open {args.report.rstrip('/')}/index.html)",
+              file=sys.stderr)
     if args.output in ("json", "yaml"):
         _emit(document, args.output)
     else:

@@ -65,7 +65,7 @@ def _slug(label: str) -> str:
 
 # --- series.csv ------------------------------------------------------------------------------------------
 
-def _csv_text(text: str) -> str:
+def csv_text(text: str) -> str:
     """A text cell a spreadsheet will not run as a formula (OWASP's CSV injection advice: prefix a quote)."""
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
@@ -83,17 +83,18 @@ def series_csv(results: Sequence[Report]) -> str:
         for i, t in enumerate(times):
             for metric in FRACTIONS:
                 for resource, values in series.get(metric, {}).items():
-                    writer.writerow([_csv_text(label), t, metric, _csv_text(resource), values[i]])
+                    writer.writerow([csv_text(label), t, metric, csv_text(resource), values[i]])
             for metric in COUNTS:
                 values = series.get(metric)
                 if values is not None:
-                    writer.writerow([_csv_text(label), t, metric, "", values[i]])
+                    writer.writerow([csv_text(label), t, metric, "", values[i]])
     return out.getvalue()
 
 
 # --- plots -----------------------------------------------------------------------------------------------
 
-def _figure(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
+    """A matplotlib figure on an Agg canvas (no display, no pyplot state); size in inches."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -102,7 +103,8 @@ def _figure(width: float, height: float) -> Figure:
     return fig
 
 
-def _png(fig: Figure) -> bytes:
+def png_bytes(fig: Figure) -> bytes:
+    """The figure as PNG bytes (no software tag, so equal figures give equal files)."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=DPI, metadata={"Software": None})
     return buffer.getvalue()
@@ -125,7 +127,7 @@ def _steps(times: Sequence[float], values: Sequence[float], scale: float) -> tup
 def allocation_plot(label: str, report: Report, unit: tuple[str, float]) -> bytes:
     """Allocated (solid) and useful (dashed) fraction per resource over time; the gap between them is stranded."""
     series = report["series"]
-    fig = _figure(6.4, 3.6)
+    fig = new_figure(6.4, 3.6)
     ax = fig.add_subplot()
     times = series["time"]
     for i, (resource, allocated) in enumerate(sorted(series.get("allocated", {}).items(),
@@ -142,14 +144,14 @@ def allocation_plot(label: str, report: Report, unit: tuple[str, float]) -> byte
     ax.set_title(f"{label}: allocation over time (shaded: stranded)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def pending_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[str, float]) -> bytes:
     """Pods pending (gang members counted) and PodGroups pending over time, one line per profile."""
     from matplotlib.ticker import MaxNLocator
 
-    fig = _figure(9.0, 3.4)
+    fig = new_figure(9.0, 3.4)
     axes = fig.subplots(1, 2)
     for ax, metric, title in ((axes[0], "podsPending", "pods pending (gang members counted)"),
                               (axes[1], "groupsPending", "pod groups pending")):
@@ -158,14 +160,14 @@ def pending_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[s
             if not isinstance(series, Mapping):
                 continue
             x, y = _steps(series["time"], series[metric], unit[1])
-            ax.step(x, y, where="post", label=label, marker="." if len(x) < 3 else None, **_style(i))
+            ax.step(x, y, where="post", label=label, marker="." if len(x) < 3 else None, **line_style(i))
         ax.set_title(title)
         ax.set_xlabel(f"simulated time ({unit[0]})")
         ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1]))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[str, float]) -> bytes | None:
@@ -175,7 +177,7 @@ def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tup
               if isinstance(r.get("series"), Mapping) and r["series"].get("queueShare")]
     if not queued:
         return None
-    fig = _figure(4.6 * len(queued) + 0.6, 3.4)
+    fig = new_figure(4.6 * len(queued) + 0.6, 3.4)
     axes = fig.subplots(1, len(queued), squeeze=False)[0]
     for ax, (label, report) in zip(axes, queued, strict=True):
         series = report["series"]
@@ -188,7 +190,7 @@ def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tup
         ax.set_ylabel("% of allocatable cpu admitted")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def services_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | None:
@@ -198,7 +200,7 @@ def services_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | N
     if not points:
         return None
     gpu = any(s["gpuHoursSaved"] for _, s in points)
-    fig = _figure(6.4, 3.8)
+    fig = new_figure(6.4, 3.8)
     ax = fig.add_subplot()
     for i, label in enumerate(dict.fromkeys(label for label, _ in points)):
         mine = [s for lab, s in points if lab == label]
@@ -214,10 +216,10 @@ def services_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | N
     ax.set_title("Scale to zero: hours saved against cold-start latency")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small")
-    return _png(fig)
+    return png_bytes(fig)
 
 
-def _style(i: int) -> dict[str, Any]:
+def line_style(i: int) -> dict[str, Any]:
     """Color and line style of the i-th profile (styles differ so equal curves stay visible)."""
     return {"color": f"C{i % 10}", "linestyle": ("-", "--", ":", "-.")[i % 4], "linewidth": 2.2 - 0.3 * (i % 4)}
 
@@ -231,7 +233,7 @@ def _ecdf(ax: Axes, waits: Sequence[float], label: str, style: dict[str, Any]) -
 
 def waits_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes:
     """Cumulative distribution of waiting times, per pod and per PodGroup, one line per profile."""
-    fig = _figure(9.0, 3.4)
+    fig = new_figure(9.0, 3.4)
     axes = fig.subplots(1, 2)
     for ax, key, title in ((axes[0], "pods", "pod wait (creation to bind)"),
                            (axes[1], "groups", "pod group wait (to minCount running)")):
@@ -240,7 +242,7 @@ def waits_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes:
             series = report.get("series")
             waits = series.get("waitSeconds", {}).get(key, []) if isinstance(series, Mapping) else []
             if waits:
-                _ecdf(ax, waits, label, _style(i))
+                _ecdf(ax, waits, label, line_style(i))
                 drawn = True
         ax.set_title(title)
         ax.set_xlabel("wait (minutes)")
@@ -251,7 +253,7 @@ def waits_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes:
             ax.legend(fontsize="small", loc="lower right")
         else:
             ax.text(0.5, 0.5, "nothing was scheduled here", ha="center", va="center", transform=ax.transAxes)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 _PERCENT_LOAD = ("arrivedPercent", "k")
@@ -323,7 +325,7 @@ def fragmentation_plot(labels: Sequence[str], results: Sequence[Report]) -> byte
     drawn = [(label, c) for label, c in curves if c is not None]
     if not drawn:
         return None
-    fig = _figure(10.0, 4.0)
+    fig = new_figure(10.0, 4.0)
     axes = fig.subplots(1, 2, width_ratios=[3, 2])
     in_gpus = all(c[2] for _, c in drawn)
     for ax, low, title in ((axes[0], None, "GPUs left unallocated as load arrives"),
@@ -334,7 +336,7 @@ def fragmentation_plot(labels: Sequence[str], results: Sequence[Report]) -> byte
                 continue
             points = [(x, y) for x, y in zip(loads, values, strict=True) if low is None or x >= low]
             if points:
-                ax.plot([x for x, _ in points], [y for _, y in points], label=label, **_style(i))
+                ax.plot([x for x, _ in points], [y for _, y in points], label=label, **line_style(i))
                 tail += [y for _, y in points]
         ax.axvline(100, color="grey", linewidth=0.8, linestyle=":")
         ax.set_xlabel("arrived GPU requests (% of GPU capacity)")
@@ -346,12 +348,12 @@ def fragmentation_plot(labels: Sequence[str], results: Sequence[Report]) -> byte
         elif tail:
             ax.set_ylim(0, max(tail) * 1.15 + 1e-9)
     axes[0].legend(fontsize="small")
-    return _png(fig)
+    return png_bytes(fig)
 
 
 # --- index.html ------------------------------------------------------------------------------------------
 
-_CSS = """
+CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:1.5rem;color:#1b1f24;background:#fff}
 h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:.2rem 0}
 .note{color:#57606a;font-size:.9rem;margin:.2rem 0 1rem}
@@ -463,7 +465,8 @@ def queues_html(labels: Sequence[str], results: Sequence[Report]) -> str:
     return f'<section class="queues"><h2>Queues</h2>{"".join(sections)}</section>'
 
 
-def _img(data: bytes, alt: str) -> str:
+def img_tag(data: bytes, alt: str) -> str:
+    """An <img> with the PNG embedded as a base64 data URI (the page needs no other file)."""
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
 
 
@@ -483,7 +486,7 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
         cells += [f"<tr><td>{html.escape(key)}</td><td class=\"v\">{html.escape(_number(numbers.get(key, '—')))}"
                   "</td></tr>" for key in extra]
         plot = pngs.get(f"allocation-{_slug(label)}.png")
-        figure = _img(plot, f"allocation over time, {label}") if plot is not None else ""
+        figure = img_tag(plot, f"allocation over time, {label}") if plot is not None else ""
         columns.append(
             f'<section class="profile" data-profile="{html.escape(label)}">'
             f"<h2>{html.escape(label)}</h2><p class=\"gates\">{html.escape(gates) or '&nbsp;'}</p>"
@@ -493,13 +496,13 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
               ("fragmentation.png", "Fragmentation protocol: GPUs left unallocated against arrived GPU load."),
               ("queues.png", "Queues: each queue's share of the cluster over time, per queueing profile."),
               ("services.png", "Scale to zero: hours saved against the latency cold starts added, per service.")]
-    figures = "".join(f"<figure>{_img(pngs[name], caption)}<figcaption>{html.escape(caption)}</figcaption></figure>"
+    figures = "".join(f"<figure>{img_tag(pngs[name], caption)}<figcaption>{html.escape(caption)}</figcaption></figure>"
                       for name, caption in shared if name in pngs)
     count = len(results)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<title>Phalanx report: {html.escape(', '.join(labels))}</title><style>{_CSS}</style></head>\n"
+        f"<title>Phalanx report: {html.escape(', '.join(labels))}</title><style>{CSS}</style></head>\n"
         f"<body><h1>Phalanx report</h1><p class=\"note\">{count} profile{'s' if count != 1 else ''} side by side; "
         "fractions are of allocatable capacity at the end of the run; stranded capacity is held by gang members "
         "that cannot make progress. Every field is explained in docs/report.md.</p>\n"
