@@ -29,6 +29,7 @@ import numpy as np
 from phalanx.api.objects import Placement, Pod
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.framework import (
+    AssignedPodHintPlugin,
     BoolArray,
     Code,
     CycleState,
@@ -66,6 +67,8 @@ class Result:
     message: str | None = None
     # Nodes whose failure no eviction could fix (UnschedulableAndUnresolvable), for preemption.
     unresolvable: BoolArray | None = None
+    # The Filter plugins that rejected some node (Diagnosis.UnschedulablePlugins), for the queueing hints.
+    rejectors: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +123,11 @@ class PodCycle:
         self.nominated_room: Callable[[Pod], IntArray | None] | None = None
         self.nominated_node: Callable[[Pod], int | None] | None = None
         self._confined: BoolArray | None = None  # the placement's nodes (`confined`), None for every node
+        # The Filter plugins that rejected a node in the last `diagnose`, and those with a queueing hint for an
+        # assigned pod being added.
+        self.last_rejectors: frozenset[str] = frozenset()
+        self.assigned_pod_hints: list[AssignedPodHintPlugin] = [
+            f for f in self.filters if isinstance(f, AssignedPodHintPlugin)]
 
     @contextmanager
     def confined(self, nodes: BoolArray) -> Iterator[None]:
@@ -218,7 +226,7 @@ class PodCycle:
                 finally:
                     if held is not None:
                         self.hold_room(held, 1, free=False)
-                return Result(None, message, unresolvable)
+                return Result(None, message, unresolvable, self.last_rejectors)
         finally:
             if held is not None:
                 self.hold_room(held, 1, requested=False)
@@ -357,12 +365,14 @@ class PodCycle:
         remaining = np.ones(len(self.cluster), dtype=bool) if confined is None else confined.copy()
         unresolvable = np.zeros(len(self.cluster), dtype=bool)
         reasons: Counter[str] = Counter()
+        rejectors: set[str] = set()
         for plugin in self.filters:
             if self._filter_skips and self._skipped(plugin, state):
                 continue
             mask = plugin.filter(state, self.cluster)
             failed = remaining & ~mask
             if failed.any():
+                rejectors.add(plugin.name)
                 reasons.update(plugin.reasons(state, self.cluster, failed))
                 if plugin.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                     unresolvable |= failed
@@ -370,4 +380,5 @@ class PodCycle:
                     unresolvable |= plugin.unresolvable(state, self.cluster, failed)
             remaining &= mask
         total = len(self.cluster) if confined is None else int(np.count_nonzero(confined))
+        self.last_rejectors = frozenset(rejectors)
         return fit_error(total, reasons), unresolvable

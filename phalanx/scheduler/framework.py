@@ -79,6 +79,17 @@ class PerNodeCodePlugin(Protocol):
 
 
 @runtime_checkable
+class AssignedPodHintPlugin(Protocol):
+    """A Filter with a queueing hint for an assigned pod being added (EventsToRegister's AssignedPod/Add): whether
+    a pod this plugin rejected may fit now that `added` is bound (kube-scheduler's QueueingHintFn: Queue or
+    QueueSkip). A pod whose rejecting plugins all answer False stays unschedulable."""
+
+    name: str
+
+    def requeue_after_assigned_pod_add(self, pending: Pod, added: Pod) -> bool: ...
+
+
+@runtime_checkable
 class SkippingScorePlugin(Protocol):
     """A Score plugin whose PreScore can Skip it for a pod: it scores every node 0 and is not called."""
 

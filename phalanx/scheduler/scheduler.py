@@ -17,6 +17,7 @@ from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudge
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
@@ -115,6 +116,9 @@ class Scheduler:
         self.groups: dict[str, PodGroup] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
         self.messages: dict[str, str] = {}
+        # Pending pods that failed a cycle rejected by a plugin with a hint for an added assigned pod: those
+        # plugins (of the pod's UnschedulablePlugins). Pods rejected only by others are not kept here.
+        self.rejectors: dict[str, list[AssignedPodHintPlugin]] = {}
         self.gated: dict[str, str] = {}  # group key -> why PreEnqueue holds its members
         self.initially_scheduled: set[str] = set()
         self.running = RunningPods(self.cluster)
@@ -175,6 +179,7 @@ class Scheduler:
         if group_key is not None:
             self.members[group_key].discard(key)
         self.nominated.pop(key, None)
+        self.rejectors.pop(key, None)
         self.running.clear_nomination(key)
         if key in self.cluster.bound:
             self.running.remove(key)
@@ -331,6 +336,17 @@ class Scheduler:
         self.running.clear_nomination(pod.key)
         self.running.add(pod.key, node, self.priority_of(pod), now,
                          member=self.profile.gang and pod.pod_group is not None)
+        self.rejectors.pop(pod.key, None)
+        self._assigned_pod_added(pod, now)
+
+    def _assigned_pod_added(self, added: Pod, now: float) -> None:
+        """The AssignedPod/Add event: an unschedulable pod goes to backoffQ or activeQ when a plugin that
+        rejected it gives the Queue hint for `added` (isSchedulableAfterAssignedPodChange of InterPodAffinity
+        and PodTopologySpread); NodeResourcesFit and the others skip an added pod, which frees nothing."""
+        for key, hints in self.rejectors.items():
+            pending = self.pods.get(key)
+            if pending is not None and any(h.requeue_after_assigned_pod_add(pending, added) for h in hints):
+                self.queue.move(POD + key, now)
 
     # --- PreEnqueue -----------------------------------------------------------------------------------
 
@@ -537,6 +553,11 @@ class Scheduler:
         if result.node is None:
             message = result.message or "no node fits"
             self.messages[pod_key] = message
+            hinted = [h for h in self.cycle.assigned_pod_hints if h.name in result.rejectors]
+            if hinted:
+                self.rejectors[pod_key] = hinted
+            else:
+                self.rejectors.pop(pod_key, None)
             self.queue.failed(entry, now)
             self._out.append(Unschedulable(pod, message))
             priority = self.priority_of(pod)

@@ -109,6 +109,15 @@ class InterPodAffinity:
 
     # --- Filter ---
 
+    @staticmethod
+    def requeue_after_assigned_pod_add(pending: Pod, added: Pod) -> bool:
+        """isSchedulableAfterAssignedPodChange for an added pod: Queue when it matches all of the pending pod's
+        required affinity terms (podMatchesAllAffinityTerms: never with no term); an added pod cannot lift an
+        anti-affinity rejection."""
+        affinity = pending.placement.pod_affinity
+        terms = affinity.required if affinity is not None else ()
+        return bool(terms) and all(term.matches(added.namespace, added.labels) for term in terms)
+
     def skips(self, state: CycleState, cluster: ClusterState) -> bool:
         """PreFilter's Skip: no required term on the pod and no bound pod with pod (anti-)affinity."""
         affinity = state.pod.placement.pod_affinity

@@ -154,6 +154,15 @@ class PodTopologySpread:
 
     # --- Filter ---
 
+    def requeue_after_assigned_pod_add(self, pending: Pod, added: Pod) -> bool:
+        """isSchedulableAfterAssignedPodChange for an added pod: Queue when it is in the pending pod's namespace
+        (involvedInTopologySpreading) and its labels match a selector of the pod's DoNotSchedule constraints
+        (getConstraints, podLabelsMatchSpreadConstraints)."""
+        if added.namespace != pending.namespace:
+            return False
+        return any(c.selector is not None and c.selector.matches(added.labels)
+                   for c in self.constraints(pending, "DoNotSchedule"))
+
     def _skips(self, pod: Pod, action: str) -> bool:
         spread = pod.placement.spread
         if spread:
