@@ -1,7 +1,8 @@
 """The live driver: the scheduling engine kept in step with a real API server, its decisions carried out.
 
 The Driver keeps the engine's view in step with the API server through informers (nodes, every pod, PodGroups,
-PodDisruptionBudgets, and the DRA kinds: ResourceSlices, DeviceClasses, ResourceClaims and their templates),
+CompositePodGroups, PodDisruptionBudgets, and the DRA kinds: ResourceSlices, DeviceClasses, ResourceClaims and
+their templates),
 schedules the pods whose `spec.schedulerName` is its own, and carries the decisions out through the Binder:
 Binding calls, PodScheduled conditions, nominations, preemptions, PodGroup conditions and Events. Informer
 callbacks only queue events; the engine loop the simulator runs too (`phalanx.scheduler.loop`) applies them to
@@ -21,6 +22,13 @@ and a claim deleted under a queued pod sends it back to waiting. Before a pod's 
 claim's allocation and reservation (PreBind); a failed Binding takes them back (Unreserve). DeviceTaintRules
 are not watched. DRA objects are watched only when the profile runs DynamicResources and the API server
 serves `resource.k8s.io/v1`; otherwise pods with claims wait with a message that says so.
+
+CompositePodGroup trees (KEP-6012): `scheduling.k8s.io/v1alpha3` CompositePodGroups are watched when the profile
+schedules trees (the CompositePodGroup gate on, with GenericWorkload and TopologyAwareWorkloadScheduling) and the
+API server serves them. They go into the engine as the simulator hands them over (`add_composite_pod_group`,
+`delete_composite_pod_group`); the engine holds a tree's pods until the tree meets its quorum (PreEnqueue over
+the hierarchy) and schedules the tree in one cycle of its root, so a tree binds whole or not at all. Each leaf
+PodGroup gets its PodGroupInitiallyScheduled condition; CompositePodGroups get none (as kube-scheduler v1.37.2).
 """
 
 from __future__ import annotations
@@ -42,20 +50,22 @@ from lightkube.core import resource as r
 from lightkube.resources import resource_v1
 from lightkube.resources.core_v1 import Node, Pod
 from lightkube.resources.policy_v1 import PodDisruptionBudget
+from lightkube.resources.scheduling_v1alpha3 import CompositePodGroup
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 
 from phalanx.api import objects
 from phalanx.api.dra import parse_claim_template, parse_device_class, parse_resource_claim, parse_resource_slice
-from phalanx.api.parse import parse_node, parse_pdb, parse_pod, parse_pod_group
+from phalanx.api.parse import parse_composite_pod_group, parse_node, parse_pdb, parse_pod, parse_pod_group
 from phalanx.cluster.devices import EXTENDED_CLAIM
 from phalanx.errors import PhalanxError
-from phalanx.live.binder import Binder, BindResult, ClaimHold
+from phalanx.live.binder import Binder, BindResult, ClaimHold, PreemptorKind
 from phalanx.live.claims import ClaimBook, KnownClaim, known_claim, resolve
 from phalanx.live.clock import Inbox, WallClock
 from phalanx.live.informers import DELETED, MODIFIED, Informer, object_key
 from phalanx.live.metrics import Metrics
 from phalanx.scheduler.loop import run_engine
-from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.placement.composite import COMPOSITE
+from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
 from phalanx.scheduler.queue import Where
 from phalanx.scheduler.scheduler import (
     GROUP,
@@ -153,6 +163,7 @@ class Driver:
         self.lock = threading.Lock()  # held while a cycle runs: whoever stops scheduling waits for it
         self._uids: dict[str, str] = {}  # pod key -> uid, for bindings and preemptions
         self._group_uids: dict[str, str] = {}  # PodGroup key -> uid
+        self._composite_uids: dict[str, str] = {}  # CompositePodGroup key -> uid
         self._orphans: dict[str, dict[str, Any]] = {}  # bound pods whose node is not known yet
         self._warned: set[str] = set()
         self._attempt_started: dict[str, float] = {}  # pod key -> when it was first queued
@@ -183,7 +194,8 @@ class Driver:
 
     def start_informers(self, stop: threading.Event) -> None:
         """Nodes and the DRA objects first (pods name them), then pods, PodGroups (when the API server serves
-        v1beta1) and PDBs."""
+        v1beta1), CompositePodGroups (when the profile schedules trees and the API server serves v1alpha3) and
+        PDBs."""
         first = [Informer(self.client, Node, self._handler("Node")), *self._device_informers()]
         for informer in first:
             self.informers.append(informer)
@@ -196,10 +208,26 @@ class Driver:
         else:
             self._warn("podgroups", "scheduling.k8s.io/v1beta1 PodGroup is not served by this API server: "
                                     "pods naming a PodGroup wait for it")
+        rest.extend(self._composite_informers())
         rest.append(Informer(self.client, PodDisruptionBudget, self._handler("PodDisruptionBudget")))
         for informer in rest:
             self.informers.append(informer)
             informer.start(stop)
+
+    def _composite_informers(self) -> list[Informer]:
+        """The CompositePodGroup informer, when the profile schedules trees and the API server serves them."""
+        if not self.profile.composite:
+            if self.profile.feature_gates.get(COMPOSITE_GATE, False):
+                self._warn("compositepodgroups", "the CompositePodGroup gate needs GenericWorkload and "
+                                                 "TopologyAwareWorkloadScheduling on: CompositePodGroups are not "
+                                                 "watched and each PodGroup is scheduled on its own")
+            return []
+        if not self._served(CompositePodGroup):
+            self._warn("compositepodgroups", "scheduling.k8s.io/v1alpha3 CompositePodGroup is not served by this "
+                                             "API server: the pods of PodGroups naming a parent CompositePodGroup "
+                                             "wait for it")
+            return []
+        return [Informer(self.client, CompositePodGroup, self._handler("CompositePodGroup"))]
 
     def _device_informers(self) -> list[Informer]:
         """Informers of the DRA kinds, when the profile allocates devices and the API server serves them."""
@@ -269,6 +297,8 @@ class Driver:
                 self._pod(event, key, obj)
             elif kind == "PodGroup":
                 self._pod_group(event, key, obj)
+            elif kind == "CompositePodGroup":
+                self._composite_pod_group(event, key, obj)
             elif kind == "PodDisruptionBudget":
                 if event == DELETED:
                     self.scheduler.delete_pdb(key)
@@ -425,6 +455,20 @@ class Driver:
         self._group_uids[key] = str((obj.get("metadata") or {}).get("uid") or "")
         self.scheduler.add_pod_group(group, now)
 
+    def _composite_pod_group(self, event: str, key: str, obj: dict[str, Any]) -> None:
+        """A CompositePodGroup into the engine's forest: the tree's leaves wait for it (and for their quorum),
+        and its root's cycle places the tree whole."""
+        s = self.scheduler
+        now = self.clock()
+        if event == DELETED:
+            self._composite_uids.pop(key, None)
+            s.delete_composite_pod_group(key, now)
+            return
+        composite = parse_composite_pod_group(obj, SOURCE)
+        composite.arrival = _created(obj)
+        self._composite_uids[key] = str((obj.get("metadata") or {}).get("uid") or "")
+        s.add_composite_pod_group(composite, now)
+
     # --- decisions out ------------------------------------------------------------------------------------
 
     def carry_out(self, decisions: list[Decision], now: float, seconds: float) -> None:
@@ -560,11 +604,21 @@ class Driver:
         victim = decision.pod
         self.counters.evictions += 1
         preemptor = decision.preemptor
-        is_group = preemptor in self._group_uids and preemptor not in self._uids
-        uid = self._group_uids.get(preemptor, "") if is_group else self._uids.get(preemptor, "")
-        self.binder.preempt(victim.namespace, victim.name, preemptor=uid, node=decision.node,
-                            preemptor_kind="podgroup" if is_group else "pod",
-                            preemptor_name=preemptor.split("/", 1)[-1], uid=self._uids.get(victim.key))
+        kind = self._preemptor_kind(decision)
+        uids = {"pod": self._uids, "podgroup": self._group_uids, "compositepodgroup": self._composite_uids}[kind]
+        self.binder.preempt(victim.namespace, victim.name, preemptor=uids.get(preemptor, ""), node=decision.node,
+                            preemptor_kind=kind, preemptor_name=preemptor.split("/", 1)[-1],
+                            uid=self._uids.get(victim.key))
+
+    def _preemptor_kind(self, decision: Evict) -> PreemptorKind:
+        """Whose preemption evicts: a tree's (the engine names its root, "composite pod group" in the message),
+        a PodGroup's or a pod's."""
+        preemptor = decision.preemptor
+        if preemptor in self._composite_uids and decision.message.startswith("Preempted by composite pod group"):
+            return "compositepodgroup"
+        if preemptor in self._group_uids and preemptor not in self._uids:
+            return "podgroup"
+        return "pod"
 
     # --- reporting ----------------------------------------------------------------------------------------
 
@@ -572,14 +626,25 @@ class Driver:
         counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
         s = self.scheduler
         for key, entry in s.queue.entries.items():
-            size = len([k for k in s.members.get(key[len(GROUP):], ()) if k not in s.cluster.bound]) \
-                if key.startswith(GROUP) else 1
+            size = self._entry_size(key)
             where = {Where.ACTIVE: "active", Where.IN_FLIGHT: "active", Where.BACKOFF: "backoff",
                      Where.UNSCHEDULABLE: "unschedulable"}[entry.where]
             counts[where] += size
         counts["gated"] = sum(len([k for k in s.members.get(g, ()) if k not in s.cluster.bound]) for g in s.gated)
         counts["gated"] += len(self.claims.waiting)  # held by DynamicResources' PreEnqueue
         return counts
+
+    def _entry_size(self, key: str) -> int:
+        """The pending pods of one queue entry: a pod, a PodGroup's members, or every leaf's of a tree."""
+        s = self.scheduler
+        if key.startswith(GROUP):
+            groups = [key[len(GROUP):]]
+        elif key.startswith(COMPOSITE) and s.composite is not None \
+                and key[len(COMPOSITE):] in s.composite.forest.composites:
+            groups = [leaf.key for leaf in s.composite.forest.tree(key[len(COMPOSITE):]).leaves()]
+        else:
+            return 1
+        return sum(1 for group in groups for k in s.members.get(group, ()) if k not in s.cluster.bound)
 
     def _warn(self, key: str, message: str) -> None:
         if key not in self._warned:
