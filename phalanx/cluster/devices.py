@@ -181,6 +181,11 @@ class DeviceState:
         self._tolerated: dict[tuple[tuple[DeviceToleration, ...], int], BoolArray] = {}
         # Pods lifted off their nodes by a preemption dry run whose claims stay allocated and reserved (`keep`).
         self.kept: set[str] = set()
+        # The claims the last failed PodGroup cycle's PostFilter deallocated or unreserved, as they were (its
+        # PodGroup, then per claim: state, allocation, reach, PodGroup reservation): that cycle's preemption
+        # dry run still sees them so (`replay_post_filter`).
+        self.post_filtered: tuple[str, list[tuple[ClaimState, tuple[Choice, ...] | None, BoolArray | None,
+                                                  str | None]]] | None = None
 
     def __len__(self) -> int:
         return len(self.devices)
@@ -293,6 +298,55 @@ class DeviceState:
                     self.deallocate(state)
                 if entry.template_name is not None:
                     del self.claims[claim_key]
+
+    def group_post_filter(self, group: PodGroup, unavailable: Sequence[str]) -> str | None:
+        """The PodGroup part of DynamicResources.PodGroupPostFilter after a failed cycle of a PodGroup none of
+        whose pods is bound or assumed (`deallocatePodGroupClaims`, dynamicresources.go); one claim at most, as
+        upstream returns after the first change. `unavailable`: the group's allocated claims that some node where
+        the members' Filter ran cannot use (the Filter's `unavailableClaims`), in order. The first of them that is
+        reserved for nobody or for this PodGroup alone is deallocated (its `reservedFor` cleared). Otherwise the
+        first claim of the group's `spec.resourceClaims` that is allocated and reserved for the PodGroup loses that
+        reservation and stays allocated (the strategic-merge patch; the resourceclaim controller deallocates only
+        on a removal it makes itself). Returns what was done, or None."""
+        for key in unavailable:
+            state = self.claims.get(key)
+            if state is None or state.allocation is None or state.group != group.key:
+                continue
+            if not state.in_use or (state.group_reserved == group.key and not state.reserved_for):
+                self._post_filtered(group.key, state)
+                state.group_reserved = None
+                state.reserved_for.clear()
+                self.deallocate(state)
+                return f"deallocated ResourceClaim {key}"
+        for entry in group.resource_claims:
+            key = f"{group.namespace}/{group_claim_name(group, entry)}"
+            state = self.claims.get(key)
+            if state is None or state.allocation is None or state.group != group.key:
+                continue  # a claim from a template must be the PodGroup's own (`resourceclaim.IsForPodGroup`)
+            if state.group_reserved == group.key:
+                self._post_filtered(group.key, state)
+                state.group_reserved = None
+                return f"unreserved ResourceClaim {key} for PodGroup {group.key}"
+        return None
+
+    def _post_filtered(self, group_key: str, state: ClaimState) -> None:
+        self._remember(state)
+        record = (state, state.allocation, state.reach, state.group_reserved)
+        self.post_filtered = (group_key, [record])
+
+    def replay_post_filter(self, group_key: str) -> None:
+        """Inside a preemption dry run's trial: put back what the PodGroup's PostFilter changed in this same cycle.
+        Upstream writes the claim to the API server without updating the plugin's claim cache, so the preemption
+        that runs next (DefaultPreemption comes after DynamicResources) still sees it allocated and reserved."""
+        if self.post_filtered is None or self.post_filtered[0] != group_key or not self.cluster.journaling:
+            return
+        for state, allocation, reach, reserved in self.post_filtered[1]:
+            self._remember(state)
+            if state.allocation is None and allocation is not None:
+                self._hold(allocation, 1)
+                state.allocation, state.reach = allocation, reach
+                self.version += 1
+            state.group_reserved = reserved
 
     def claim_key(self, pod: Pod, ref: PodResourceClaim) -> str:
         """The claim (`namespace/name`) the pod's entry refers to. An entry equal to one of its PodGroup's

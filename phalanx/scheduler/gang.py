@@ -7,7 +7,8 @@ fails at once, as the snapshot only fills up. The whole attempt is a ClusterStat
 every placed member binds; otherwise the trial is abandoned (every assumption, device and GPU share undone)
 and the group waits as one unit. As in kube-scheduler's RunRootSchedulingAlgorithm, a group that places
 nothing is unschedulable even when it needs nothing more: a basic group none of whose pods fit, or a gang
-already running minCount members none of whose other members fit (both then go to preemption).
+already running minCount members none of whose other members fit (both then go to preemption). A failed
+cycle of a PodGroup with `spec.resourceClaims` then runs DynamicResources' PodGroupPostFilter (`_post_filter`).
 
 With a profile's exact placement on (the `phalanx` profile), a gang this cycle leaves short of minCount gets a
 second, exact attempt on the same snapshot (placement/exact.py): its members then go through the ordinary
@@ -21,9 +22,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from phalanx.api.objects import Placement, Pod, PodGroup
+from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.framework import SkippingFilterPlugin
 from phalanx.scheduler.placement import exact
+from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.profiles import ExactPlacement
 
 
@@ -55,6 +61,9 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
     podGroupSchedulingDefaultAlgorithm decides, it succeeds once `running` + placed reach minCount (1 for
     basic) even when it places nothing; only the tree's root must place a pod."""
     dry_run = cycle.cluster.journaling  # inside another trial: a preemption dry run, a topology placement tried
+    devices = cycle.cluster.extension(DeviceState)
+    if not dry_run and devices is not None:
+        devices.post_filtered = None  # a new cycle: the claim cache has caught up with the last PostFilter
     with cycle.cluster.trial() as trial:
         outcome = _place(cycle, group, pending, running, inner)
         if outcome.success:
@@ -63,12 +72,51 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
     # A gang already running minCount members placed none of the others: each fits nowhere even alone.
     if (settings is None or outcome.success or not group.is_gang or running >= group.min_count
             or not exact.applicable(pending)):
+        if not dry_run and not inner and not outcome.success:
+            _post_filter(cycle, group, pending)
         return outcome
     start = time.perf_counter()
     found = _place_exact(cycle, group, pending, running, settings, outcome)
     if not dry_run and found.exact is not None:
         exact.decisions(cycle.cluster).add(group.key, found.exact, time.perf_counter() - start)
+    if not dry_run and not inner and not found.success:
+        _post_filter(cycle, group, pending)
     return found
+
+
+def _post_filter(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod]) -> str | None:
+    """DynamicResources.PodGroupPostFilter after a failed cycle of a PodGroup that is no tree's and not placed by
+    the topology search (upstream skips both; here both run inside trials, never reaching this). With
+    DRAWorkloadResourceClaims on and no member bound or assumed (`ScheduledPodsCount`), the group's claims are
+    cleaned up one at a time (`DeviceState.group_post_filter`): an allocated claim of the group is unavailable
+    when some node where a pending member's DynamicResources Filter ran (every earlier filter passed) cannot use
+    it. The members' own claims (the pod-level part, `deallocateOrDeletePodClaims`) are left alone."""
+    plugin = next((f for f in cycle.filters if isinstance(f, DynamicResources)), None)
+    if plugin is None or not cycle.profile.workload_claims or not group.resource_claims or not pending:
+        return None
+    cluster = cycle.cluster
+    devices = device_state(cluster)
+    if group.key not in devices.groups or any(pod.group_key == group.key for pod in cluster.pods.values()):
+        return None
+    unavailable: list[str] = []
+    seen: set[Shape] = set()  # members of one shape pass the same earlier filters
+    for pod in pending:
+        claims = [found for ref in pod.resource_claims
+                  if (found := devices.claims.get(devices.claim_key(pod, ref))) is not None
+                  and found.group == group.key and found.allocation is not None and found.key not in unavailable]
+        shape = _shape(pod)
+        if not claims or shape in seen:
+            continue
+        seen.add(shape)
+        state = cycle.cycle_state(pod)
+        ran = np.ones(len(cluster), dtype=bool)
+        for other in cycle.filters:
+            if other is plugin:
+                break
+            if not (isinstance(other, SkippingFilterPlugin) and other.skips(state, cluster)):
+                ran &= other.filter(state, cluster)
+        unavailable.extend(claim.key for claim in claims if bool((ran & ~devices.usable_nodes(claim)).any()))
+    return devices.group_post_filter(group, unavailable)
 
 
 def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, inner: bool = False

@@ -2,10 +2,17 @@
 
 Victims are *units*: a single pod, or every running member of a PodGroup with `disruptionMode: all`
 (evicted together or not at all). A unit is more important (MoreImportantVictim) when it has a higher
-priority, then, with GenericWorkload on, when its pods belong to a PodGroup (`spec.schedulingGroup`, also a
-lone member of a `disruptionMode: single` group) rather than being bare pods, then a larger unit (more
-running members), then an earlier start (`status.startTime` for pods running in the input, the simulated
-bind time otherwise); equally important units are ordered by when they were bound.
+priority, then, with GenericWorkload on, when it is a CompositePodGroup's subtree, then when its pods belong to
+a PodGroup (`spec.schedulingGroup`, also a lone member of a `disruptionMode: single` group) rather than being
+bare pods, then a larger unit (more running members), then an earlier start (`status.startTime` for pods
+running in the input, the simulated bind time otherwise); equally important units are ordered by when they
+were bound.
+
+Members of a CompositePodGroup tree (gate on; framework/preemption util.go GetPodPriority, types.go
+getHighestAllAncestor and getCrossNodesVictims): a member's priority as a victim is its root's (RunningPods holds
+its PodGroup's: where the two differ the room estimates are corrected and its node goes one unit at a time),
+and the highest PodGroup or CompositePodGroup above it with `disruptionMode: all` makes one unit of every running
+pod below it. This holds for every preemptor: a pod, a PodGroup, a tree.
 
 One pod (PostFilter): the potential nodes are those whose failure some eviction could fix (not
 UnschedulableAndUnresolvable). They are visited from a random offset; a node is a candidate when removing
@@ -52,13 +59,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.api.objects import Pod, PodDisruptionBudget, PodGroup
-from phalanx.cluster.devices import device_state
+from phalanx.api.objects import CompositePodGroup, Pod, PodDisruptionBudget, PodGroup
+from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle
 from phalanx.scheduler.framework import BoolArray
@@ -67,28 +74,36 @@ from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.running import RunningPods
 
+if TYPE_CHECKING:
+    from phalanx.scheduler.placement.composite import Forest
+
 FloatArray = npt.NDArray[np.float64]
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 PRIORITY_OFFSET = 2**31  # kube adds MaxInt32+1 so that priority sums stay positive
 NO_VICTIM_PRIORITY = -(2**31) - 1  # below every pod priority: a node without victims is the best choice
+MAX_TREE_DEPTH = 4  # schedulingv1beta1.WorkloadMaxTreeDepth: TraverseHierarchyUp visits at most this many levels
 
 
 @dataclass(frozen=True, slots=True)
 class Unit:
-    """Pods that are evicted together: one pod, or a `disruptionMode: all` group's running members."""
+    """Pods that are evicted together: one pod, or the running pods below a `disruptionMode: all` PodGroup or
+    CompositePodGroup (the highest such ancestor of a tree member)."""
 
     pods: tuple[str, ...]
     priority: int
-    group: str | None  # the `disruptionMode: all` group evicted as one unit
+    group: str | None  # the `disruptionMode: all` PodGroup or CompositePodGroup evicted as one unit
     size: int
     start: float
     seq: int = 0  # bind order of its first pod: the last tie-break
     member: bool = False  # its pods have spec.schedulingGroup (GenericWorkload on): ranks above a bare pod
+    composite: bool = False  # a CompositePodGroup's subtree: ranks above a PodGroup (victimRank)
 
     def importance(self) -> tuple[int, int, int, float, int]:
-        """Sort key: the most important unit first."""
-        return (-self.priority, 0 if self.member else 1, -self.size, self.start, self.seq)
+        """Sort key: the most important unit first (MoreImportantVictim: priority, then victimRank, CompositePodGroup
+        3 > PodGroup or member pod 2 > bare pod 1, then size, then start)."""
+        rank = 3 if self.composite else 2 if self.member else 1
+        return (-self.priority, -rank, -self.size, self.start, self.seq)
 
 
 @dataclass(slots=True)
@@ -270,13 +285,14 @@ def _hinted(kept: Sequence[tuple[_Batch, IntArray]], batch: _Batch, row: int,
     return batch, row
 
 
-def _key(running: RunningPods, pods: Sequence[str]) -> tuple[int, int, int, float]:
+def _key(running: RunningPods, pods: Sequence[str], priority_of: Callable[[str], int]) -> tuple[int, int, int, float]:
     """(top priority, priority sum, count, earliest start of the top-priority victims) of a victim list."""
     if not pods:
         return NO_VICTIM_PRIORITY, 0, 0, math.inf
-    top = max(running.priority[k] for k in pods)
-    total = sum(running.priority[k] + PRIORITY_OFFSET for k in pods)
-    earliest = min(running.started[k] for k in pods if running.priority[k] == top)
+    priorities = {k: priority_of(k) for k in pods}
+    top = max(priorities.values())
+    total = sum(p + PRIORITY_OFFSET for p in priorities.values())
+    earliest = min(running.started[k] for k in pods if priorities[k] == top)
     return top, total, len(pods), earliest
 
 
@@ -300,6 +316,10 @@ class Preemptor:
         self._pdb_list: list[PodDisruptionBudget] = []
         self._pdb_ids: tuple[int, ...] = ()
         self._seen_groups: set[str] = set()
+        self._seen_trees = 0
+        # The CompositePodGroups (set by CompositeCycles when the profile schedules trees): a tree member's priority
+        # as a victim is its root's, and a `disruptionMode: all` ancestor evicts everything below it.
+        self.forest: Forest | None = None
         running.classify = self._special
         # Verification only (`phalanx verify`): the node the real scheduler preempted on, per preemptor, taken
         # when it ranks equal with Phalanx's pick (kube-scheduler visits candidates from a random offset).
@@ -311,18 +331,22 @@ class Preemptor:
     # --- which pods need one-by-one treatment ---------------------------------------------------------
 
     def _special(self, key: str) -> bool:
-        """A pod whose eviction is not just its own (an `all` group) or is bounded by a PDB."""
-        if self._all_group(key) is not None:
+        """A pod whose eviction is not just its own (an `all` group or tree) or is bounded by a PDB, or whose
+        priority as a victim is not the one RunningPods ranks it by (a tree member: its root's)."""
+        if self._highest_all(key) is not None:
+            return True
+        if self._in_tree(key) and self.priority(key) != self.running.priority.get(key):
             return True
         pod = self.pods.get(key)
         return pod is not None and bool(pod.labels) and any(matches(pdb, pod) for pdb in self._pdb_list)
 
     def _refresh_special(self) -> None:
-        """Re-mark running pods after PodDisruptionBudgets or PodGroups appeared."""
+        """Re-mark running pods after PodDisruptionBudgets, PodGroups or CompositePodGroups appeared."""
         pdbs = list(self.pdbs())
         ids = tuple(id(pdb) for pdb in pdbs)
-        if ids != self._pdb_ids:
-            self._pdb_list, self._pdb_ids = pdbs, ids
+        trees = len(self.forest.composites) if self.forest is not None else 0
+        if ids != self._pdb_ids or trees != self._seen_trees:
+            self._pdb_list, self._pdb_ids, self._seen_trees = pdbs, ids, trees
             self._seen_groups = set(self.groups)
             keys = [k for k in self.running.node_of if k not in self.running.terminating]
             special = {k for k in keys if self._special(k)}
@@ -332,39 +356,121 @@ class Preemptor:
         if len(self._seen_groups) != len(self.groups):
             for key in [k for k in self.groups if k not in self._seen_groups]:
                 self._seen_groups.add(key)
-                if self.gang and self.groups[key].disruption_mode == "all":
-                    self.running.set_special(self.members.get(key, ()), True)
+                if self.gang and (self.groups[key].disruption_mode == "all" or self.groups[key].parent is not None):
+                    self.running.set_special([k for k in self.members.get(key, ()) if self._special(k)], True)
 
-    # --- victim units ---------------------------------------------------------------------------------
+    # --- a victim's entity: its priority and what is evicted with it -----------------------------------------
 
-    def _all_group(self, key: str) -> str | None:
+    def _ancestry(self, group_key: str) -> list[tuple[str, PodGroup | CompositePodGroup]]:
+        """TraverseHierarchyUp (framework/preemption/util.go) from a PodGroup: the PodGroup, then each parent
+        CompositePodGroup while it exists, at most WorkloadMaxTreeDepth levels and stopping at a loop. Only the
+        PodGroup without the CompositePodGroup gate (`forest` None)."""
+        group = self.groups.get(group_key)
+        if group is None:
+            return []
+        chain: list[tuple[str, PodGroup | CompositePodGroup]] = [(group_key, group)]
+        if self.forest is None:
+            return chain
+        seen = {group_key}
+        parent = group.parent
+        while parent is not None and len(chain) < MAX_TREE_DEPTH:
+            key = f"{group.namespace}/{parent}"
+            composite = self.forest.composites.get(key)
+            if composite is None or "composite:" + key in seen:
+                break
+            seen.add("composite:" + key)
+            chain.append((key, composite))
+            parent = composite.parent
+        return chain
+
+    def priority(self, key: str) -> int:
+        """A running pod's priority as a victim (GetPodPriority): the priority of the last object reached walking
+        up from its PodGroup (its tree's root), its PodGroup's without the CompositePodGroup gate, its own without
+        GenericWorkload. RunningPods holds the PodGroup's; only a tree member can differ."""
+        if not self._in_tree(key):
+            return self.running.priority[key]
+        _, top = self._ancestry(self.pods[key].group_key or "")[-1]
+        return top.priority if top.priority is not None else 0
+
+    def _in_tree(self, key: str) -> bool:
+        """Whether the pod is a member of a PodGroup under a CompositePodGroup (with the gate on)."""
+        if self.forest is None or not self.gang:
+            return False
+        pod = self.pods.get(key)
+        group = self.groups.get(pod.group_key) if pod is not None and pod.group_key is not None else None
+        return group is not None and group.parent is not None
+
+    def _mismatched(self) -> dict[str, int]:
+        """Running tree members whose priority as a victim (their root's) differs from the one RunningPods holds
+        for them (their PodGroup's), with that priority; empty without trees."""
+        if self.forest is None or not self.gang or not self.forest.composites:
+            return {}
+        out: dict[str, int] = {}
+        for group in self.groups.values():
+            if group.parent is None:
+                continue
+            for key in self.members.get(group.key, ()):
+                if key in self.running.node_of:
+                    priority = self.priority(key)
+                    if priority != self.running.priority[key]:
+                        out[key] = priority
+        return out
+
+    def _highest_all(self, key: str) -> tuple[str, bool] | None:
+        """getHighestAllAncestor (framework/preemption/types.go): the highest PodGroup or CompositePodGroup above
+        the pod with `disruptionMode: all` (key, whether a CompositePodGroup), or None."""
         pod = self.pods.get(key)
         if not self.gang or pod is None or pod.group_key is None:
             return None
-        group = self.groups.get(pod.group_key)
-        return group.key if group is not None and group.disruption_mode == "all" else None
+        found: tuple[str, bool] | None = None
+        for at, obj in self._ancestry(pod.group_key):
+            if obj.disruption_mode == "all":
+                found = (at, isinstance(obj, CompositePodGroup))
+        return found
+
+    def _below(self, key: str, composite: bool) -> Iterable[str]:
+        """The pods of every leaf PodGroup below a PodGroup or CompositePodGroup (helper.GetPodGroupStates)."""
+        if not composite:
+            return self.members.get(key, ())
+        assert self.forest is not None
+        return [k for leaf in self.forest.tree(key).leaves() for k in self.members.get(leaf.key, ())]
+
+    def terminating_below(self, node: int, priority: int) -> bool:
+        """Whether a pod of lower priority as a victim (its tree root's for a tree member) is still terminating
+        on the node."""
+        mismatched = self._mismatched()
+        if not mismatched:
+            return self.running.terminating_below(node, priority)
+        running = self.running
+        return any(running.node_of.get(k) == node and mismatched.get(k, running.priority[k]) < priority
+                   for k in running.terminating)
 
     def _unit(self, key: str, seen: set[str]) -> Unit | None:
+        """The victim a running pod belongs to (getCrossNodesVictims): the pod alone (NewPodVictim), or every running
+        pod below its highest `disruptionMode: all` ancestor once (searchCrossNodesVictimPods), at the pod's
+        priority as a victim."""
         running = self.running
-        group = self._all_group(key)
-        if group is None:
+        entity = self._highest_all(key)
+        if entity is None:
             pod = self.pods.get(key)
             member = self.gang and pod is not None and pod.pod_group is not None
-            return Unit((key,), running.priority[key], None, 1, running.started[key], running.seq[key], member)
+            return Unit((key,), self.priority(key), None, 1, running.started[key], running.seq[key], member)
+        group, composite = entity
         if group in seen:
             return None
         seen.add(group)
-        pods = tuple(sorted(k for k in self.members.get(group, ()) if k in running.node_of
+        pods = tuple(sorted(k for k in self._below(group, composite) if k in running.node_of
                             and k not in running.terminating))
-        return Unit(pods, max(running.priority[k] for k in pods), group, len(pods),
-                    min(running.started[k] for k in pods), min(running.seq[k] for k in pods), True)
+        priority = self.priority(key) if self._in_tree(key) else max(running.priority[k] for k in pods)
+        return Unit(pods, priority, group, len(pods), min(running.started[k] for k in pods),
+                    min(running.seq[k] for k in pods), True, composite)
 
     def units(self, keys: Iterable[str], below: int) -> list[Unit]:
         """Victim units among `keys` with a priority below `below`, the most important first."""
         seen: set[str] = set()
         out: list[Unit] = []
         for key in keys:
-            if key in self.running.terminating or self.running.priority[key] >= below:
+            if key in self.running.terminating or self.priority(key) >= below:
                 continue
             unit = self._unit(key, seen)
             if unit is not None and unit.priority < below:
@@ -395,7 +501,7 @@ class Preemptor:
             node = self.cluster.index[nominated]
             if unresolvable is not None and node < unresolvable.shape[0] and unresolvable[node]:
                 return True
-            if self.running.terminating_below(node, priority):
+            if self.terminating_below(node, priority):
                 return False  # its earlier victims are still terminating: wait for them
         return True
 
@@ -413,6 +519,7 @@ class Preemptor:
         everything = cols == list(range(len(cluster.resources)))
         base = self.running.pending_changes(priority, (pod.key,), out=cluster.free_by_resource.copy())
         room = self.running.removable_below(priority, out=base.copy())
+        force = self._correct_for_trees(priority, base, room)
         if not everything:
             base, room = base[cols], room[cols]
         possible = _covers(room, need)
@@ -459,7 +566,7 @@ class Preemptor:
         while start < nodes.size and not (good > 0 and good + bad >= wanted):
             size = max(wanted - good - bad, 16)
             batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget, rules,
-                                  (pod, short) if short is not None else None)
+                                  (pod, short) if short is not None else None, force)
             start += size
             rows, good, bad = _accept(batch, good, bad, wanted)
             kept.append((batch, rows))
@@ -478,9 +585,31 @@ class Preemptor:
             return None
         return next((f for f in self.cycle.filters if isinstance(f, DynamicResources)), None)
 
+    def _correct_for_trees(self, priority: int, base: IntArray, room: IntArray) -> BoolArray | None:
+        """RunningPods counts a tree member at its PodGroup's priority; as a victim it has its root's. Where the
+        two fall on different sides of `priority`, move its requests into or out of `room` (running) or `base`
+        and `room` (terminating), and return the nodes that hold such pods (they go one unit at a time), or None."""
+        mismatched = self._mismatched()
+        if not mismatched:
+            return None
+        running = self.running
+        force = np.zeros(len(self.cluster), dtype=bool)
+        for key, effective in mismatched.items():
+            held = running.priority[key]
+            if (held < priority) == (effective < priority):
+                continue
+            node = running.node_of[key]
+            share = running.requests(key)
+            sign = 1 if effective < priority else -1
+            room[: share.shape[0], node] += sign * share
+            if key in running.terminating:
+                base[: share.shape[0], node] += sign * share
+            force[node] = True
+        return force if force.any() else None
+
     def _dry_run(self, nodes: IntArray, cols: list[int], need: IntArray, priority: int, base: IntArray,
                  budget: Callable[[], Budgets], rules: Pod | None = None,
-                 claims: tuple[Pod, BoolArray] | None = None) -> _Batch:
+                 claims: tuple[Pod, BoolArray] | None = None, force: BoolArray | None = None) -> _Batch:
         """SelectVictimsOnNode for each of `nodes` (one node at a time when `rules`, the preemptor, has rules
         between pods to check; `claims`, the preemptor and the nodes where its claims need devices that only
         the victims can free (`preemptForDevices`), sends those nodes through `_select_freeing_devices`).
@@ -495,6 +624,8 @@ class Preemptor:
             if self.vectorised and rules is None and self.victim_hints is None else np.ones(k, dtype=bool)
         if claims is not None:
             one_by_one |= claims[1][nodes]
+        if force is not None:
+            one_by_one |= force[nodes]
         for row in np.flatnonzero(one_by_one).tolist():
             node = int(nodes[row])
             if claims is not None and claims[1][node]:
@@ -507,7 +638,7 @@ class Preemptor:
             pods = candidate.pods()
             out.candidate[row] = True
             out.violations[row] = candidate.violations
-            out.top[row], out.total[row], out.count[row], out.earliest[row] = _key(running, pods)
+            out.top[row], out.total[row], out.count[row], out.earliest[row] = _key(running, pods, self.priority)
             out.victims[row] = pods
         rows = np.flatnonzero(~one_by_one)
         if rows.size == 0:
@@ -659,7 +790,7 @@ class Preemptor:
         priority = group.priority if group.priority is not None else 0
         for key in self.members.get(group.key, ()):
             node = self.running.nominated_node(key)
-            if node is not None and self.running.terminating_below(node, priority):
+            if node is not None and self.terminating_below(node, priority):
                 return False
         return True
 
@@ -671,6 +802,9 @@ class Preemptor:
         # The dry run is a trial never kept: victims leave the cluster, the group is placed, victims are
         # reprieved, and then every change is undone (victims hold their nodes and devices until they are gone).
         with self.cluster.trial():
+            devices = self.cluster.extension(DeviceState)
+            if devices is not None:  # the claims this cycle's DynamicResources PostFilter released, as they were
+                devices.replay_post_filter(group.key)
             return self._group_dry_run(group, priority, pending, running, units)
 
     def _group_dry_run(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int,

@@ -201,6 +201,7 @@ def group_claims_report(claimed: list[str], *, devices: bool, gate: bool) -> dic
             f"not modelled: spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): the profile does not run "
             "DynamicResources, so no claim is allocated"]}
     return {"podGroups": len(claimed), "notes": [
-        f"not modelled for spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): a failed PodGroup cycle "
-        "does not unreserve or deallocate the group's claims (DynamicResources.PodGroupPostFilter), except a "
-        "claim evicted for a NoExecute device taint once no member uses it"]}
+        f"not modelled for spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): a claim the "
+        "DynamicResources PodGroupPostFilter deallocates or unreserves after a failed PodGroup cycle does not by "
+        "itself requeue the group (kube-scheduler retries it after its backoff; here the next cluster event does), "
+        "and the PostFilter's pod-level part (a member's own claims) is not run"]}

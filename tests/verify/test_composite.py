@@ -145,6 +145,67 @@ def test_composite_preemption_agrees_with_kube_scheduler(case: str, tmp_path: Pa
     assert sum(1 for entry in mine.values() if entry["state"] == "failed") == victims
 
 
+def all_mode(builder: MakeCompositePodGroup | MakePodGroup) -> MakeCompositePodGroup | MakePodGroup:
+    builder.doc["spec"]["disruptionMode"] = {"all": {}}
+    return builder
+
+
+def with_class(builder: MakeCompositePodGroup | MakePodGroup, name: str) -> MakeCompositePodGroup | MakePodGroup:
+    builder.doc["spec"]["priorityClassName"] = name
+    return builder
+
+
+def on(pod: MakePod, name: str) -> MakePod:
+    return pod.node_selector({"kubernetes.io/hostname": name})
+
+
+# Trees as victims (GetPodPriority, getHighestAllAncestor): the running tree arrives first, the preemptor at 5 s.
+# Each case: objects, and per pod "failed" for a victim (preempted in both), else the nodes it runs on in the real
+# cluster (None: pending).
+TREE_VICTIMS: dict[str, tuple[list[Buildable], dict[str, set[str] | str | None]]] = {
+    # The leaves say nothing (single), the root says all: the 8-cpu preemptor needs n1, both tree pods go.
+    "a root with disruptionMode all is evicted whole": (
+        [MakePriorityClass("high", 1000), node("n1"), node("n2"), all_mode(composite("job", 2)),
+         leaf("a", "job", 1), leaf("b", "job", 1), member("a", 0, "8"), member("b", 0, "8"),
+         on(MakePod("hi", "ml").req(cpu="8", memory="1Gi").priority_class("high").arrival("5s"), "n1")],
+        {"ml/a-0": "failed", "ml/b-0": "failed", "ml/hi": {"n1"}}),
+    # The leaf PodGroup is at 1000, its root and pods at 0: as a victim the pod has its root's 0, below 500.
+    "a tree member is a victim at its root's priority": (
+        [MakePriorityClass("mid", 500), MakePriorityClass("high", 1000), node("n1"), composite("job", 1),
+         with_class(leaf("a", "job", 1), "high"), member("a", 0, "8"),
+         MakePod("mid", "ml").req(cpu="8", memory="1Gi").priority_class("mid").arrival("5s")],
+        {"ml/a-0": "failed", "ml/mid": {"n1"}}),
+    # n1 runs a tree pod (root and pod at 10, leaf at 0), n2 a bare pod at 5: the victim of lowest priority is
+    # the bare pod when the tree pod counts at its root's 10.
+    "victims rank by their root's priority": (
+        [MakePriorityClass("five", 5), MakePriorityClass("ten", 10), MakePriorityClass("high", 1000), node("n1"),
+         node("n2"), with_class(composite("job", 1), "ten"), leaf("a", "job", 1),
+         on(member("a", 0, "8").priority_class("ten"), "n1"),
+         on(MakePod("low", "ml").req(cpu="8", memory="1Gi").priority_class("five"), "n2"),
+         MakePod("hi", "ml").req(cpu="8", memory="1Gi").priority_class("high").arrival("5s")],
+        {"ml/a-0": {"n1"}, "ml/low": "failed", "ml/hi": {"n2"}}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TREE_VICTIMS))
+def test_tree_victims_agree_with_kube_scheduler(case: str, tmp_path: Path, oracle: Oracle) -> None:
+    objects, expected = TREE_VICTIMS[case]
+    path = write_manifests(tmp_path / "manifests.yaml", *objects)
+    verdict = verify([str(path)], composite_profile(), oracle)
+    _agree(verdict)  # the victims included: each pod preempted in Phalanx exactly when the real scheduler did
+    real = _real(verdict)
+    mine = {entry["name"]: entry["phalanx"] for entry in verdict.pods}
+    # A preempted bare pod ends failed; a preempted tree member is recreated and waits, saying why.
+    preempted = {pod for pod, entry in mine.items()
+                 if entry["state"] == "failed" or "Preempted by" in (entry["message"] or "")}
+    assert preempted == {pod for pod, want in expected.items() if want == "failed"}, (case, mine)
+    for pod, want in expected.items():
+        if want is None:
+            assert real[pod]["state"] == "pending", (case, pod, real[pod])
+        elif want != "failed":
+            assert real[pod]["state"] == "bound" and real[pod]["node"] in want, (case, pod, real[pod])
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_composite_case_agrees_with_kube_scheduler(case: str, tmp_path: Path, oracle: Oracle) -> None:
     objects, expected = CASES[case]

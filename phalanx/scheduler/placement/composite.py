@@ -41,7 +41,9 @@ PodGroupEvaluator once for the whole tree, at the root's priority and with the r
 scheduling function is runRootSchedulingAlgorithm for the root, run with every lower-priority victim removed
 (selectVictimsOnDomain). Here `CompositeCycles._preempt` hands `Preemptor.for_tree` a TreePlacer run on the
 preemption's trial; the pods of the leaves that succeed are nominated (upstream also lists those of leaves that
-failed after placing some pods: see docs/composite.md).
+failed after placing some pods: see docs/composite.md). The tree's running pods are victims at their root's
+priority, grouped under their highest `disruptionMode: all` ancestor, for every preemptor: CompositeCycles hands
+the Preemptor its Forest for that (preemption.py).
 """
 
 from __future__ import annotations
@@ -338,6 +340,7 @@ class CompositeCycles:
     def __init__(self, scheduler: Scheduler) -> None:
         self.s = scheduler
         self.forest = Forest()
+        scheduler.preemptor.forest = self.forest  # victims in trees: their root's priority, `all` ancestors
 
     # --- the tree and PreEnqueue ------------------------------------------------------------------------
 
@@ -557,7 +560,7 @@ class CompositeCycles:
         for leaf in leaves:
             for key in self.s.members.get(leaf.key, ()):
                 node = running.nominated_node(key)
-                if node is not None and running.terminating_below(node, priority):
+                if node is not None and self.s.preemptor.terminating_below(node, priority):
                     return True
         return False
 
@@ -628,8 +631,5 @@ def composite_report(groups: Sequence[PodGroup], composites: Sequence[CompositeP
                      "and off by default in v1.37.2); each PodGroup is scheduled on its own")
     else:
         notes.extend(tree_notes(groups, composites))
-        notes.append("not modelled: victims that are members of a tree are taken with their own PodGroup's "
-                     "priority and disruptionMode (kube-scheduler v1.37.2 uses the root's priority and evicts "
-                     "together everything below the highest ancestor with disruptionMode: all)")
     return {"compositePodGroups": len(composites), "podGroupsWithParent": len(children), "scheduled": scheduled,
             "notes": notes}

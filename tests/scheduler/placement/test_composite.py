@@ -335,6 +335,113 @@ def test_a_tree_whose_root_says_never_preempts_nothing() -> None:
     assert not [d for d in decisions if isinstance(d, Preemption | Evict | Nominate)]
 
 
+# --- trees as victims (GetPodPriority, getHighestAllAncestor) ----------------------------------------------------
+
+def running_tree(scheduler: Scheduler, *, root_priority: int | None = None, leaf_priority: int | None = None,
+                 root_mode: str | None = None, leaf_mode: str | None = None, nodes: Sequence[str] = ("n1", "n2"),
+                 cpu: str = "8") -> None:
+    """A gang composite `job` over one leaf per node (`l0`, `l1`, …, minCount 1, one pod each), bound at time 0;
+    its pods carry the root's priority, as validation requires."""
+    root = MakeCompositePodGroup("job").gang(len(nodes))
+    if root_priority is not None:
+        root.priority(root_priority)
+    if root_mode is not None:
+        root.doc["spec"]["disruptionMode"] = {root_mode: {}}
+    scheduler.add_composite_pod_group(root.obj(), 0.0)
+    for i in range(len(nodes)):
+        group = MakePodGroup(f"l{i}").gang(1).parent("job")
+        if leaf_priority is not None:
+            group.priority(leaf_priority)
+        if leaf_mode is not None:
+            group.doc["spec"]["disruptionMode"] = {leaf_mode: {}}
+        scheduler.add_pod_group(group.obj(), 0.0)
+        scheduler.add_pod(MakePod(f"l{i}-0").req(cpu=cpu, memory="1Gi").group(f"l{i}").priority(root_priority or 0)
+                          .obj(), 0.0)
+    assert len(binds(scheduler.schedule(0.0))) == len(nodes)
+
+
+def preempt_with(scheduler: Scheduler, priority: int, cpu: str = "8", now: float = 5.0) -> list[Decision]:
+    scheduler.add_pod(MakePod("hi").req(cpu=cpu, memory="1Gi").priority(priority).obj(), now)
+    return scheduler.schedule(now)
+
+
+def victims(decisions: Sequence[Decision]) -> list[str]:
+    return sorted(d.pod.key for d in decisions if isinstance(d, Evict))
+
+
+def test_a_root_with_disruption_mode_all_makes_the_whole_tree_one_victim() -> None:
+    # Leaves say single, the root says all: evicting one tree pod evicts every pod of the tree.
+    scheduler = Scheduler(profile(), [node("n1"), node("n2")])
+    running_tree(scheduler, root_mode="all", leaf_mode="single")
+    assert victims(preempt_with(scheduler, 100)) == ["default/l0-0", "default/l1-0"]
+    # Without it each leaf's pod is a victim of its own.
+    scheduler = Scheduler(profile(), [node("n1"), node("n2")])
+    running_tree(scheduler, leaf_mode="single")
+    assert len(victims(preempt_with(scheduler, 100))) == 1
+
+
+def test_the_highest_all_ancestor_decides_what_goes_together() -> None:
+    # root (single) > mid (all) > leaves l0, l1 (single); a second leaf l2 hangs under the root itself.
+    scheduler = Scheduler(profile(), [node("n1"), node("n2"), node("n3")])
+    scheduler.add_composite_pod_group(MakeCompositePodGroup("job").gang(2).obj(), 0.0)
+    mid = MakeCompositePodGroup("mid").gang(2).parent("job")
+    mid.doc["spec"]["disruptionMode"] = {"all": {}}
+    scheduler.add_composite_pod_group(mid.obj(), 0.0)
+    for name, parent in (("l0", "mid"), ("l1", "mid"), ("l2", "job")):
+        scheduler.add_pod_group(MakePodGroup(name).gang(1).parent(parent).obj(), 0.0)
+        scheduler.add_pod(MakePod(f"{name}-0").req(cpu="8", memory="1Gi").group(name).obj(), 0.0)
+    assert len(binds(scheduler.schedule(0.0))) == 3
+    units = scheduler.preemptor.units(list(scheduler.running.node_of), 100)
+    assert [(u.pods, u.group, u.composite) for u in units] == [
+        (("default/l0-0", "default/l1-0"), "default/mid", True), (("default/l2-0",), None, False)]
+    # A CompositePodGroup unit ranks above a PodGroup member of equal priority (victimRank 3 > 2).
+    assert units[0].importance() < units[1].importance()
+    # The preemptor takes l2's node: one victim rather than the two of mid's subtree.
+    assert victims(preempt_with(scheduler, 100)) == ["default/l2-0"]
+
+
+def test_a_tree_members_priority_as_a_victim_is_its_roots() -> None:
+    # Leaves at 1000, root and pods at 0: a pod of priority 500 may preempt the tree's pods.
+    scheduler = Scheduler(profile(), [node("n1")])
+    running_tree(scheduler, root_priority=None, leaf_priority=1000, nodes=("n1",))
+    assert scheduler.preemptor.priority("default/l0-0") == 0
+    assert victims(preempt_with(scheduler, 500)) == ["default/l0-0"]
+    # Root and pods at 100, leaves unset (0): a pod of priority 50 may not.
+    scheduler = Scheduler(profile(), [node("n1")])
+    running_tree(scheduler, root_priority=100, nodes=("n1",))
+    decisions = preempt_with(scheduler, 50)
+    assert victims(decisions) == [] and not [d for d in decisions if isinstance(d, Preemption | Nominate)]
+
+
+def test_victims_rank_by_their_roots_priority() -> None:
+    # n1 runs a tree pod (root 10, leaf 0), n2 a bare pod of priority 5: the lowest victim priority is n2's.
+    scheduler = Scheduler(profile(), [node("n1"), node("n2")])
+    running_tree(scheduler, root_priority=10, nodes=("n1",))
+    scheduler.add_pod(MakePod("low").req(cpu="8", memory="1Gi").priority(5).obj(), 0.0, node="n2")
+    decisions = preempt_with(scheduler, 1000)
+    assert victims(decisions) == ["default/low"]
+    assert {d.pod.name: d.node for d in decisions if isinstance(d, Nominate)} == {"hi": "n2"}
+
+
+def test_group_preemption_orders_tree_victims_by_their_roots_priority() -> None:
+    # The tree (root 10, leaf 0) is more important than the bare pod (5): reprieved first by a gang preemptor.
+    scheduler = Scheduler(profile(), [node("n1"), node("n2")])
+    running_tree(scheduler, root_priority=10, nodes=("n1",))
+    scheduler.add_pod(MakePod("low").req(cpu="8", memory="1Gi").priority(5).obj(), 0.0, node="n2")
+    units = scheduler.preemptor.units(list(scheduler.running.node_of), 1000)
+    assert [(u.pods, u.priority) for u in units] == [(("default/l0-0",), 10), (("default/low",), 5)]
+    assert scheduler.preemptor.units(list(scheduler.running.node_of), 10) == units[1:]
+
+
+def test_vectorised_and_one_by_one_selection_agree_for_tree_members() -> None:
+    for vectorised in (True, False):
+        scheduler = Scheduler(profile(), [node("n1"), node("n2"), node("n3")])
+        scheduler.preemptor.vectorised = vectorised
+        running_tree(scheduler, root_priority=10, leaf_priority=2000, nodes=("n1", "n2"))
+        scheduler.add_pod(MakePod("low").req(cpu="8", memory="1Gi").priority(20).obj(), 0.0, node="n3")
+        assert victims(preempt_with(scheduler, 1000)) in (["default/l0-0"], ["default/l1-0"])
+
+
 # --- what upstream leaves unchecked -------------------------------------------------------------------------
 
 def test_notes_name_orphans_deep_trees_and_mixed_workloads() -> None:

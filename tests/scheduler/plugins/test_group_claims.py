@@ -12,9 +12,11 @@ import pytest
 
 from phalanx import build_report, builtin
 from phalanx.api.dra import PodResourceClaim
+from phalanx.api.load import Inputs
 from phalanx.api.objects import PodGroup
-from phalanx.cluster.devices import group_claim_name
+from phalanx.cluster.devices import ClaimState, group_claim_name
 from phalanx.errors import InputError
+from phalanx.scheduler.scheduler import Bind, Decision, Evict, Nominate, Scheduler
 from phalanx.sim.simulation import Simulation
 from tests import dra_builders as b
 from tests.scheduler.plugins.test_dynamic_resources import run
@@ -149,3 +151,124 @@ def test_with_the_gate_off_each_pod_has_its_own_claim(tmp_path: Path) -> None:
     assert sorted(c["name"] for c in report["resourceClaims"]) == ["default/g-0-gpu", "default/g-1-gpu"]
     assert "resourceClaimStatuses" not in report["podGroups"][0]
     assert "DRAWorkloadResourceClaims" in report["podGroupResourceClaims"]["notes"][0]
+
+
+# --- a failed cycle cleans up the group's claims (DynamicResources.PodGroupPostFilter) -------------------------
+
+def staged(tmp_path: Path, *docs: Doc, later: tuple[str, ...], profile: str = "phalanx") -> tuple[Scheduler, Inputs]:
+    """A scheduler with every object of `docs` but the pods named in `later` (added by the test)."""
+    inputs = b.load(tmp_path, *docs)
+    s = Scheduler(builtin(profile), inputs.nodes)
+    s.add_device_objects(0.0, slices=inputs.resource_slices, classes=inputs.device_classes,
+                         claims=inputs.resource_claims, templates=inputs.claim_templates)
+    for group in inputs.pod_groups:
+        s.add_pod_group(group, 0.0)
+    for pod in inputs.pods:
+        if pod.name not in later:
+            s.add_pod(pod, 0.0, node=pod.node_name)
+    return s, inputs
+
+
+def add(s: Scheduler, inputs: Inputs, name: str, now: float, node: str | None = None) -> None:
+    s.add_pod(next(p for p in inputs.pods if p.name == name), now, node=node)
+
+
+def claim_of(s: Scheduler, group: str = "g") -> ClaimState:
+    assert s.devices is not None
+    return s.devices.claims[f"default/{s.devices.claim_statuses(f'default/{group}')[0]['resourceClaimName']}"]
+
+
+def binds_of(decisions: list[Decision]) -> dict[str, str]:
+    return {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
+
+
+def test_a_failed_cycle_deallocates_a_group_claim_no_node_can_use(tmp_path: Path) -> None:
+    # g's claim is allocated on n0's GPU and stays so after its first members go (the PodGroup reserves it).
+    # Then n0's cpu is taken: the new members fit on n1 (it has a GPU) but not with the claim where it is.
+    s, inputs = staged(tmp_path, b.device_class(), b.node("n0", cpu="4"), b.gpus("n0", 1), b.node("n1", cpu="4"),
+                       b.gpus("n1", 1), one_gpu(), *gang("g", 2), b.pod("g-2", group="g", claims=[ENTRY]),
+                       b.pod("g-3", group="g", claims=[ENTRY]), b.pod("blocker", cpu="4"),
+                       later=("g-2", "g-3", "blocker"))
+    first = binds_of(s.schedule(0.0))
+    assert set(first) == {"g-0", "g-1"}
+    where = first["g-0"]
+    s.delete_pod("default/g-0", 1.0)
+    s.delete_pod("default/g-1", 1.0)
+    claim = claim_of(s)
+    assert claim.allocation is not None and claim.group_reserved == "default/g"
+    add(s, inputs, "blocker", 2.0, node=where)
+    add(s, inputs, "g-2", 3.0)
+    add(s, inputs, "g-3", 3.0)
+    assert binds_of(s.schedule(3.0)) == {}
+    assert s.devices is not None and claim.allocation is None and not claim.in_use
+    assert s.devices.claim_status(claim.key) == {"reservedFor": []}
+    assert int(s.devices.allocations.sum()) == 0
+    # The next cycle allocates the claim where the members fit.
+    s.queue.move_all(5.0)
+    other = "n1" if where == "n0" else "n0"
+    assert binds_of(s.schedule(5.0)) == {"g-2": other, "g-3": other}
+    assert claim.allocation is not None and claim.group_reserved == "default/g"
+
+
+def test_a_failed_cycle_only_unreserves_a_claim_every_filtered_node_can_use(tmp_path: Path) -> None:
+    # One node: the members fail NodeResourcesFit there, so DynamicResources' Filter never ran and the claim is
+    # unavailable nowhere; the PodGroup's reservation goes, the allocation stays.
+    s, inputs = staged(tmp_path, b.device_class(), b.node("n0", cpu="4"), b.gpus("n0", 1), one_gpu(),
+                       *gang("g", 2), b.pod("g-2", group="g", claims=[ENTRY]),
+                       b.pod("g-3", group="g", claims=[ENTRY]), b.pod("blocker", cpu="4"),
+                       later=("g-2", "g-3", "blocker"))
+    assert len(binds_of(s.schedule(0.0))) == 2
+    s.delete_pod("default/g-0", 1.0)
+    s.delete_pod("default/g-1", 1.0)
+    add(s, inputs, "blocker", 2.0, node="n0")
+    add(s, inputs, "g-2", 3.0)
+    add(s, inputs, "g-3", 3.0)
+    assert binds_of(s.schedule(3.0)) == {}
+    claim = claim_of(s)
+    assert claim.allocation is not None and claim.group_reserved is None and not claim.reserved_for
+    assert s.devices is not None and s.devices.claim_status(claim.key)["reservedFor"] == []
+    # Once there is room the members use the same devices, and PreBind reserves the claim for the PodGroup again.
+    s.delete_pod("default/blocker", 4.0)
+    assert binds_of(s.schedule(4.0)) == {"g-2": "n0", "g-3": "n0"}
+    assert claim.group_reserved == "default/g" and int(s.devices.allocations.sum()) == 1
+
+
+def test_nothing_is_released_while_a_member_is_bound(tmp_path: Path) -> None:
+    s, inputs = staged(tmp_path, b.device_class(), b.node("n0", cpu="4"), b.gpus("n0", 1), b.node("n1", cpu="4"),
+                       b.gpus("n1", 1), one_gpu(), *gang("g", 2), b.pod("g-2", group="g", cpu="3", claims=[ENTRY]),
+                       later=("g-2",))
+    assert len(binds_of(s.schedule(0.0))) == 2
+    add(s, inputs, "g-2", 1.0)
+    assert binds_of(s.schedule(1.0)) == {}
+    claim = claim_of(s)
+    assert claim.allocation is not None and claim.group_reserved == "default/g"
+
+
+def test_the_same_cycles_preemption_still_sees_the_claim_where_it_was(tmp_path: Path) -> None:
+    # As the first test, with a blocker of lower priority: DefaultPreemption runs after DynamicResources'
+    # PostFilter, whose write has not reached the plugin's claim cache yet, so the dry run places the members with
+    # the claim on its old node and evicts the blocker there, although the claim is deallocated by then.
+    # (Seeing the claim free, the dry run would place the members on n0, the emptier node, and preempt nothing.)
+    blocker = b.pod("blocker", cpu="4")
+    blocker["spec"]["priority"] = -10
+    first = gang("g", 2)
+    for doc in first[1:]:
+        doc["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n1"}
+    s, inputs = staged(tmp_path, b.device_class(), b.node("n0", cpu="8", labels={"kubernetes.io/hostname": "n0"}),
+                       b.gpus("n0", 1), b.node("n1", cpu="4", labels={"kubernetes.io/hostname": "n1"}),
+                       b.gpus("n1", 1), one_gpu(), *first, b.pod("g-2", group="g", claims=[ENTRY]),
+                       b.pod("g-3", group="g", claims=[ENTRY]), blocker, later=("g-2", "g-3", "blocker"))
+    assert binds_of(s.schedule(0.0)) == {"g-0": "n1", "g-1": "n1"}
+    s.delete_pod("default/g-0", 1.0)
+    s.delete_pod("default/g-1", 1.0)
+    add(s, inputs, "blocker", 2.0, node="n1")
+    add(s, inputs, "g-2", 3.0)
+    add(s, inputs, "g-3", 3.0)
+    decisions = s.schedule(3.0)
+    assert [d.pod.name for d in decisions if isinstance(d, Evict)] == ["blocker"]
+    assert {d.pod.name: d.node for d in decisions if isinstance(d, Nominate)} == {"g-2": "n1", "g-3": "n1"}
+    claim = claim_of(s)
+    assert claim.allocation is None and s.devices is not None and s.devices.post_filtered is not None
+    # The next cycle sees the claim free: the blocker still holds n1, so the members take n0.
+    s.queue.move_all(4.0)
+    assert binds_of(s.schedule(4.0)) == {"g-2": "n0", "g-3": "n0"}
