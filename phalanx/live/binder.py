@@ -77,12 +77,13 @@ from lightkube.resources.events_v1 import Event
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import PatchType
 
+from phalanx.scheduler.scheduler import PreemptorKind
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 BindReason = Literal["", "conflict", "gone", "error"]
-PreemptorKind = Literal["pod", "podgroup", "compositepodgroup"]  # kube-scheduler's EntityKeyType values
 
 # client-go retry.DefaultBackoff (Steps 4, Duration 10ms, Factor 5, Jitter 0.1): the waits between 4 tries.
 RETRY_DELAYS = (0.01, 0.05, 0.25)

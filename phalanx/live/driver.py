@@ -58,7 +58,7 @@ from phalanx.api.dra import parse_claim_template, parse_device_class, parse_reso
 from phalanx.api.parse import parse_composite_pod_group, parse_node, parse_pdb, parse_pod, parse_pod_group
 from phalanx.cluster.devices import EXTENDED_CLAIM
 from phalanx.errors import PhalanxError
-from phalanx.live.binder import Binder, BindResult, ClaimHold, PreemptorKind
+from phalanx.live.binder import Binder, BindResult, ClaimHold
 from phalanx.live.claims import ClaimBook, KnownClaim, known_claim, resolve
 from phalanx.live.clock import Inbox, WallClock
 from phalanx.live.informers import DELETED, MODIFIED, Informer, object_key
@@ -604,21 +604,11 @@ class Driver:
         victim = decision.pod
         self.counters.evictions += 1
         preemptor = decision.preemptor
-        kind = self._preemptor_kind(decision)
+        kind = decision.kind
         uids = {"pod": self._uids, "podgroup": self._group_uids, "compositepodgroup": self._composite_uids}[kind]
         self.binder.preempt(victim.namespace, victim.name, preemptor=uids.get(preemptor, ""), node=decision.node,
                             preemptor_kind=kind, preemptor_name=preemptor.split("/", 1)[-1],
                             uid=self._uids.get(victim.key))
-
-    def _preemptor_kind(self, decision: Evict) -> PreemptorKind:
-        """Whose preemption evicts: a tree's (the engine names its root, "composite pod group" in the message),
-        a PodGroup's or a pod's."""
-        preemptor = decision.preemptor
-        if preemptor in self._composite_uids and decision.message.startswith("Preempted by composite pod group"):
-            return "compositepodgroup"
-        if preemptor in self._group_uids and preemptor not in self._uids:
-            return "podgroup"
-        return "pod"
 
     # --- reporting ----------------------------------------------------------------------------------------
 

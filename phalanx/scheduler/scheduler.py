@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
@@ -32,6 +33,7 @@ from phalanx.scheduler.running import RunningPods
 POD = "pod:"
 GROUP = "group:"
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+PreemptorKind = Literal["pod", "podgroup", "compositepodgroup"]  # kube-scheduler's EntityKeyType values
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,12 +55,14 @@ class Unschedulable:
 
 @dataclass(frozen=True, slots=True)
 class Evict:
-    """Evict a victim (graceful deletion) so that `preemptor` (a pod or a PodGroup key) fits."""
+    """Evict a victim (graceful deletion) so that `preemptor` fits: a pod, a PodGroup or a CompositePodGroup
+    (`kind`, as kube-scheduler's preemptor EntityKeyType names them)."""
 
     pod: Pod
     preemptor: str
     node: str
     message: str
+    kind: PreemptorKind = "pod"
 
 
 @dataclass(frozen=True, slots=True)
@@ -620,6 +624,11 @@ class Scheduler:
             self._preempt(group_key, True, preempted, f"pod group {group_key}")
         else:  # submitPodGroupResult: a rejected group not waiting on preemption clears its pods' nominations
             self._clear_nominations(pending)
+        released = self.devices.post_filtered if self.devices is not None else None
+        if released is not None and released[0] == group_key:
+            # The PostFilter's claim update is a ResourceClaim event (isSchedulableAfterClaimChange: Queue for
+            # every pod waiting on claims), so the group retries after its backoff rather than on the next event.
+            self.queue.move_all(now)
 
     def _scheduled_members(self, group_key: str) -> list[tuple[str, int]]:
         """Bound members (terminating ones too) and their nodes: where a topology-constrained group already is."""
@@ -702,14 +711,17 @@ class Scheduler:
         name = self.nominated.get(pod.key)
         return self.cluster.index.get(name) if name else None
 
-    def _preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str) -> None:
-        """Carry out a preemption decision: evict the victims, nominate the preemptor's nodes."""
+    def _preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
+                 kind: PreemptorKind | None = None) -> None:
+        """Carry out a preemption decision: evict the victims, nominate the preemptor's nodes. `kind` defaults to
+        a PodGroup's when `group`, else a pod's."""
+        kind = kind or ("podgroup" if group else "pod")
         if outcome.victims:
             self._out.append(Preemption(preemptor, group, tuple(outcome.victims)))
         for key in outcome.victims:
             node = self.cluster.names[self.running.node_of[key]]
             self.running.mark_terminating(key, preemptor)
-            self._out.append(Evict(self.pods[key], preemptor, node, f"Preempted by {who} on node {node}"))
+            self._out.append(Evict(self.pods[key], preemptor, node, f"Preempted by {who} on node {node}", kind))
         for key, node in outcome.nominations.items():
             self.nominated[key] = node
             self.running.nominate(key, self.cluster.index[node], self.cluster.demand(self.pods[key]).requests,

@@ -201,7 +201,5 @@ def group_claims_report(claimed: list[str], *, devices: bool, gate: bool) -> dic
             f"not modelled: spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): the profile does not run "
             "DynamicResources, so no claim is allocated"]}
     return {"podGroups": len(claimed), "notes": [
-        f"not modelled for spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): a claim the "
-        "DynamicResources PodGroupPostFilter deallocates or unreserves after a failed PodGroup cycle does not by "
-        "itself requeue the group (kube-scheduler retries it after its backoff; here the next cluster event does), "
-        "and the PostFilter's pod-level part (a member's own claims) is not run"]}
+        f"not modelled for spec.resourceClaims of {len(claimed)} PodGroup(s) ({names}): the DynamicResources "
+        "PodGroupPostFilter's pod-level part (a member's own claims) is not run after a failed PodGroup cycle"]}

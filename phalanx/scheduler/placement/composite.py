@@ -544,7 +544,7 @@ class CompositeCycles:
         if outcome is None:
             s._clear_nominations(pods)
             return
-        s._preempt(root.key, True, outcome, f"composite pod group {root.key}")
+        s._preempt(root.key, True, outcome, f"composite pod group {root.key}", "compositepodgroup")
 
     def _never(self, root: CompositePodGroup, pods: Sequence[Pod]) -> bool:
         """resolveCompositePreemptionPolicy: with PodGroupPreemptionPolicy on, the root's own policy
