@@ -37,6 +37,8 @@ from phalanx.scheduler.profiles import ExactPlacement
 class GroupOutcome:
     placed: list[tuple[Pod, int]] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)  # pod key -> why it could not be placed
+    # pod key -> the Filter plugins that rejected it (UnschedulablePlugins), for the queueing hints
+    rejectors: dict[str, frozenset[str]] = field(default_factory=dict)
     success: bool = False
     message: str | None = None
     exact: exact.Verdict | None = None  # what exact placement decided, when it ran
@@ -122,20 +124,21 @@ def _post_filter(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod]) -> st
 def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, inner: bool = False
            ) -> GroupOutcome:
     outcome = GroupOutcome()
-    failed_shapes: dict[Shape, str] = {}
+    failed_shapes: dict[Shape, tuple[str, frozenset[str]]] = {}
     for pod in pending:
         # A member with topology spread or pod (anti-)affinity depends on the members placed before it, so
         # its failure says nothing about the next one (upstream's pod signatures leave such pods out too).
         shape = None if pod.placement.spread or pod.placement.pod_affinity else _shape(pod)
         if shape is not None and shape in failed_shapes:
-            outcome.failures[pod.key] = failed_shapes[shape]
+            outcome.failures[pod.key], outcome.rejectors[pod.key] = failed_shapes[shape]
             continue
         result = cycle.schedule(pod)
         if result.node is None:
             message = result.message or "no node fits"
             if shape is not None:
-                failed_shapes[shape] = message
+                failed_shapes[shape] = (message, result.rejectors)
             outcome.failures[pod.key] = message
+            outcome.rejectors[pod.key] = result.rejectors
             continue
         cycle.reserve(pod, result.node)
         outcome.placed.append((pod, result.node))
@@ -187,4 +190,5 @@ def _place_exact(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], runni
         why = f"no placement found within its budget of {settings.budget:g}s"
     message = greedy.message or f"pod group {group.key} could not be placed"
     message += f"{' ' if message.endswith('.') else '. '}Exact placement: {why}."
-    return GroupOutcome(failures=dict(greedy.failures), message=message, exact=verdict, exact_method=found.method)
+    return GroupOutcome(failures=dict(greedy.failures), rejectors=dict(greedy.rejectors), message=message,
+                        exact=verdict, exact_method=found.method)

@@ -120,9 +120,10 @@ class Scheduler:
         self.groups: dict[str, PodGroup] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
         self.messages: dict[str, str] = {}
-        # Pending pods that failed a cycle rejected by a plugin with a hint for an added assigned pod: those
-        # plugins (of the pod's UnschedulablePlugins). Pods rejected only by others are not kept here.
-        self.rejectors: dict[str, list[AssignedPodHintPlugin]] = {}
+        # Queue entries (a pod's, a PodGroup's) whose last cycle left pods rejected by a plugin with a hint for an
+        # added assigned pod: per such pod, those plugins (of its UnschedulablePlugins). Entries whose pods were
+        # rejected only by other plugins are not kept here.
+        self.rejectors: dict[str, dict[str, list[AssignedPodHintPlugin]]] = {}
         self.gated: dict[str, str] = {}  # group key -> why PreEnqueue holds its members
         self.initially_scheduled: set[str] = set()
         self.running = RunningPods(self.cluster)
@@ -183,7 +184,7 @@ class Scheduler:
         if group_key is not None:
             self.members[group_key].discard(key)
         self.nominated.pop(key, None)
-        self.rejectors.pop(key, None)
+        self.rejectors.pop(POD + key, None)
         self.running.clear_nomination(key)
         if key in self.cluster.bound:
             self.running.remove(key)
@@ -340,17 +341,27 @@ class Scheduler:
         self.running.clear_nomination(pod.key)
         self.running.add(pod.key, node, self.priority_of(pod), now,
                          member=self.profile.gang and pod.pod_group is not None)
-        self.rejectors.pop(pod.key, None)
+        self.rejectors.pop(POD + pod.key, None)
         self._assigned_pod_added(pod, now)
 
     def _assigned_pod_added(self, added: Pod, now: float) -> None:
         """The AssignedPod/Add event: an unschedulable pod goes to backoffQ or activeQ when a plugin that
         rejected it gives the Queue hint for `added` (isSchedulableAfterAssignedPodChange of InterPodAffinity
         and PodTopologySpread); NodeResourcesFit and the others skip an added pod, which frees nothing."""
-        for key, hints in self.rejectors.items():
-            pending = self.pods.get(key)
-            if pending is not None and any(h.requeue_after_assigned_pod_add(pending, added) for h in hints):
-                self.queue.move(POD + key, now)
+        for entry, rejected in self.rejectors.items():
+            if any((pending := self.pods.get(key)) is not None and key not in self.cluster.bound
+                   and any(h.requeue_after_assigned_pod_add(pending, added) for h in hints)
+                   for key, hints in rejected.items()):
+                self.queue.move(entry, now)
+
+    def _rejected(self, entry: str, rejectors: dict[str, frozenset[str]]) -> None:
+        """Remember the pods of `entry` that its last cycle left rejected by plugins with queueing hints."""
+        by_pod = {key: hinted for key, names in rejectors.items()
+                  if (hinted := [h for h in self.cycle.assigned_pod_hints if h.name in names])}
+        if by_pod:
+            self.rejectors[entry] = by_pod
+        else:
+            self.rejectors.pop(entry, None)
 
     # --- PreEnqueue -----------------------------------------------------------------------------------
 
@@ -557,11 +568,7 @@ class Scheduler:
         if result.node is None:
             message = result.message or "no node fits"
             self.messages[pod_key] = message
-            hinted = [h for h in self.cycle.assigned_pod_hints if h.name in result.rejectors]
-            if hinted:
-                self.rejectors[pod_key] = hinted
-            else:
-                self.rejectors.pop(pod_key, None)
+            self._rejected(entry, {pod_key: result.rejectors})
             self.queue.failed(entry, now)
             self._out.append(Unschedulable(pod, message))
             priority = self.priority_of(pod)
@@ -605,6 +612,7 @@ class Scheduler:
                 self.messages[pod_key] = why
                 self._out.append(Unschedulable(self.pods[pod_key], why))
             self.messages.pop(GROUP + group_key, None)
+            self._rejected(entry, outcome.rejectors)
             if outcome.failures:
                 self.messages[GROUP + group_key] = outcome.message or ""
                 self.queue.failed(entry, now)
@@ -616,6 +624,7 @@ class Scheduler:
         # or a gang already at minCount none of whose other members fit. All go to workload-aware preemption.
         message = outcome.message or "pod group could not be placed"
         self._group_failed(group, pending, message, "Unschedulable", entry, now)
+        self._rejected(entry, outcome.rejectors)
         gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
         preempted = None
         if self.preemptor.group_eligible(group, pending, gate):

@@ -1,4 +1,5 @@
-"""Queueing hints for an assigned pod being added (kube-scheduler v1.37's AssignedPod/Add event).
+"""Queueing hints for an assigned pod being added (kube-scheduler v1.37's AssignedPod/Add event), for pods and
+for the members of a PodGroup, whose rejections move the group's entry.
 
 A pod rejected by InterPodAffinity waits until a bound pod matches all of its required affinity terms
 (interpodaffinity/plugin.go isSchedulableAfterAssignedPodChange); one rejected by PodTopologySpread until a
@@ -13,9 +14,10 @@ from phalanx.api.objects import Pod
 from phalanx.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from phalanx.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import POD, Bind
+from phalanx.scheduler.scheduler import GROUP, POD, Bind
 from tests.builders import MakeNode, MakePod
 from tests.scheduler.test_preemption import Cluster
+from tests.scheduler.test_workload_preemption import gang_cluster, group
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -109,3 +111,17 @@ def test_the_hints_restate_upstream_for_added_pods() -> None:
     assert not spread.requeue_after_assigned_pod_add(spreading, api)
     soft = app("t", "web").spread(1, ZONE, when="ScheduleAnyway", match={"app": "web"}).obj()
     assert not spread.requeue_after_assigned_pod_add(soft, web)  # only DoNotSchedule constraints count
+
+
+def test_a_gang_whose_members_wait_for_pod_affinity_retries_when_a_matching_pod_binds() -> None:
+    # The members' rejections ride on the group's entry: a bound app=web pod moves the whole gang.
+    cluster = gang_cluster(zone_node("a1", "zone-a"), zone_node("b1", "zone-b"))
+    cluster.group(group("g", 2))
+    gang = [app(f"g-{i}", "batch").group("g").pod_affinity(ZONE, {"app": "web"}).obj() for i in range(2)]
+    assert bound(cluster.schedule(*gang)) == {}
+    entry = cluster.scheduler.queue.entries[GROUP + "default/g"]
+    assert entry.where is Where.UNSCHEDULABLE and entry.attempts == 1
+    cluster.schedule(app("api", "api").obj(), now=5.0)
+    assert entry.attempts == 1  # matches no term
+    web = app("web", "web").node_selector({ZONE: "zone-a"}).obj()
+    assert bound(cluster.schedule(web, now=6.0)) == {"web": "a1", "g-0": "a1", "g-1": "a1"}
