@@ -44,17 +44,27 @@ preemption's trial; the pods of the leaves that succeed are nominated (upstream 
 failed after placing some pods: see docs/composite.md). The tree's running pods are victims at their root's
 priority, grouped under their highest `disruptionMode: all` ancestor, for every preemptor: CompositeCycles hands
 the Preemptor its Forest for that (preemption.py).
+
+Exact placement (the `phalanx` profile; not upstream, docs/composite.md): a leaf gang the PodGroup cycle leaves
+short of minCount in its domain is placed exactly there by schedule_group, and a composite whose children fail
+in turn gets one joint exact model over its leaves (`TreePlacer._joint`, where that is exact). Every verdict is
+made inside the tree's trials, where schedule_group records nothing; `TreePlacer.place` collects those behind
+the tree's final results and `CompositeCycles.cycle` records them, once per real root cycle.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.placement import exact
 from phalanx.scheduler.placement.topology import (
     NODE_RESOURCES_FIT,
     POD_GROUP_PODS_COUNT,
@@ -93,12 +103,16 @@ class TreeNode:
 
 @dataclass(slots=True)
 class NodeResult:
-    """A node's algorithm result: its status and message; a leaf's group outcome."""
+    """A node's algorithm result: its status and message; a leaf's group outcome and the wall seconds its
+    placement took (greedy cycle and exact placement, every placement of its own topology tried)."""
 
     status: Status
     message: str = ""
     any_placed: bool = False
     outcome: GroupOutcome | None = None
+    seconds: float = 0.0
+    # A composite's joint exact placement over its leaves (`TreePlacer._joint`): its verdict and wall seconds.
+    joint: tuple[exact.Verdict, float] | None = None
 
 
 class Forest:
@@ -196,6 +210,8 @@ class TreePlacer:
         self.running = running
         self.scheduled = scheduled
         self.results: dict[str, NodeResult] = {}
+        # Exact placement's verdicts behind the final results: (leaf key, verdict, seconds), set by `place`.
+        self.exact_decisions: list[tuple[str, exact.Verdict, float]] = []
 
     def place(self, root: TreeNode) -> NodeResult:
         """Place the tree; placed pods of successful leaves stay reserved when the root succeeds."""
@@ -206,7 +222,28 @@ class TreePlacer:
             if result.status == "success":
                 trial.keep()
         self._complete(root, NodeResult("success"))
+        self.exact_decisions = self._exact_decisions(root)
         return result
+
+    def _exact_decisions(self, root: TreeNode) -> list[tuple[str, exact.Verdict, float]]:
+        """What exact placement decided for the leaves as the tree's results stand (`_complete` done).
+
+        Every leaf runs inside the tree's trials, where schedule_group records nothing (it cannot tell a
+        domain tried from a preemption dry run), and a leaf may be placed once per domain its ancestors try.
+        Only the results finally kept count: the chosen domain's (or, when none is feasible, the first one's,
+        whose messages the pods carry). A leaf that succeeded under a failed parent took the parent's result
+        (no outcome) and binds nothing, so its verdict is left out too. The caller records these in a real
+        root cycle only (`CompositeCycles.cycle`), never in the preemption's dry run."""
+        found: list[tuple[str, exact.Verdict, float]] = []
+        for node in _walk(root):
+            result = self.results.get(node.key)
+            if result is None:
+                continue
+            if result.outcome is not None and result.outcome.exact is not None:
+                found.append((node.key, result.outcome.exact, result.seconds))
+            if result.joint is not None:
+                found.append((node.key, *result.joint))
+        return found
 
     def _complete(self, node: TreeNode, parent: NodeResult) -> None:
         """completeCompositePodGroupAlgorithmResultMap: a parent's failure replaces its children's success,
@@ -223,6 +260,14 @@ class TreePlacer:
         return result
 
     def _leaf(self, group: PodGroup) -> NodeResult:
+        """A leaf placed as a PodGroup in the parent's domain: with the profile's exact placement on, a gang
+        the greedy cycle leaves short of minCount is placed exactly within the domain (schedule_group)."""
+        start = time.perf_counter()
+        result = self._place_leaf(group)
+        result.seconds = time.perf_counter() - start
+        return result
+
+    def _place_leaf(self, group: PodGroup) -> NodeResult:
         pending, running = self.pending.get(group.key, ()), self.running.get(group.key, 0)
         if group.topology_key is not None:
             found = self.placer.schedule(self.cycle, group, pending, running, self.scheduled.get(group.key, ()),
@@ -270,7 +315,8 @@ class TreePlacer:
             results.update(sub)
             return NodeResult("unschedulable", f"composite pod group {node.key}: 0/{len(domains)} placements are "
                                                f"available ({key}), first placement {first_domain.name}: "
-                                               f"{first.message.removeprefix(f'composite pod group {node.key}: ')}")
+                                               f"{first.message.removeprefix(f'composite pod group {node.key}: ')}",
+                              joint=first.joint)
         chosen = 0 if len(feasible) == 1 else self._best(node, feasible)
         domain, result, sub = feasible[chosen]
         results.update(sub)
@@ -330,8 +376,75 @@ class TreePlacer:
                 trial.keep()
                 return NodeResult("success", any_placed=any_placed)
         verb = "cannot be satisfied" if remaining + succeeded < need else "is not yet satisfied"
-        return NodeResult("unschedulable", f"composite pod group {node.key}: minGroupCount ({need}) {verb}: "
-                                           f"{succeeded} scheduled, {remaining} remaining")
+        failed = NodeResult("unschedulable", f"composite pod group {node.key}: minGroupCount ({need}) {verb}: "
+                                             f"{succeeded} scheduled, {remaining} remaining")
+        return self._joint(node, results, failed)
+
+    def _joint(self, node: TreeNode, results: dict[str, NodeResult], failed: NodeResult) -> NodeResult:
+        """Exact placement of a composite's leaves together (the profile's exact placement), when the children
+        in turn failed: one model over the members every leaf needs, in the composite's domain as it was
+        before its children were tried. The composite's result, or `failed` (its message extended with the
+        joint verdict, when the model ran) when there is no such placement.
+
+        Exact only where it applies as a whole: two children or more (a single leaf had its own exact
+        placement), every child a gang leaf without a topology constraint of its own, all of them needed
+        (minGroupCount = children), each needing at least one more pod and either all its pending pods or
+        some of its pods of one shape (the first ones then, which loses nothing), no member with rules between
+        pods, and one room held for nominated pods against all of them. Then a placement of the model's
+        members is exactly a success of every leaf, hence of the composite; members beyond what a leaf needs
+        are left for a later cycle."""
+        settings = self.cycle.profile.exact_placement
+        composite = node.composite
+        assert composite is not None
+        if settings is None or len(node.children) < 2 or composite.min_group_count != len(node.children):
+            return failed  # one child: its own exact placement (schedule_group) has decided already
+        chosen: list[tuple[PodGroup, list[Pod]]] = []
+        for child in node.children:
+            group = child.group
+            if group is None or not group.is_gang or group.topology_key is not None:
+                return failed
+            pending = list(self.pending.get(group.key, ()))
+            need = group.min_count - self.running.get(group.key, 0)
+            if need < 1 or need > len(pending) or not exact.applicable(pending) or (
+                    need < len(pending) and len({exact.shape(pod) for pod in pending}) > 1):
+                return failed
+            chosen.append((group, pending[:need]))
+        members = [pod for _, pods in chosen for pod in pods]
+        rooms = [exact.held_room(self.cycle, pods[0]) for _, pods in chosen]  # by each leaf's priority
+        room = rooms[0]
+        if any(other is not room and (other is None or room is None or not np.array_equal(other, room))
+               for other in rooms):
+            return failed
+        start = time.perf_counter()
+        with self.cycle.cluster.trial() as trial:
+            found = exact.plan(self.cycle, members, len(members), settings)
+            verdict, why = found.verdict, ""
+            if verdict == exact.PLACED:
+                refused = exact.seat(self.cycle, found.assignment, room)
+                if refused is None:
+                    trial.keep()
+                    where = {pod.key: n for pod, n in found.assignment}
+                    for group, pods in chosen:
+                        placed = [(pod, where[pod.key]) for pod in pods]
+                        left = {pod.key: (f"exact placement of composite pod group {node.key} placed the "
+                                          f"{len(pods)} pod(s) pod group {group.key} needs; this one waits")
+                                for pod in self.pending.get(group.key, ()) if pod.key not in where}
+                        outcome = GroupOutcome(placed=placed, failures=left, success=True)
+                        if left:
+                            outcome.message = (f"pod group {group.key}: {len(left)} more pod(s) could not be "
+                                               f"placed; {next(iter(left.values()))}")
+                        results[group.key] = NodeResult("success", outcome.message or "", any_placed=True,
+                                                        outcome=outcome)
+                    return NodeResult("success", any_placed=True,
+                                      joint=(exact.PLACED, time.perf_counter() - start))
+                verdict, why = exact.UNDECIDED, f"its placement failed the filters ({refused})"
+        if verdict == exact.INFEASIBLE:
+            why = f"no placement of its leaves' {len(members)} pod(s) together exists on the nodes their filters allow"
+        elif not why:
+            why = f"no placement of its leaves together found within its budget of {settings.budget:g}s"
+        failed.message += f". Exact placement: {why}."
+        failed.joint = (verdict, time.perf_counter() - start)
+        return failed
 
 
 class CompositeCycles:
@@ -456,6 +569,9 @@ class CompositeCycles:
         placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s._running_members(leaf.key) for leaf in leaves},
                             {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves})
         result = placer.place(tree)
+        if not s.cluster.journaling:  # a real root cycle: its leaves' exact verdicts, once each
+            for leaf_key, verdict, seconds in placer.exact_decisions:
+                exact.decisions(s.cluster).add(leaf_key, verdict, seconds)
         if result.status != "success":
             reason = "SchedulerError" if result.status == "error" else "Unschedulable"
             self._fail(root_key, leaves, pending, placer.results, result.message, reason, entry, now)
@@ -563,6 +679,13 @@ class CompositeCycles:
                 if node is not None and self.s.preemptor.terminating_below(node, priority):
                     return True
         return False
+
+
+def _walk(node: TreeNode) -> Iterable[TreeNode]:
+    """The node and every node below it, parents first."""
+    yield node
+    for child in node.children:
+        yield from _walk(child)
 
 
 def _placed_by(result: NodeResult | None) -> Sequence[tuple[Pod, int]]:

@@ -299,6 +299,13 @@ class Plan:
     candidates: int = 0
 
 
+def shape(pod: Pod) -> tuple[object, ...]:
+    """What decides where a member fits: its requests, placement and the claims it names. Members of one
+    shape are interchangeable in a placement."""
+    claims = tuple((c.claim_name, c.template_name) for c in pod.resource_claims)
+    return tuple(sorted(pod.requests.items())), pod.placement, claims
+
+
 def applicable(pending: Sequence[Pod]) -> bool:
     """Whether exact placement can judge these members: not when a member has rules between pods (topology
     spread, pod (anti-)affinity), whose feasibility depends on where the other members go."""
@@ -319,8 +326,7 @@ def plan(cycle: PodCycle, pending: Sequence[Pod], need: int, settings: ExactPlac
     cluster = cycle.cluster
     by_shape: dict[tuple[object, ...], list[Pod]] = {}
     for pod in pending:
-        claims = tuple((c.claim_name, c.template_name) for c in pod.resource_claims)
-        by_shape.setdefault((tuple(sorted(pod.requests.items())), pod.placement, claims), []).append(pod)
+        by_shape.setdefault(shape(pod), []).append(pod)
     groups = list(by_shape.values())
     for members in groups:
         cluster.demand(members[0])  # adds any new resource column before the arrays are read
