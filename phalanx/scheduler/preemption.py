@@ -21,7 +21,10 @@ lower-priority unit is removed, then units are reprieved, PDB-violating ones fir
 first, as long as the pod still fits. Candidates are collected until at least one violates no PDB and
 there are enough of them (10% of the potential nodes, at least 100). The node is chosen by fewest PDB
 violations, lowest highest-victim priority, lowest priority sum, fewest victims, latest start of the
-highest-priority victims, then candidate order (non-violating candidates first).
+highest-priority victims, then candidate order (non-violating candidates first). The rules between pods (spread,
+pod affinity) are checked as RunFilterPluginsWithNominatedPods checks them: with the pods nominated to the node at
+the preemptor's priority or higher counted there (their labels and terms; their room is held anyway), then
+without them.
 
 Room on a node counts, besides running pods, the pods of lower priority that earlier preemptions evicted
 and that are still terminating (they will be gone: they are not chosen again), less the room promised to
@@ -553,6 +556,10 @@ class Preemptor:
         # A pod with rules between pods (spread, pod affinity) has them checked on each node with the victims
         # gone, one unit at a time, as SelectVictimsOnNode runs every filter.
         rules = pod if self.cycle.pod_rules(pod) else None
+        # The pods nominated to a node count there for those rules too (RunFilterPluginsWithNominatedPods).
+        nominated = self._nominated_pods(priority, pod.key)
+        if nominated and any(p.placement.pod_affinity is not None for ps in nominated.values() for p in ps):
+            rules = pod  # a nominated pod's anti-affinity may reject the preemptor
 
         def budget() -> Budgets:
             if not budgets:
@@ -566,7 +573,7 @@ class Preemptor:
         while start < nodes.size and not (good > 0 and good + bad >= wanted):
             size = max(wanted - good - bad, 16)
             batch = self._dry_run(nodes[start:start + size], cols, need, priority, base, budget, rules,
-                                  (pod, short) if short is not None else None, force)
+                                  (pod, short) if short is not None else None, force, nominated)
             start += size
             rows, good, bad = _accept(batch, good, bad, wanted)
             kept.append((batch, rows))
@@ -609,11 +616,13 @@ class Preemptor:
 
     def _dry_run(self, nodes: IntArray, cols: list[int], need: IntArray, priority: int, base: IntArray,
                  budget: Callable[[], Budgets], rules: Pod | None = None,
-                 claims: tuple[Pod, BoolArray] | None = None, force: BoolArray | None = None) -> _Batch:
+                 claims: tuple[Pod, BoolArray] | None = None, force: BoolArray | None = None,
+                 nominated: Mapping[int, Sequence[Pod]] | None = None) -> _Batch:
         """SelectVictimsOnNode for each of `nodes` (one node at a time when `rules`, the preemptor, has rules
         between pods to check; `claims`, the preemptor and the nodes where its claims need devices that only
         the victims can free (`preemptForDevices`), sends those nodes through `_select_freeing_devices`).
-        Elsewhere the victims' devices need not move: the pod's claims fit beside them."""
+        Elsewhere the victims' devices need not move: the pod's claims fit beside them. `nominated`: per node,
+        the pods nominated there that the rules between pods count (`_nominated_pods`)."""
         k = nodes.size
         out = _Batch(nodes, np.zeros(k, dtype=bool), np.zeros(k, dtype=np.int64),
                      np.full(k, NO_VICTIM_PRIORITY, dtype=np.int64), np.zeros(k, dtype=np.int64),
@@ -628,11 +637,12 @@ class Preemptor:
             one_by_one |= force[nodes]
         for row in np.flatnonzero(one_by_one).tolist():
             node = int(nodes[row])
+            held = nominated.get(node, ()) if nominated else ()
             if claims is not None and claims[1][node]:
                 candidate = self._select_freeing_devices(node, cols, need, priority, base[:, node], budget,
-                                                         claims[0], rules)
+                                                         claims[0], rules, held)
             else:
-                candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget, rules)
+                candidate = self._select_on_node(node, cols, need, priority, base[:, node], budget, rules, held)
             if candidate is None:
                 continue
             pods = candidate.pods()
@@ -680,6 +690,35 @@ class Preemptor:
         out.vector_rows, out.slot_victim = rows, victim
         return out
 
+    def _nominated_pods(self, priority: int, preemptor: str) -> dict[int, list[Pod]]:
+        """Per node, the pods nominated there that addGENominatedPods adds for a preemptor of `priority`: of at
+        least that priority, the preemptor itself left out."""
+        found = self.running.nominations(priority, (preemptor,))
+        bound = self.cluster.bound  # a nominee that bound is in the pod index already
+        out = {node: [self.pods[key] for key in keys if key in self.pods and key not in bound]
+               for node, keys in found.items()}
+        return {node: pods for node, pods in out.items() if pods}
+
+    def _rules_pass(self, pod: Pod, node: int, nominated: Sequence[Pod]) -> bool:
+        """The rules between pods on `node` as RunFilterPluginsWithNominatedPods runs them: with the `nominated`
+        pods counted on the node (their labels and affinity terms in the pod index, not their requests, which
+        the room already holds), then without them; both passes must succeed."""
+        if nominated:
+            cluster = self.cluster
+            index = cluster.pod_index
+            for other in nominated:
+                index.add(other, node)
+                cluster.affinity_pods += other.placement.pod_affinity is not None
+            try:
+                ok = self.cycle.pod_rules_pass(pod, node)
+            finally:
+                for other in nominated:
+                    index.remove(other, node)
+                    cluster.affinity_pods -= other.placement.pod_affinity is not None
+            if not ok:
+                return False
+        return self.cycle.pod_rules_pass(pod, node)
+
     def _removable(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
                    budget: Callable[[], Budgets]) -> tuple[list[Unit], dict[Unit, IntArray], list[Unit], list[Unit],
                                                            IntArray] | None:
@@ -696,10 +735,12 @@ class Preemptor:
         return units, dict(zip(units, shares, strict=True)), violating, fine, free
 
     def _select_on_node(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
-                        budget: Callable[[], Budgets], rules: Pod | None = None) -> _Candidate | None:
+                        budget: Callable[[], Budgets], rules: Pod | None = None,
+                        nominated: Sequence[Pod] = ()) -> _Candidate | None:
         """SelectVictimsOnNode, one unit at a time: remove every lower-priority unit, then reprieve as many
         as still fit. `base` is the node's room (in `cols`) before removing anything; `rules`, the preemptor
-        whose rules between pods (spread, pod affinity) must hold too, with the removed units hidden."""
+        whose rules between pods (spread, pod affinity) must hold too, with the removed units hidden and with
+        and without the `nominated` pods (`_rules_pass`)."""
         removable = self._removable(node, cols, need, priority, base, budget)
         if removable is None:
             return None
@@ -712,7 +753,7 @@ class Preemptor:
                 for unit in units:
                     for key in unit.pods:
                         hidden.hide(key)
-                if not self.cycle.pod_rules_pass(rules, node):
+                if not self._rules_pass(rules, node, nominated):
                     return None
             for unit in (*violating, *fine):
                 share = share_of[unit]
@@ -722,7 +763,7 @@ class Preemptor:
                         continue
                     for key in unit.pods:
                         hidden.show(key)
-                    if self.cycle.pod_rules_pass(rules, node):
+                    if self._rules_pass(rules, node, nominated):
                         free = free - share
                         continue
                     for key in unit.pods:
@@ -733,7 +774,8 @@ class Preemptor:
         return _Candidate(node, victims, violations)
 
     def _select_freeing_devices(self, node: int, cols: list[int], need: IntArray, priority: int, base: IntArray,
-                                budget: Callable[[], Budgets], pod: Pod, rules: Pod | None) -> _Candidate | None:
+                                budget: Callable[[], Budgets], pod: Pod, rules: Pod | None,
+                                nominated: Sequence[Pod] = ()) -> _Candidate | None:
         """`_select_on_node` where removing a unit also releases its claims (`preemptForDevices`): on a trial
         never kept, every lower-priority unit is lifted (`PodCycle.lift`), the pod must fit (resources, its
         claims allocatable on the node, and its rules between pods); then units are put back, PDB-violating
@@ -749,7 +791,7 @@ class Preemptor:
         def fits() -> bool:
             if not allocator.feasible_on(pod, node):
                 return False
-            return rules is None or self.cycle.pod_rules_pass(rules, node)
+            return rules is None or self._rules_pass(rules, node, nominated)
 
         victims: list[Unit] = []
         violations = 0

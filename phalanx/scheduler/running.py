@@ -320,6 +320,16 @@ class RunningPods:
         entry = self._nominated.get(key)
         return entry[0] if entry is not None else None
 
+    def nominations(self, priority: int, exclude: Iterable[str] = ()) -> dict[int, list[str]]:
+        """Node -> the preemptors nominated there whose nomination holds against `priority` (at least it, or
+        every priority), except `exclude`: the pods addGENominatedPods adds to the node for the Filter."""
+        skip = set(exclude)
+        out: dict[int, list[str]] = {}
+        for key, (node, _, level) in self._nominated.items():
+            if key not in skip and (level is None or level >= priority):
+                out.setdefault(node, []).append(key)
+        return out
+
     # --- queries ----------------------------------------------------------------------------------------
 
     def _shape(self) -> tuple[int, int]:

@@ -177,6 +177,8 @@ class Oracle:
             freed = self._end_graceful(step.time, outcome) or bool(step.finish) or \
                 any(doc.get("kind") == "Node" for _, doc in step.create)
             self._finish(step, outcome)
+            # The pods before this step's creations: a victim deleted while a unit is attempted is room freed too.
+            present = {pod_key(p) for p in self._pods()}
             pending = {pod_key(doc): (source, doc) for source, doc in step.create
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             for source, doc in _ordered(step.create):
@@ -198,7 +200,8 @@ class Oracle:
                     self._attempted(keys, step.time, outcome)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
-            self._quiet(step.time, outcome, groups=freed, gang_gate=bool(gates.get("GenericWorkload")))
+            self._quiet(step.time, outcome, groups=freed, gang_gate=bool(gates.get("GenericWorkload")),
+                        present=present)
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, steps[-1].time if steps else 0.0)
@@ -273,19 +276,20 @@ class Oracle:
             self._delete_now(pod)
 
     def _quiet(self, now: float, outcome: RealOutcome, *, groups: bool = False, gang_gate: bool = False,
-               timeout: float = 120.0) -> None:
+               present: set[str] | None = None, timeout: float = 120.0) -> None:
         """Wait until the scheduler has nothing active or backing off and nothing changed for a few polls;
         complete graceful deletions meanwhile and note when each pod was first seen bound.
 
         With GenericWorkload on, room freed at this step (`groups`, or a victim gone while waiting) and a
         PodGroup member pending, a group that failed before may retry after its backoff without showing in the
         pending-pods metric: then only a still spell longer than a retry round (1 s backoff, 1 s flush) makes
-        quiet."""
+        quiet. `present`: the pods before the step's creations, so that a victim (zero grace) deleted while the
+        step's pods were attempted, before the first poll here, counts as a pod gone."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         still = 0
         since = time.monotonic()
-        seen: set[str] = set()
+        seen: set[str] = set(present or ())
         while time.monotonic() < deadline:
             pods = self._pods()
             names = {pod_key(p) for p in pods}

@@ -171,6 +171,38 @@ def test_an_existing_pods_anti_affinity_makes_it_a_victim_even_when_room_allows_
     assert nominated(decisions) == {"web": "node-a"}
 
 
+@pytest.mark.parametrize(("nominee", "placed"), [(50, {}), (5, {"shy": "node-a"})])
+def test_a_nominated_pod_counts_for_the_preemptors_anti_affinity_in_the_dry_run(nominee: int,
+                                                                                 placed: dict[str, str]) -> None:
+    """SelectVictimsOnNode checks the node with RunFilterPluginsWithNominatedPods (framework/runtime
+    framework.go): addGENominatedPods puts the pods nominated there at the preemptor's priority or higher on
+    the node, labels included, through the PreFilter extensions' AddPod, so InterPodAffinity sees them. `web`
+    evicts `old` and is nominated to node-a; `shy` refuses `web` pods on its node. A higher-priority `web`
+    makes node-a no candidate (Phalanx counted only its room and evicted `other` for `shy`: seed 85 of the
+    differential suite); a lower-priority one is not added at all, and `shy` takes the room `old` frees."""
+    cluster = Cluster(node("node-a", "6", **{"kubernetes.io/hostname": "node-a"}))
+    cluster.running("node-a", pod("old", "4", 0, start=-100), pod("other", "2", 0, start=-50))
+    first = cluster.schedule(pod("web", "4", nominee, labels={"app": "web"}))
+    assert evicted(first) == ["old"] and nominated(first) == {"web": "node-a"}
+    shy = MakePod("shy").req(cpu="2", memory="1Gi").priority(10) \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "web"}).obj()
+    decisions = cluster.schedule(shy, now=1.0)
+    assert evicted(decisions) == [] and nominated(decisions) == placed
+    assert [d.pod.name for d in decisions if isinstance(d, Unschedulable)] == ["shy"]
+
+
+def test_a_nominated_pods_anti_affinity_rejects_the_preemptor_in_the_dry_run() -> None:
+    """The same with the rule on the nominated pod: InterPodAffinity checks the existing pods' anti-affinity,
+    nominated ones added (addGENominatedPods), though the preemptor itself has no rule between pods."""
+    cluster = Cluster(node("node-a", "6", **{"kubernetes.io/hostname": "node-a"}))
+    cluster.running("node-a", pod("old", "4", 0, start=-100), pod("other", "2", 0, start=-50))
+    web = MakePod("web").req(cpu="4", memory="1Gi").priority(50) \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "shy"}).obj()
+    assert nominated(cluster.schedule(web)) == {"web": "node-a"}
+    decisions = cluster.schedule(pod("shy", "2", 10, labels={"app": "shy"}), now=1.0)
+    assert evicted(decisions) == [] and nominated(decisions) == {}
+
+
 # --- pickOneNodeForPreemption: one test per rule ----------------------------------------------------------
 
 @SEEDS
