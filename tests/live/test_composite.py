@@ -28,9 +28,9 @@ from lightkube.types import PatchType
 from phalanx.live.binder import Binder
 from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
-from phalanx.scheduler.profiles import Profile, builtin, load_profile
+from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.verify.controlplane import ControlPlane
-from tests.live.test_deploy import DEPLOY, service_account_client
+from tests.live.test_deploy import deploy_profile, service_account_client
 from tests.live.test_driver import RecordingBinder, Running, check_invariants, make_pod, node_of, pods, until
 
 pytestmark = pytest.mark.kube
@@ -343,14 +343,9 @@ def test_a_tree_of_higher_priority_preempts_for_the_whole_tree_and_is_named_as_t
 def test_the_service_account_of_deploy_can_watch_composite_pod_groups(
         live_plane: ControlPlane, client: Client, namespace: str, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
-    from lightkube.codecs import load_all_yaml
-
     caplog.set_level(logging.WARNING)
     sa = service_account_client(live_plane, client)
-    profile_doc = next(iter(load_all_yaml((DEPLOY / "profile.yaml").read_text())))
-    path = tmp_path / "profile.yaml"
-    path.write_text(profile_doc.data["profile.yaml"])  # type: ignore[attr-defined]
-    profile = with_trees(load_profile(str(path)))
+    profile = with_trees(deploy_profile(tmp_path))
     racks = two_racks(client, namespace)
     stop, leading = threading.Event(), threading.Event()
     elector = LeaderElector(sa, namespace="phalanx-system", name="phalanx-scheduler", identity="test-trees",

@@ -18,7 +18,7 @@ from lightkube.resources.scheduling_v1 import PriorityClass
 
 from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
-from phalanx.scheduler.profiles import load_profile
+from phalanx.scheduler.profiles import Profile, load_profile
 from phalanx.verify.controlplane import ControlPlane
 from tests.live.test_dra import Devices, reserved
 from tests.live.test_driver import make_gang, make_node, make_pod, node_of, pods, until
@@ -43,15 +43,20 @@ def service_account_client(plane: ControlPlane, admin: Client) -> Client:
     return Client(KubeConfig.from_dict(config), field_manager="phalanx")
 
 
+def deploy_profile(tmp_path: Path) -> Profile:
+    """The profile deploy/profile.yaml's ConfigMap carries, as `phalanx run` reads it."""
+    profile_doc = next(iter(load_all_yaml((DEPLOY / "profile.yaml").read_text())))
+    path = tmp_path / "profile.yaml"
+    path.write_text(profile_doc.data["profile.yaml"])  # type: ignore[attr-defined]
+    return load_profile(str(path))
+
+
 def test_the_service_account_of_deploy_is_enough_for_the_live_driver(
         live_plane: ControlPlane, client: Client, namespace: str, tmp_path: Path,
         caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING)
     sa = service_account_client(live_plane, client)
-    profile_doc = next(iter(load_all_yaml((DEPLOY / "profile.yaml").read_text())))
-    path = tmp_path / "profile.yaml"
-    path.write_text(profile_doc.data["profile.yaml"])  # type: ignore[attr-defined]
-    profile = load_profile(str(path))
+    profile = deploy_profile(tmp_path)
     make_node(client, namespace, "a", cpu="4")
     devices = Devices(client, namespace)
     devices.slice(make_node(client, namespace, "d", cpu="1"), 1)  # room for the DRA pod only
