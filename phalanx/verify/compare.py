@@ -91,7 +91,8 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
              attempts: Sequence[tuple[float, str]] = ()) -> list[Step]:
     """The steps the real cluster replays: objects by arrival time, the pods that Phalanx finished, and the
     order in which Phalanx's queue tried the pods that appeared (`attempts`: time and queue key of every
-    cycle; the first attempt of each orders the creations, and every cycle's time is a step)."""
+    cycle; the first attempt of each at an instant orders that instant's creations, and every cycle's time is
+    a step)."""
     creates: dict[float, list[tuple[Source, Mapping[str, Any]]]] = {}
     for source, doc in docs:
         creates.setdefault(_arrival(doc), []).append((source, doc))
@@ -108,13 +109,25 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
         if group in roots:
             members.setdefault(roots[group], []).extend(pods)
     units: dict[float, list[tuple[str, ...]]] = {}
+    unit_groups: dict[float, list[str]] = {}
+    appearing = {t: {_key(doc) for _, doc in made} for t, made in creates.items()}
     for t, key in _first_attempts(attempts):
         kind, _, name = key.partition(":")
-        units.setdefault(t, []).append(tuple(members.get(name, ())) if kind in ("group", "composite") else (name,))
+        grouped = kind in ("group", "composite")
+        unit = tuple(members.get(name, ())) if grouped else (name,)
+        new = appearing.get(t, set())
+        if name in new or any(pod in new for pod in unit):  # a retry is a step, not a creation
+            units.setdefault(t, []).append(unit)
+            unit_groups.setdefault(t, []).append(f"{kind}:{name}" if grouped else "")
     # Every instant Phalanx scheduled at is a step too: a graceful deletion that ends, a retry after it.
     times = sorted({0.0, *creates, *finishes, *(t for t, _ in attempts), float(report["endTime"])})
-    return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ())), tuple(units.get(t, ())))
-            for t in times]
+    return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ())), tuple(units.get(t, ())),
+                 tuple(unit_groups.get(t, ()))) for t in times]
+
+
+def _key(doc: Mapping[str, Any]) -> str:
+    meta = doc.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
 def _tree_roots(docs: Sequence[tuple[Source, Mapping[str, Any]]]) -> dict[str, str]:
@@ -223,11 +236,13 @@ def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str]
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
-    seen: set[str] = set()
+    """The first attempt of each queue key at each instant: a group tried before is tried again when a late
+    member appears, and that member is created in its turn among the pods of its step."""
+    seen: set[tuple[float, str]] = set()
     first: list[tuple[float, str]] = []
     for t, key in popped:
-        if key not in seen:
-            seen.add(key)
+        if (t, key) not in seen:
+            seen.add((t, key))
             first.append((t, key))
     return first
 

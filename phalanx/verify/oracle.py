@@ -52,12 +52,15 @@ class Step:
     only after the real scheduler has attempted the one before, in the order Phalanx's queue took them.
     Created all at once, equal-priority pods would reach kube-scheduler's queue in informer order, which is
     not the manifests' order; this removes that source of randomness as the tie hints remove the other.
+    `unit_groups` names each unit's queue entry (`group:ns/name`, or "" for a pod): a PodGroup that appears at
+    this step is created in its unit's turn, since its creation is what releases members that wait for it.
     """
 
     time: float
     finish: tuple[str, ...] = ()
     create: tuple[tuple[Source, Mapping[str, Any]], ...] = ()
     units: tuple[tuple[str, ...], ...] = ()
+    unit_groups: tuple[str, ...] = ()
 
 
 @dataclass
@@ -181,8 +184,11 @@ class Oracle:
             present = {pod_key(p) for p in self._pods()}
             pending = {pod_key(doc): (source, doc) for source, doc in step.create
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
+            deferred = _deferred_groups(step)
             for source, doc in _ordered(step.create):
-                if pod_key(doc) not in pending or doc.get("kind") != "Pod":
+                if doc.get("kind") == "PodGroup" and _group_key(doc) in deferred:
+                    deferred[_group_key(doc)] = (source, doc)
+                elif pod_key(doc) not in pending or doc.get("kind") != "Pod":
                     self._create(source, doc)
             if i == 0:
                 wanted = (dict(scheduler_config), dict(gates))
@@ -192,12 +198,22 @@ class Oracle:
                 if controllers:  # with every workload gate on: controllers stamp what Phalanx stamps
                     self.plane.start_controller_manager(controllers)
                 started = time.monotonic()
-            for unit in step.units:
+            for j, unit in enumerate(step.units):
+                group = deferred.pop(step.unit_groups[j][len("group:"):], None) if j < len(step.unit_groups) \
+                    else None
                 keys = [key for key in unit if key in pending]
+                if group is not None:
+                    self._create(*group)
+                    waiting = {pod_key(p) for p in self._pods() if not _node_of(p)}
+                    keys += [key for key in unit if key in waiting and key not in keys]
                 for key in keys:
-                    self._create(*pending.pop(key))
+                    if key in pending:
+                        self._create(*pending.pop(key))
                 if keys:
                     self._attempted(keys, step.time, outcome)
+            for item in deferred.values():
+                if item is not None:
+                    self._create(*item)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
             self._quiet(step.time, outcome, groups=freed, gang_gate=bool(gates.get("GenericWorkload")),
@@ -474,6 +490,19 @@ def _generic(body: Mapping[str, Any]) -> Any:
     """The manifest as lightkube sends it: a generic resource, the body unchanged (typed models would drop
     or refuse fields that the API server itself should judge)."""
     return _generic_class(str(body.get("apiVersion")), str(body.get("kind"))).from_dict(dict(body))
+
+
+def _group_key(doc: Mapping[str, Any]) -> str:
+    meta = doc.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+
+
+def _deferred_groups(step: Step) -> dict[str, tuple[Source, Mapping[str, Any]] | None]:
+    """The PodGroups of this step whose entry Phalanx's queue tried at this step: created in their unit's turn
+    (filled in as `run` meets their manifests)."""
+    tried = {g[len("group:"):] for g in step.unit_groups if g.startswith("group:")}
+    return {_group_key(doc): None for _, doc in step.create
+            if doc.get("kind") == "PodGroup" and _group_key(doc) in tried}
 
 
 def _ordered(create: Sequence[tuple[Source, Mapping[str, Any]]]) -> list[tuple[Source, Mapping[str, Any]]]:

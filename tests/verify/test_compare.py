@@ -67,7 +67,8 @@ def test_timeline_orders_creations_as_phalanx_tried_them() -> None:
     docs = [(Source("f", 1), {"kind": "Pod", "metadata": {"name": "low"}}),
             (Source("f", 2), {"kind": "Pod", "metadata": {"name": "high"}}),
             (Source("f", 3), {"kind": "Pod", "metadata": {"name": "late", "annotations":
-                                                           {"phalanx.dev/arrival": "30s"}}})]
+                                                           {"phalanx.dev/arrival": "30s"}}}),
+            (Source("f", 4), {"kind": "Pod", "metadata": {"name": "w-0"}})]
     report = {"endTime": 40.0, "pods": [
         {**_pod("default/w-0", None, group="default/g"), "name": "default/w-0"},
         {**_pod("default/done", "n"), "phase": "Succeeded", "finishedAt": 40.0}]}
@@ -78,6 +79,24 @@ def test_timeline_orders_creations_as_phalanx_tried_them() -> None:
     assert steps[1].units == ()  # a retry is a step, not a creation
     assert [doc["metadata"]["name"] for _, doc in steps[2].create] == ["late"]
     assert steps[3].finish == ("default/done",)
+
+
+def test_a_group_tried_again_orders_its_late_member_and_its_late_podgroup() -> None:
+    late = {"phalanx.dev/arrival": "20s"}
+    docs = [(Source("f", 1), {"kind": "Pod", "metadata": {"name": "w-0"}}),
+            (Source("f", 2), {"kind": "Pod", "metadata": {"name": "bare", "annotations": late}}),
+            (Source("f", 3), {"kind": "Pod", "metadata": {"name": "w-1", "annotations": late}}),
+            (Source("f", 4), {"kind": "PodGroup", "metadata": {"name": "h", "annotations": late}})]
+    report = {"endTime": 20.0, "pods": [
+        {**_pod("default/w-0", "n", group="default/g"), "name": "default/w-0"},
+        {**_pod("default/w-1", "n", group="default/g"), "name": "default/w-1"},
+        {**_pod("default/v-0", "n", group="default/h"), "name": "default/v-0"}]}
+    steps = timeline(docs, report, [(0.0, "group:default/g"), (20.0, "group:default/g"), (20.0, "pod:default/bare"),
+                                    (20.0, "group:default/h"), (20.0, "group:default/g")])
+    # g was first tried at 0; at 20 it is tried again, before the bare pod, for its late member w-1
+    assert steps[1].units == (("default/w-0", "default/w-1"), ("default/bare",), ("default/v-0",))
+    # h's PodGroup appears at 20, after its member: the oracle creates it in its unit's turn
+    assert steps[1].unit_groups == ("group:default/g", "", "group:default/h")
 
 
 def test_the_real_scheduler_is_configured_as_the_profile() -> None:
