@@ -97,6 +97,16 @@ class SchedulingQueue:
         else:
             entry.where = Where.UNSCHEDULABLE
 
+    def requeue(self, key: str) -> None:
+        """A group cycle that succeeded with members left over (AddAttemptedPodGroupIfNeeded): straight back to
+        activeQ, attempts reset, its timestamp kept, so that its next cycle, for those members, comes first and
+        may preempt."""
+        entry = self.entries[key]
+        entry.attempts = 0
+        self._seq += 1
+        entry.seq = self._seq
+        self._push_active(entry)
+
     def _to_backoff_or_active(self, entry: Entry, now: float) -> None:
         self._seq += 1
         entry.seq = self._seq

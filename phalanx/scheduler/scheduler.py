@@ -9,7 +9,7 @@ assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -615,7 +615,7 @@ class Scheduler:
             self._rejected(entry, outcome.rejectors)
             if outcome.failures:
                 self.messages[GROUP + group_key] = outcome.message or ""
-                self.queue.failed(entry, now)
+                self.queue.requeue(entry)
             else:
                 self.queue.done(entry)
             self._condition(group, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
@@ -623,7 +623,12 @@ class Scheduler:
         # Unschedulable (RunRootSchedulingAlgorithm): a gang short of minCount, a basic group with nothing placed,
         # or a gang already at minCount none of whose other members fit. All go to workload-aware preemption.
         message = outcome.message or "pod group could not be placed"
-        self._group_failed(group, pending, message, "Unschedulable", entry, now)
+        # submitPodGroupAlgorithmResult: a member that failed on its own keeps its own fit error; the group's
+        # message goes to the members that fitted in a group that was not placed (a gang short of minCount).
+        own = outcome.failures if not outcome.placed and (not group.is_gang or
+                                                          self._running_members(group_key) >= group.min_count) \
+            else {}
+        self._group_failed(group, pending, message, "Unschedulable", entry, now, own)
         self._rejected(entry, outcome.rejectors)
         gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
         preempted = None
@@ -676,13 +681,14 @@ class Scheduler:
             return self.preemptor.for_group(group, priority, pending, running)
 
     def _group_failed(self, group: PodGroup, pending: Sequence[Pod], message: str, reason: str, entry: str,
-                      now: float) -> None:
-        """Nothing of the group binds this cycle: every pending member waits with the group's message, and the
-        group waits as one unschedulable entry until an event moves it."""
+                      now: float, own: Mapping[str, str] | None = None) -> None:
+        """Nothing of the group binds this cycle: every pending member waits with the group's message (or its
+        `own` fit error), and the group waits as one unschedulable entry until an event moves it."""
         self.messages[GROUP + group.key] = message
         for pod in pending:
-            self.messages[pod.key] = message
-            self._out.append(Unschedulable(pod, message))
+            why = (own or {}).get(pod.key, message)
+            self.messages[pod.key] = why
+            self._out.append(Unschedulable(pod, why))
         self.queue.failed(entry, now)
         self._condition(group, False, reason, message)
 

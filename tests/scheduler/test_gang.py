@@ -4,7 +4,7 @@ minCount changes, running members, extra members, and queue order."""
 from phalanx.api.objects import Node, Pod
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Bind, Decision, Evict, GroupCondition, Nominate, Scheduler, Unschedulable
 from tests.builders import MakeNode, MakePod, MakePodGroup
 
 
@@ -120,7 +120,8 @@ def test_lowering_min_count_takes_effect_at_the_next_cycle() -> None:
     assert set(unschedulable(decisions)) == {"w-2", "w-3"}
     assert unschedulable(decisions)["w-2"] == "0/1 nodes are available: 1 Insufficient cpu."
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
-    assert scheduler.messages["group:default/g"].startswith("pod group default/g: 2 more pod(s) could not be placed")
+    # The group went straight back to activeQ with w-2 and w-3 (AddAttemptedPodGroupIfNeeded) and was tried again.
+    assert scheduler.messages["group:default/g"].startswith("pod group default/g: none of its 2 pending pod(s)")
 
 
 def test_raising_min_count_above_the_members_gates_the_group_again() -> None:
@@ -159,6 +160,22 @@ def test_extra_members_beyond_min_count_join_when_they_fit() -> None:
     assert binds(decisions) == {"w-3": "node-0"}
     assert bound_before - {"default/w-0"} <= set(scheduler.cluster.bound)
     assert conditions(decisions) == []  # PodGroupInitiallyScheduled is set once
+
+
+def test_a_group_placed_with_members_left_over_is_tried_again_at_once_and_preempts() -> None:
+    # schedule_one_podgroup.go → AddAttemptedPodGroupIfNeeded: a successful cycle with members left goes
+    # straight back to activeQ (no backoff, timestamp kept), so the next cycle, for w-2 alone, preempts the
+    # low-priority pod in the same instant instead of waiting for an event.
+    scheduler = gang_scheduler(12)
+    scheduler.add_pod(MakePod("low").req(cpu="4").priority(10).obj(), 0.0, node="node-0")
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).priority(100).obj(), 0.0)
+    for i in range(3):
+        scheduler.add_pod(member(i, priority=100), 0.0)
+    decisions = scheduler.schedule(0.0)
+    assert set(binds(decisions)) == {"w-0", "w-1"}
+    assert [d.pod.name for d in decisions if isinstance(d, Evict)] == ["low"]
+    assert [d.pod.name for d in decisions if isinstance(d, Nominate)] == ["w-2"]
+    assert unschedulable(decisions)["w-2"] == "0/1 nodes are available: 1 Insufficient cpu."
 
 
 def test_a_failed_retry_never_unbinds_running_members() -> None:
