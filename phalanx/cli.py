@@ -278,8 +278,9 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
         sim.extend_to(common)
     reports = [build_report(sim, series=recorder) for sim, recorder in runs]
     for report in reports:
-        for line in report.get("admission", {}).get("notModelled", []):
-            print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
+        for block in ("admission", "autoscaler"):
+            for line in report.get(block, {}).get("notModelled", []):
+                print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
         for section in ("topologyConstraints", "compositePodGroups", "podGroupResourceClaims"):
             for line in report.get(section, {}).get("notes", []):
                 print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)

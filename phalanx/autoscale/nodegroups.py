@@ -59,11 +59,10 @@ class NodeGroup:
         return f"{self.name}-{index}"
 
     def new_node(self, index: int, arrival: float = 0.0) -> Node:
-        """The group's node number `index`: a copy of the template under its own name, labelled with the group."""
+        """The group's node number `index`: a copy of the template under its own name, labelled with the group
+        and, as its kubelet would label it, with its hostname."""
         name = self.node_name(index)
-        labels = {**self.template.labels, NODE_GROUP_LABEL: self.name}
-        if HOSTNAME_LABEL in labels:
-            labels[HOSTNAME_LABEL] = name
+        labels = {**self.template.labels, NODE_GROUP_LABEL: self.name, HOSTNAME_LABEL: name}
         return replace(self.template, name=name, allocatable=dict(self.template.allocatable), labels=labels,
                        arrival=arrival)
 

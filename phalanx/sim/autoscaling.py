@@ -7,7 +7,7 @@ cost, and node-hours of added nodes that no pod ever used (partial scale-ups).""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +30,18 @@ if TYPE_CHECKING:
     from phalanx.sim.simulation import Simulation
 
 SCAN_INTERVAL = 10.0  # cluster-autoscaler's --scan-interval default
+# What a pending pod may ask for that the scale-up estimate does not model (cluster_autoscaler.py says why).
+UNSEEN: dict[str, Callable[[Pod], bool]] = {
+    "topology spread constraints": lambda pod: bool(pod.placement.spread),
+    "inter-pod affinity": lambda pod: pod.placement.pod_affinity is not None,
+    "DRA resource claims": lambda pod: bool(pod.resource_claims),
+    "GPU shares": lambda pod: pod.gpu is not None,
+}
+
+
+def _names(keys: set[str], most: int = 3) -> str:
+    shown = sorted(keys)[:most]
+    return ", ".join(shown) + (f" and {len(keys) - most} more" if len(keys) > most else "")
 
 
 @dataclass(slots=True)
@@ -60,6 +72,9 @@ class NodeAutoscaling:
         self._woken: set[float] = set()
         self.unhelped: dict[str, str] = {}  # pod or gang key -> why no node group helped it at the latest scan
         self.removed = 0
+        self.unseen: dict[str, set[str]] = {}  # what the template check ignores -> pending pods that used it
+        self._added_for: dict[str, tuple[str, ...]] = {}  # node added -> the pending pods it was added for
+        self._futile: set[tuple[str, ...]] = set()  # pending pods whose added nodes went away unused
 
     def arrived(self, node: Node, now: float) -> None:
         self.nodes[node.name] = node
@@ -118,6 +133,7 @@ class NodeAutoscaling:
         self.unhelped.clear()  # what the latest scan could not help
         if not pending:
             return False
+        self._note_unseen(pending)
         running = {k: counts[0] for k, counts in sim.group_counts.items()}
         # Nothing changed since a scan that added nothing (the same pods wait for the same upcoming nodes):
         # the same answer.
@@ -125,6 +141,13 @@ class NodeAutoscaling:
                  tuple(sorted(self.size.items())), tuple(sorted(running.items())))
         if asked == self._idle_ask:
             self.unhelped.update(self._idle_unhelped)
+            return False
+        if sim.until is None and asked[0] in self._futile and sim.events.only(self._own_event):
+            # Cluster-autoscaler would add the same nodes again and remove them again, for ever. Without --until
+            # the run ends once nothing else can change, so these pods get no more nodes.
+            for pod in pending:
+                self.unhelped[pod.key] = ("nodes added for it were removed unused; without --until they are not "
+                                          "added again")
             return False
         groups = {k: g.group for k, g in sim.groups.items()}
         ups = self.autoscaler.scale_up(pending, groups, dict(self.upcoming), sizes=dict(self.size),
@@ -139,9 +162,21 @@ class NodeAutoscaling:
                 self.next_index[up.group] += 1
                 node = group.new_node(index, arrival=sim.now + group.provisioning_delay)
                 self.records[node.name] = NodeRecord(node.name, up.group, added=sim.now)
+                self._added_for[node.name] = asked[0]
                 self.upcoming[up.group] += 1
                 sim.events.push(node.arrival, ARRIVAL, node)
         return bool(ups)
+
+    def _own_event(self, event: object) -> bool:
+        return isinstance(event, AutoscalerScan) or (isinstance(event, Node) and event.name in self.records)
+
+    def _note_unseen(self, pending: list[Pod]) -> None:
+        """Remember the pending pods whose scale-up ignored something they ask for (the template check runs
+        the static filters and the resource fit only), for the report and stderr."""
+        for pod in pending:
+            for what, used in UNSEEN.items():
+                if used(pod):
+                    self.unseen.setdefault(what, set()).add(pod.key)
 
     def _scale_down(self, sim: Simulation) -> bool:
         cluster = sim.scheduler.cluster
@@ -188,6 +223,9 @@ class NodeAutoscaling:
             self.size[group] -= 1
         self.records[name].removed = sim.now
         self.removed += 1
+        wanted = self._added_for.pop(name, None)
+        if wanted is not None and not self.records[name].used:
+            self._futile.add(wanted)
 
     def report(self, end: float) -> dict[str, Any]:
         records = list(self.records.values())
@@ -202,6 +240,8 @@ class NodeAutoscaling:
             "totalCost": round(sum(costs.values()), 6),
             "idleNodeHours": round(idle_node_hours(added, end), 6),
             "unhelped": [{"name": k, "reason": v} for k, v in sorted(self.unhelped.items())],
+            "notModelled": [f"{what} of {len(keys)} pending pod(s) ({_names(keys)}): scale-up's template check "
+                            "does not see them" for what, keys in sorted(self.unseen.items())],
         }
 
     def _initial_names(self) -> set[str]:

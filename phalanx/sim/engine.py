@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
@@ -23,6 +24,10 @@ class EventQueue(Generic[T]):
     def push(self, time: float, priority: int, event: T) -> None:
         self._seq += 1
         heapq.heappush(self._heap, (time, priority, self._seq, event))
+
+    def only(self, test: Callable[[T], bool]) -> bool:
+        """Whether every queued event passes `test` (True when none is queued)."""
+        return all(test(item[3]) for item in self._heap)
 
     def peek_time(self) -> float | None:
         return self._heap[0][0] if self._heap else None

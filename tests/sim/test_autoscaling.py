@@ -95,6 +95,57 @@ def test_compare_runs_each_profile_under_each_scale_up_mode(tmp_path: Path,
     assert [r["autoscaler"]["scaleUp"] for r in results] == ["pod", "gang"]
 
 
+def affine_pod(app: str) -> Doc:
+    """A pod the template check lets through but no node will take: it must share a host with a pod of `app`."""
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "web",
+                                                            "labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "web", "image": "web:v1", "resources": {
+                "requests": {"cpu": "16", "memory": "32Gi"}}}],
+                "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                    "topologyKey": "kubernetes.io/hostname", "labelSelector": {"matchLabels": {"app": app}}}]}}}}
+
+
+def test_what_the_template_check_ignores_is_named_in_the_report_and_on_stderr(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([template(max_size=2), SYSTEM, affine_pod("cache")],
+                                                         sort_keys=False))
+    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "gang", "--until", "1h", "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    [line] = json.loads(captured.out)["autoscaler"]["notModelled"]
+    assert line == "inter-pod affinity of 1 pending pod(s) (web/web-0): scale-up's template check does not see them"
+    assert f"phalanx: gang: not modelled: {line}" in captured.err
+    # Nothing ignored, nothing named.
+    assert run(tmp_path, [template(max_size=4), SYSTEM, TRAINING], "gang")["autoscaler"]["notModelled"] == []
+
+
+def test_without_until_nodes_that_went_unused_are_not_added_again_for_ever(tmp_path: Path) -> None:
+    """cluster-autoscaler adds nodes for a pod that cannot use them, removes them once unneeded, and adds them
+    again. With --until the run shows that; without it the run must still end, so once nothing but the
+    autoscaler can change anything, the same pods get no more nodes."""
+    docs = [template(max_size=2), SYSTEM, affine_pod("cache")]
+    bounded = run(tmp_path, docs, "pod", until=6 * 3600.0)["autoscaler"]
+    assert bounded["nodesRemoved"] > 4  # thrash: added, unneeded for 10 minutes, removed, added again
+    report = run(tmp_path, docs, "pod")
+    scaler = report["autoscaler"]
+    assert report["endTime"] < 3600.0
+    assert scaler["nodesRemoved"] == sum(scaler["nodesAdded"].values()) > 0
+    assert scaler["unhelped"] == [{"name": "web/web-0", "reason": "nodes added for it were removed unused; "
+                                                                  "without --until they are not added again"}]
+
+
+def test_a_new_node_carries_its_hostname_label_as_a_kubelet_sets_it(tmp_path: Path) -> None:
+    spread = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web-0", "namespace": "web",
+                                                              "labels": {"app": "web"}},
+              "spec": {"containers": [{"name": "web", "image": "web:v1", "resources": {
+                  "requests": {"cpu": "16", "memory": "32Gi"}}}],
+                  "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+                                                 "whenUnsatisfiable": "DoNotSchedule",
+                                                 "labelSelector": {"matchLabels": {"app": "web"}}}]}}
+    report = run(tmp_path, [template(max_size=2), SYSTEM, spread], "pod", until=3600.0)
+    [pod] = report["pods"]
+    assert pod["node"] == "gpu-pool-0"
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (["--scale-up", "gangs"], "phalanx: error: --scale-up: unknown mode 'gangs' (pod or gang)"),
     (["--scale-up", "pod,gang"], "phalanx: error: --scale-up: simulate takes one mode (compare takes a list)"),
