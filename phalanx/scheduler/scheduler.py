@@ -8,6 +8,7 @@ assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
+from phalanx.scheduler.placement.exact import decisions as exact_decisions
 from phalanx.scheduler.placement.topology import TopologyPlacer
 from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
@@ -655,7 +657,12 @@ class Scheduler:
         running = self._running_members(group.key)
         if self.placer is None or group.topology_key is None:
             return schedule_group(self.cycle, group, pending, running), None
+        start = time.perf_counter()
         result = self.placer.schedule(self.cycle, group, pending, running, self._scheduled_members(group.key))
+        # Each placement tried ran the group algorithm in a trial, where exact placement records nothing: the
+        # verdict of the placement chosen (or of the first, when none was feasible) counts once per cycle.
+        if result.outcome.exact is not None and not self.cluster.journaling:
+            exact_decisions(self.cluster).add(group.key, result.outcome.exact, time.perf_counter() - start)
         return result.outcome, result.error
 
     def _preempt_group(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | None:

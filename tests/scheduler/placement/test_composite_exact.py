@@ -100,6 +100,16 @@ def test_a_leaf_the_greedy_cycle_fails_is_placed_exactly_in_its_domain_and_count
     assert not s.cluster.overcommitted().any()
 
 
+def test_a_topology_constrained_gang_placed_exactly_is_counted_once() -> None:
+    # No tree: the gang itself asks for one rack. Both racks are tried, each in a trial; the chosen one counts.
+    group = MakePodGroup("g").gang(4).topology(RACK).obj()
+    s, decisions = run(profile("phalanx"), trap_racks(), [], [group], [pod.obj() for pod in trap()])
+    placed = binds(decisions)
+    assert placed["g-xl"] == "n0" and sorted(placed.values()) == ["n0", "n0", "n1", "n1"]
+    assert cycles(s) == {"placed": 1, "infeasible": 0, "undecided": 0}
+    assert exact.decisions(s.cluster).groups["placed"] == {"default/g"}
+
+
 def test_a_tree_binds_whole_with_an_exact_leaf_next_to_a_greedy_one() -> None:
     # Rack r1 has a third node for leaf h; the root needs both leaves, in one rack.
     nodes = [*trap_racks(), node("n2", 2, 2, "r1")]
