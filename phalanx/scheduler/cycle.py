@@ -112,7 +112,7 @@ class PodCycle:
         self._ranged = type(self).feasible is PodCycle.feasible and type(self).static_mask is PodCycle.static_mask
         self._range_filters = [f for f in self.dynamic_filters if isinstance(f, RangeFilterPlugin)]
         self._whole_filters = [f for f in self.dynamic_filters if not isinstance(f, RangeFilterPlugin)]
-        # PreFilter/PreScore Skip, by plugin id: a skipped Filter passes every node, a skipped Score gives 0.
+        # PreFilter/PreScore Skip, by plugin id: a skipped Filter passes every node, a skipped Score adds nothing.
         self._filter_skips = {id(f): f.skips for f in self.filters if isinstance(f, SkippingFilterPlugin)}
         # Filters that read the other pods bound to the nodes (PodTopologySpread, InterPodAffinity):
         # preemption's dry run runs them again with the victims gone.

@@ -91,7 +91,8 @@ class AssignedPodHintPlugin(Protocol):
 
 @runtime_checkable
 class SkippingScorePlugin(Protocol):
-    """A Score plugin whose PreScore can Skip it for a pod: it scores every node 0 and is not called."""
+    """A Score plugin whose PreScore can Skip it for a pod, or that would score every node alike: it is not
+    called, and a score the same for every candidate changes no choice (the total is only compared)."""
 
     def skips_score(self, state: CycleState, cluster: ClusterState) -> bool: ...
 

@@ -69,6 +69,10 @@ class NodeAffinity:
     def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
         return Counter({REASON: int(failed.sum())})
 
+    def skips_score(self, state: CycleState, cluster: ClusterState) -> bool:
+        """No preferred term: every node scores 0 (PreScore's Skip)."""
+        return not state.pod.placement.preferred_terms
+
     def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
         terms = state.pod.placement.preferred_terms
         total = np.zeros(len(nodes), dtype=np.int64)

@@ -23,6 +23,11 @@ class TaintToleration:
     static = True
     code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
+    def __init__(self) -> None:
+        self._sets: object = None  # the cluster's taint sets when `_no_prefer` was worked out, and how many
+        self._seen = 0
+        self._no_prefer = False
+
     def _untolerated(self, state: CycleState, cluster: ClusterState) -> list[Taint | None]:
         tolerations = state.pod.placement.tolerations
         return [first_untolerated(taints, tolerations, harmless="PreferNoSchedule") for taints in cluster.taint_sets]
@@ -34,6 +39,15 @@ class TaintToleration:
     def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
         # v1.37 names no taint in the reason (taint_toleration.go Filter: "node(s) had untolerated taint(s)").
         return Counter({REASON: int(failed.sum())}) if failed.any() else Counter()
+
+    def skips_score(self, state: CycleState, cluster: ClusterState) -> bool:
+        """No node has a PreferNoSchedule taint: every node scores MaxNodeScore, the same for all, which changes
+        no choice; the cycle leaves the plugin out."""
+        sets = cluster.taint_sets
+        if sets is not self._sets or len(sets) != self._seen:  # the list only grows while it is the same list
+            self._sets, self._seen = sets, len(sets)
+            self._no_prefer = not any(t.effect == "PreferNoSchedule" for taints in sets for t in taints)
+        return self._no_prefer
 
     def score(self, state: CycleState, cluster: ClusterState, nodes: IntArray) -> IntArray:
         prefer = [t for t in state.pod.placement.tolerations if t.effect in ("", "PreferNoSchedule")]

@@ -106,3 +106,11 @@ def test_no_preferred_terms_score_zero() -> None:
     cluster = make_cluster(NODES)
     assert NodeAffinity().score(cycle_state(MakePod().req(cpu="1"), cluster), cluster, np.arange(4)).tolist() == \
         [0, 0, 0, 0]
+
+
+def test_a_pod_without_preferred_terms_skips_scoring() -> None:
+    cluster = make_cluster([MakeNode("a").alloc(cpu="1").label("zone", "z1")])
+    plugin = NodeAffinity()
+    assert plugin.skips_score(cycle_state(MakePod().req(cpu="1"), cluster), cluster)
+    preferring = MakePod().req(cpu="1").preferred(10, expr("zone", "In", "z1"))
+    assert not plugin.skips_score(cycle_state(preferring, cluster), cluster)

@@ -102,3 +102,16 @@ def test_score_all_clean_is_100_everywhere() -> None:
     cluster = make_cluster([MakeNode("a").alloc(cpu="1"), MakeNode("b").alloc(cpu="1")])
     state = cycle_state(MakePod().req(cpu="1"), cluster)
     assert TaintToleration().score(state, cluster, np.arange(2)).tolist() == [100, 100]
+
+
+def test_score_is_left_out_while_no_node_has_a_prefer_no_schedule_taint() -> None:
+    # Every node would score 100: the same for all, so the cycle skips the plugin (the total is only compared).
+    cluster = make_cluster([MakeNode("a").alloc(cpu="1").taint("gpu", "true", "NoSchedule"),
+                            MakeNode("b").alloc(cpu="1")])
+    plugin = TaintToleration()
+    state = cycle_state(MakePod().req(cpu="1"), cluster)
+    assert plugin.skips_score(state, cluster)
+    # A node tainted PreferNoSchedule later: the plugin scores again.
+    cluster.set_taints(1, (Taint("spot", "true", "PreferNoSchedule"),))
+    assert not plugin.skips_score(state, cluster)
+    assert plugin.score(state, cluster, np.arange(2)).tolist() == [100, 0]
