@@ -199,8 +199,8 @@ class Oracle:
                     self.plane.start_controller_manager(controllers)
                 started = time.monotonic()
             for j, unit in enumerate(step.units):
-                group = deferred.pop(step.unit_groups[j][len("group:"):], None) if j < len(step.unit_groups) \
-                    else None
+                kind, _, name = (step.unit_groups[j] if j < len(step.unit_groups) else "").partition(":")
+                group = deferred.pop(name, None) if kind == "group" else None
                 keys = [key for key in unit if key in pending]
                 if group is not None:
                     self._create(*group)
