@@ -241,7 +241,7 @@ def _load_paths(paths: Sequence[str]) -> Inputs:
     inputs.migration = migrator.changes
     if foreign:
         inputs.notices.append(f"skipped {len(foreign)} file(s) in folders that hold no Kubernetes objects "
-                              f"({_first_few(foreign)})")
+                              f"({first_few(foreign)})")
     resolve(inputs)
     return inputs
 
@@ -251,7 +251,8 @@ def _notice(inputs: Inputs, line: str) -> None:
         inputs.notices.append(line)
 
 
-def _first_few(names: Sequence[str], shown: int = 3) -> str:
+def first_few(names: Sequence[str], shown: int = 3) -> str:
+    """`a, b, c and 4 more`: a few names for a one-line message."""
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
@@ -383,7 +384,7 @@ def resolve(inputs: Inputs) -> None:
         dropped = {id(pod) for pod in unplaced}
         inputs.pods = [pod for pod in inputs.pods if id(pod) not in dropped]
         _notice(inputs, f"skipped {len(unplaced)} pod(s) bound to nodes not in the input ("
-                + _first_few([f"{p.namespace}/{p.name} on {p.node_name}" for p in unplaced]) + ")")
+                + first_few([f"{p.namespace}/{p.name} on {p.node_name}" for p in unplaced]) + ")")
     for pod in inputs.pods:
         pod_priority(pod, "Pod", "spec.priorityClassName")
         if pod.node_name is not None and node_arrival[pod.node_name] > pod.arrival:
@@ -446,7 +447,7 @@ def resolve(inputs: Inputs) -> None:
     if ignored:
         _notice(inputs, "JobSet Job templates' spec.scheduling has no effect (the Job controller makes PodGroups "
                 "only for Jobs without a controller; name a PodGroup in the pod template's schedulingGroup "
-                f"instead): {_first_few(ignored)}")
+                f"instead): {first_few(ignored)}")
     resolve_devices(inputs)
 
 

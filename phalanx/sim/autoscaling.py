@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from phalanx.api.load import first_few
 from phalanx.api.objects import Node, Pod
 from phalanx.autoscale.cluster_autoscaler import (
     ClusterAutoscaler,
@@ -38,10 +39,6 @@ UNSEEN: dict[str, Callable[[Pod], bool]] = {
     "GPU shares": lambda pod: pod.gpu is not None,
 }
 
-
-def _names(keys: set[str], most: int = 3) -> str:
-    shown = sorted(keys)[:most]
-    return ", ".join(shown) + (f" and {len(keys) - most} more" if len(keys) > most else "")
 
 
 @dataclass(slots=True)
@@ -240,8 +237,8 @@ class NodeAutoscaling:
             "totalCost": round(sum(costs.values()), 6),
             "idleNodeHours": round(idle_node_hours(added, end), 6),
             "unhelped": [{"name": k, "reason": v} for k, v in sorted(self.unhelped.items())],
-            "notModelled": [f"{what} of {len(keys)} pending pod(s) ({_names(keys)}): scale-up's template check "
-                            "does not see them" for what, keys in sorted(self.unseen.items())],
+            "notModelled": [f"{what} of {len(keys)} pending pod(s) ({first_few(sorted(keys))}): scale-up's "
+                            "template check does not see them" for what, keys in sorted(self.unseen.items())],
         }
 
     def _initial_names(self) -> set[str]:

@@ -110,7 +110,7 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
             members.setdefault(roots[group], []).extend(pods)
     units: dict[float, list[tuple[str, ...]]] = {}
     unit_groups: dict[float, list[str]] = {}
-    appearing = {t: {_key(doc) for _, doc in made} for t, made in creates.items()}
+    appearing = {t: {pod_key(doc) for _, doc in made} for t, made in creates.items()}
     for t, key in _first_attempts(attempts):
         kind, _, name = key.partition(":")
         grouped = kind in ("group", "composite")
@@ -123,11 +123,6 @@ def timeline(docs: Sequence[tuple[Source, Mapping[str, Any]]], report: Mapping[s
     times = sorted({0.0, *creates, *finishes, *(t for t, _ in attempts), float(report["endTime"])})
     return [Step(t, tuple(sorted(finishes.get(t, ()))), tuple(creates.get(t, ())), tuple(units.get(t, ())),
                  tuple(unit_groups.get(t, ()))) for t in times]
-
-
-def _key(doc: Mapping[str, Any]) -> str:
-    meta = doc.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 
 def _tree_roots(docs: Sequence[tuple[Source, Mapping[str, Any]]]) -> dict[str, str]:

@@ -186,8 +186,8 @@ class Oracle:
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             deferred = _deferred_groups(step)
             for source, doc in _ordered(step.create):
-                if doc.get("kind") == "PodGroup" and _group_key(doc) in deferred:
-                    deferred[_group_key(doc)] = (source, doc)
+                if doc.get("kind") == "PodGroup" and pod_key(doc) in deferred:
+                    deferred[pod_key(doc)] = (source, doc)
                 elif pod_key(doc) not in pending or doc.get("kind") != "Pod":
                     self._create(source, doc)
             if i == 0:
@@ -492,17 +492,12 @@ def _generic(body: Mapping[str, Any]) -> Any:
     return _generic_class(str(body.get("apiVersion")), str(body.get("kind"))).from_dict(dict(body))
 
 
-def _group_key(doc: Mapping[str, Any]) -> str:
-    meta = doc.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
-
-
 def _deferred_groups(step: Step) -> dict[str, tuple[Source, Mapping[str, Any]] | None]:
     """The PodGroups of this step whose entry Phalanx's queue tried at this step: created in their unit's turn
     (filled in as `run` meets their manifests)."""
     tried = {g[len("group:"):] for g in step.unit_groups if g.startswith("group:")}
-    return {_group_key(doc): None for _, doc in step.create
-            if doc.get("kind") == "PodGroup" and _group_key(doc) in tried}
+    return {pod_key(doc): None for _, doc in step.create
+            if doc.get("kind") == "PodGroup" and pod_key(doc) in tried}
 
 
 def _ordered(create: Sequence[tuple[Source, Mapping[str, Any]]]) -> list[tuple[Source, Mapping[str, Any]]]:
