@@ -40,7 +40,6 @@ UNSEEN: dict[str, Callable[[Pod], bool]] = {
 }
 
 
-
 @dataclass(slots=True)
 class AutoscalerScan:
     """A scan of the cluster autoscaler is due."""

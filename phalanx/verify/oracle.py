@@ -187,8 +187,8 @@ class Oracle:
             deferred = _deferred_groups(step)
             for source, doc in _ordered(step.create):
                 if doc.get("kind") == "PodGroup" and pod_key(doc) in deferred:
-                    deferred[pod_key(doc)] = (source, doc)
-                elif pod_key(doc) not in pending or doc.get("kind") != "Pod":
+                    continue
+                if pod_key(doc) not in pending or doc.get("kind") != "Pod":
                     self._create(source, doc)
             if i == 0:
                 wanted = (dict(scheduler_config), dict(gates))
@@ -212,8 +212,7 @@ class Oracle:
                 if keys:
                     self._attempted(keys, step.time, outcome)
             for item in deferred.values():
-                if item is not None:
-                    self._create(*item)
+                self._create(*item)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
             self._quiet(step.time, outcome, groups=freed, gang_gate=bool(gates.get("GenericWorkload")),
@@ -492,11 +491,11 @@ def _generic(body: Mapping[str, Any]) -> Any:
     return _generic_class(str(body.get("apiVersion")), str(body.get("kind"))).from_dict(dict(body))
 
 
-def _deferred_groups(step: Step) -> dict[str, tuple[Source, Mapping[str, Any]] | None]:
-    """The PodGroups of this step whose entry Phalanx's queue tried at this step: created in their unit's turn
-    (filled in as `run` meets their manifests)."""
-    tried = {g[len("group:"):] for g in step.unit_groups if g.startswith("group:")}
-    return {pod_key(doc): None for _, doc in step.create
+def _deferred_groups(step: Step) -> dict[str, tuple[Source, Mapping[str, Any]]]:
+    """The PodGroups of this step whose entry Phalanx's queue tried at this step: created in their unit's
+    turn."""
+    tried = {g.removeprefix("group:") for g in step.unit_groups if g.startswith("group:")}
+    return {pod_key(doc): (source, doc) for source, doc in step.create
             if doc.get("kind") == "PodGroup" and pod_key(doc) in tried}
 
 
