@@ -175,6 +175,9 @@ class Simulation:
         self.scheduling_seconds = 0.0
         # Called after each event batch's decisions are carried out (series sampling, progress display).
         self.observers: list[Callable[[Simulation], None]] = []
+        # An evicted bare pod of a PodGroup (no owner) comes back, as the workload controller behind a gang
+        # would make it; off where only what the manifests name runs (verify's real cluster has no such one).
+        self.recreate_bare_members = True
 
     def delete_pod_at(self, time: float, pod_key: str) -> None:
         """Schedule a user's deletion of a pod (before `run`): at `time` it leaves and frees what it held."""
@@ -481,7 +484,8 @@ class Simulation:
         self._act(self.workloads.terminating(record.pod, self.now))
 
     def _delete(self, event: _Deletion) -> None:
-        """An evicted pod is gone: its controller (Job, Workload, ReplicaSet…) makes it again; a bare pod fails."""
+        """An evicted pod is gone: its controller (Job, ReplicaSet…) makes it again, and so does a gang's workload
+        controller for a bare member of a PodGroup (unless `recreate_bare_members` is off); a bare pod fails."""
         record = self.pods.get(event.pod_key)
         if record is None or record.token != event.token or not record.terminating:
             return
@@ -491,7 +495,8 @@ class Simulation:
         record.terminating = False
         record.node = None
         replaced = self.workloads.replaces(pod)  # a ReplicaSet's or DaemonSet's pod: another takes its place
-        if replaced or (pod.owner is None and pod.controller is None and pod.pod_group is None):
+        bare = pod.owner is None and pod.controller is None
+        if replaced or (bare and (pod.pod_group is None or not self.recreate_bare_members)):
             record.phase = "Failed"
             record.finished_at = self.now
             self._refresh(pod)

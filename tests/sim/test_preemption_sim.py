@@ -123,6 +123,23 @@ def test_a_workload_owned_pod_is_recreated_and_queues_again() -> None:
     assert sim.groups["default/train"].preempted_count == 1
 
 
+def test_a_bare_member_fails_where_nothing_recreates_it() -> None:
+    """verify's real cluster runs no workload controller: an evicted bare member is gone, as on the API server."""
+    inputs = inputs_of(
+        MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
+        MakePodGroup("train").gang(1).priority(1),
+        MakePod("train-0").req(cpu="4").priority(1).group("train").node("node-a").duration("2h"),
+        MakePod("p").req(cpu="4").priority(100).arrival("600").duration("1h"),
+    )
+    sim = Simulation(inputs, builtin("gang"), until=20000.0)
+    sim.recreate_bare_members = False
+    sim.run()
+    record = sim.pods["default/train-0"]
+    assert (record.phase, record.finished_at, record.node) == ("Failed", 630.0, None)  # after its grace period
+    assert record.message == "Preempted by pod default/p on node node-a"
+    assert sim.pods["default/p"].phase == "Succeeded"
+
+
 def test_a_replica_set_pod_is_recreated() -> None:
     owned = MakePod("web-1").req(cpu="4").node("node-a")
     owned.doc["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web",
