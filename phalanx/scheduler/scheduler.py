@@ -696,7 +696,7 @@ class Scheduler:
             why = (own or {}).get(pod.key, message)
             self.messages[pod.key] = why
             self._out.append(Unschedulable(pod, why))
-        self.queue.failed(entry, now)
+        self.queue.failed(entry, now, size=len(pending))
         self._condition(group, False, reason, message)
 
     def _condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None:

@@ -20,8 +20,9 @@ def test_a_failed_binding_unreserves_the_pod_and_queues_it_again_through_backoff
     assert s.assumed == {"default/p": ""}
     assert s.bind_failed("default/p", 1.0) == ["default/p"]
     assert "default/p" not in s.cluster.bound and not s.cluster.requested.any()
-    assert s.schedule(1.5) == []  # backing off (1 s after the failure)
-    again = s.schedule(2.0)
+    assert s.schedule(1.5) == []  # backing off (1 s after the failure, to the end of that second's window)
+    assert s.schedule(2.5) == []  # an error's backoff is not cut short when activeQ is empty
+    again = s.schedule(3.0)
     assert binds(again) == {"p": "node-a"}
     s.confirm_bind("default/p")
     assert s.assumed == {}
@@ -38,7 +39,7 @@ def test_a_failed_member_rolls_back_the_gang_members_not_yet_bound_when_below_mi
     rolled = s.bind_failed("default/g-1", 1.0)
     assert rolled == ["default/g-1", "default/g-2"]
     assert set(s.cluster.bound) == {"default/g-0"}
-    retry = s.schedule(2.0)
+    retry = s.schedule(3.0)
     assert set(binds(retry)) == {"g-1", "g-2"}
 
 

@@ -52,8 +52,9 @@ def test_a_round_at_each_arrival_and_at_the_retry_after_a_failed_binding() -> No
     ends = Recorder(s, {0.0: ["a"], 5.0: ["b"]}, fail_first={"a"})
     clock = VirtualClock(ends.next_input)
     run_engine(s, clock, ends)
-    # a's Binding fails at 0: it backs off and the loop wakes for its retry (1 s), not only for inputs
-    assert ends.rounds == [(0.0, ["Bind:a"]), (1.0, ["Bind:a"]), (5.0, ["Unschedulable:b"])]
+    # a's Binding fails at 0: it backs off and the loop wakes for its retry (1 s, ended with its whole-second
+    # window at 2 s), not only for inputs
+    assert ends.rounds == [(0.0, ["Bind:a"]), (2.0, ["Bind:a"]), (5.0, ["Unschedulable:b"])]
     assert clock.now() == 5.0 and s.next_retry() is None
 
 

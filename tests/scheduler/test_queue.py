@@ -1,4 +1,5 @@
-"""The scheduling queue: activeQ by priority then arrival, backoff 1 s doubling to 10 s, unschedulable set."""
+"""The scheduling queue: activeQ by priority then last return, backoff 1 s doubling to 10 s on whole-second windows
+(a group's longer), pops from backoffQ when activeQ is empty, unschedulable set."""
 
 from phalanx.scheduler.queue import INITIAL_BACKOFF, MAX_BACKOFF, SchedulingQueue, Where
 
@@ -30,7 +31,9 @@ def test_adding_twice_keeps_the_first_place() -> None:
     assert drain(queue) == ["a", "b"]
 
 
-def test_backoff_doubles_from_one_second_to_ten() -> None:
+def test_backoff_doubles_from_one_second_to_ten_and_ends_on_whole_second_windows() -> None:
+    """backoff_queue.go: the expiry (last failure + 1 s, 2 s, … 10 s) is truncated to its second, and the entry
+    backs off until that second has passed."""
     assert (INITIAL_BACKOFF, MAX_BACKOFF) == (1.0, 10.0)
     queue = SchedulingQueue()
     queue.add("p", 0, 0.0)
@@ -43,12 +46,29 @@ def test_backoff_doubles_from_one_second_to_ten() -> None:
         assert entry.where is Where.UNSCHEDULABLE
         queue.move_all(now)  # something changed in the cluster at once
         assert queue.entries["p"].where.value == "backoff"
-        expiry = queue.next_backoff()
-        assert expiry is not None
-        waits.append(expiry - now)
-        assert queue.pop(expiry - 0.001) is None  # not before the backoff expires
-        now = expiry
-    assert waits == [1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0]
+        ends = queue.next_backoff()
+        assert ends is not None
+        waits.append(ends - now)
+        queue.flush_backoff(ends - 0.001)
+        assert queue.entries["p"].where is Where.BACKOFF  # not before the backoff ends
+        queue.flush_backoff(ends)
+        assert queue.entries["p"].where is Where.ACTIVE
+        now = ends
+    assert waits == [2.0, 3.0, 5.0, 9.0, 11.0, 11.0, 11.0]
+    entry = queue.entries["p"]
+    entry.last_failure = 10.5
+    assert entry.backoff_ends() == 21.0  # 10.5 + 10 = 20.5: the window of second 20 ends at 21
+
+
+def test_a_group_backs_off_longer_by_the_square_root_of_its_size() -> None:
+    queue = SchedulingQueue()
+    queue.add("group:default/train", 0, 0.0)
+    for _ in range(6):
+        key = queue.pop(100.0)
+        assert key == "group:default/train"
+        queue.failed(key, 100.0, size=4)
+        queue.move_all(100.0)
+    assert queue.next_backoff() == 100.0 + 20.0 + 1.0  # 10 s × √4
 
 
 def test_unschedulable_entries_wait_for_an_event() -> None:
@@ -66,12 +86,15 @@ def test_unschedulable_entries_wait_for_an_event() -> None:
 def test_an_event_during_the_attempt_sends_the_entry_to_backoff() -> None:
     queue = SchedulingQueue()
     queue.add("p", 0, 0.0)
+    queue.add("q", 0, 0.0)
     assert queue.pop(5.0) == "p"
     queue.move_all(5.0)              # e.g. a pod finished while "p" was being scheduled
     queue.failed("p", 5.0)
     assert queue.entries["p"].where is Where.BACKOFF
-    assert queue.next_backoff() == 6.0
-    assert queue.pop(6.0) == "p"
+    assert queue.next_backoff() == 7.0
+    assert queue.pop(5.0) == "q"     # activeQ first
+    queue.done("q")
+    assert queue.pop(5.0) == "p"     # then, activeQ empty, straight from backoffQ
 
 
 def test_move_one_entry() -> None:
@@ -87,15 +110,60 @@ def test_move_one_entry() -> None:
 
 
 def test_backed_off_entries_keep_priority_order_when_they_return() -> None:
+    def backed_off() -> SchedulingQueue:
+        queue = SchedulingQueue()
+        queue.add("low", 0, 0.0)
+        queue.add("high", 10, 1.0)
+        for key in ("high", "low"):
+            assert queue.pop(1.0) == key
+            queue.failed(key, 1.0)
+        queue.move_all(1.0)
+        queue.add("new-low", 0, 1.5)
+        return queue
+
+    # Backing off until 3 s: activeQ's entry first, then backoffQ's by priority (SchedulerPopFromBackoffQ).
+    assert drain(backed_off(), 2.0) == ["new-low", "high", "low"]
+    # Back in activeQ: by priority, then by when each last came back (1 s for both, before new-low's 1.5 s).
+    assert drain(backed_off(), 3.0) == ["high", "low", "new-low"]
+
+
+def test_backoff_q_pops_by_window_then_priority() -> None:
+    """lessBackoffCompletedWithPriority: the earlier window first, and within a window as activeQ orders."""
     queue = SchedulingQueue()
-    queue.add("low", 0, 0.0)
-    queue.add("high", 10, 1.0)
-    for key in ("high", "low"):
-        assert queue.pop(1.0) == key
-        queue.failed(key, 1.0)
-    queue.move_all(1.0)
-    queue.add("new-low", 0, 1.5)
-    assert drain(queue, 2.0) == ["high", "low", "new-low"]
+    for key, priority, at in (("early-high", 50, 0.2), ("early-low", 0, 0.5), ("late-high", 100, 1.5)):
+        queue.add(key, priority, at)
+        assert queue.pop(at) == key
+        queue.failed(key, at)
+    queue.move_all(1.5)
+    assert [queue.entries[k].where for k in ("early-high", "early-low", "late-high")] == [Where.BACKOFF] * 3
+    assert drain(queue, 1.5) == ["early-high", "early-low", "late-high"]
+
+
+def test_an_entry_backing_off_after_an_error_is_not_taken_early() -> None:
+    queue = SchedulingQueue()
+    queue.add("p", 0, 0.0)
+    assert queue.pop(0.0) == "p"
+    queue.backoff("p", 0, 0.0, 0.0)  # its binding failed (handleBindingCycleError)
+    assert queue.entries["p"].where is Where.BACKOFF
+    assert queue.pop(1.0) is None
+    assert queue.next_backoff() == 2.0 and queue.pop(2.0) == "p"
+
+
+def test_a_failed_entry_queues_behind_one_that_failed_before_it() -> None:
+    """AddUnschedulableIfNotPresent refreshes the timestamp: among equal priorities, activeQ then orders by
+    when each entry last came back, not by when it first arrived."""
+    queue = SchedulingQueue()
+    queue.add("first", 0, 0.0)
+    assert queue.pop(0.0) == "first"
+    queue.failed("first", 0.0)
+    queue.add("second", 0, 5.0)
+    assert queue.pop(5.0) == "second"
+    queue.failed("second", 5.0)
+    queue.move("first", 30.0)  # an event only "first" cares about
+    assert queue.pop(30.0) == "first"
+    queue.failed("first", 30.0)
+    queue.move_all(60.0)
+    assert drain(queue, 60.0) == ["second", "first"]
 
 
 def test_done_forgets_the_entry() -> None:

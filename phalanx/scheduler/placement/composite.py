@@ -601,7 +601,7 @@ class CompositeCycles:
                                   else "Unschedulable")
         if retry:
             s.messages[COMPOSITE + root_key] = result.message
-            s.queue.failed(entry, now)
+            s.queue.failed(entry, now, size=sum(len(pods) for pods in pending.values()))
         else:
             s.messages.pop(COMPOSITE + root_key, None)
             s.queue.done(entry)
@@ -624,7 +624,7 @@ class CompositeCycles:
                                                    message))
             self._leaf_failed(leaf, pending[leaf.key], own, reason)
         s.messages[COMPOSITE + root_key] = message
-        s.queue.failed(entry, now)
+        s.queue.failed(entry, now, size=sum(len(pods) for pods in pending.values()))
 
     # --- workload-aware preemption for the tree -----------------------------------------------------------
 
