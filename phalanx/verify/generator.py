@@ -18,7 +18,13 @@ MEMORY = ("256Mi", "512Mi", "1Gi", "2Gi", "4Gi", "6Gi")
 NODE_CPUS = (2, 4, 4, 8, 8, 16)
 NODE_MEMORY = ("4Gi", "8Gi", "16Gi", "32Gi")
 PRIORITIES = {"low": 100, "mid": 500, "high": 1000}
-ARRIVALS = ("10s", "20s", "30s")
+# Every pod's end is an instant of its own: pod-i runs 15 + i seconds, and later pods arrive after the earlier
+# ones have ended. Two pods never end in the same instant on a real cluster (the oracle's kubelet ends them one
+# at a time, and kube-scheduler retries waiting pods in between), so a shared instant would make the real
+# outcome depend on the order of the deletions (docs/fidelity.md, known differences).
+ARRIVALS = ("40s", "80s", "120s")
+LATE_GROUP = "10s"  # a PodGroup created after its pods
+LATE_MEMBER = "35s"  # a gang's last member
 
 
 @dataclass(frozen=True)
@@ -82,7 +88,7 @@ def _pod(rng: random.Random, name: str, *, spread: bool, pod_affinity: bool,
     if rng.random() < 0.3:
         annotations["phalanx.dev/arrival"] = rng.choice(ARRIVALS)
     if rng.random() < 0.2:
-        annotations["phalanx.dev/duration"] = "15s"
+        annotations["phalanx.dev/duration"] = f"{15 + int(name.rpartition('-')[2])}s"
     if annotations:
         meta["annotations"] = annotations
     requests = {"cpu": rng.choice(CPUS), "memory": rng.choice(MEMORY)}
@@ -148,7 +154,7 @@ def _group(rng: random.Random, g: int) -> list[dict[str, Any]]:
     group: dict[str, Any] = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
                              "metadata": {"name": name, "namespace": "default"}, "spec": group_spec}
     if rng.random() < 0.2:
-        group["metadata"]["annotations"] = {"phalanx.dev/arrival": "10s"}
+        group["metadata"]["annotations"] = {"phalanx.dev/arrival": LATE_GROUP}
     requests = {"cpu": rng.choice(CPUS), "memory": rng.choice(MEMORY)}
     members: list[dict[str, Any]] = []
     late = rng.random() < 0.25
@@ -162,6 +168,6 @@ def _group(rng: random.Random, g: int) -> list[dict[str, Any]]:
         meta: dict[str, Any] = {"name": f"{name}-worker-{i}", "namespace": "default",
                                 "labels": {"app": "batch", "group": name}}
         if late and i == size - 1:
-            meta["annotations"] = {"phalanx.dev/arrival": "20s"}
+            meta["annotations"] = {"phalanx.dev/arrival": LATE_MEMBER}
         members.append({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
     return [workload, group, *members]
