@@ -222,6 +222,7 @@ class _Run:
 def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None,
               preemption_hints: dict[str, str] | None = None, victim_hints: set[str] | None = None) -> _Run:
     sim = Simulation(inputs, profile, seed=seed)
+    sim.recreate_bare_members = False  # nothing on the real cluster makes an evicted bare pod again
     queue = sim.scheduler.queue = RecordingQueue()
     sim.scheduler.cycle.hints = hints
     sim.scheduler.preemptor.hints = preemption_hints
@@ -267,8 +268,11 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         ("job-controller", inputs.jobs),
         ("resourceclaim-controller", inputs.claim_templates),
         ("device-taint-eviction-controller", inputs.device_taint_rules)) if needed]
+    # Bare pods with a run time end that long after the real scheduler bound them, whenever that was.
+    durations = {pod.key: pod.duration for pod in inputs.pods if pod.duration is not None and pod.node_name is None
+                 and pod.owner is None and pod.controller is None}
     oracle.reset()
-    real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers)
+    real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations)
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()
     preempted_on = {key: pod.preempted_on for key, pod in real.pods.items() if pod.preempted_on is not None}

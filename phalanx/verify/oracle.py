@@ -14,11 +14,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import math
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from lightkube import ApiError, Client, KubeConfig
@@ -61,6 +62,16 @@ class Step:
     create: tuple[tuple[Source, Mapping[str, Any]], ...] = ()
     units: tuple[tuple[str, ...], ...] = ()
     unit_groups: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Queues:
+    """What kube-scheduler's metrics say is left to try: pods active or backing off (or waiting for their
+    group's cycle), groups active or backing off, and how many group cycles it has run."""
+
+    pods: int
+    groups: int
+    group_attempts: int
 
 
 @dataclass
@@ -136,6 +147,8 @@ class Oracle:
         self._epoch = 0
         self._created_started: dict[str, float] = {}
         self._now = 0.0  # the simulated time of the step being replayed
+        self._durations: dict[str, float] = {}  # run times of the pods the oracle ends itself
+        self._due: defaultdict[float, set[str]] = defaultdict(set)  # simulated time -> pods that end then
         # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
         self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
 
@@ -167,21 +180,23 @@ class Oracle:
         raise ControlPlaneError(f"objects of the previous verify run were not deleted within {timeout:g}s")
 
     def run(self, steps: Sequence[Step], scheduler_config: Mapping[str, Any], gates: Mapping[str, bool],
-            controllers: Iterable[str] = ()) -> RealOutcome:
+            controllers: Iterable[str] = (), durations: Mapping[str, float] | None = None) -> RealOutcome:
+        """Replay `steps`. `durations`: how long pods run once bound; the oracle's kubelet ends each of these
+        that long after the real scheduler bound it (at a step of its own where the timeline has none), not
+        when Phalanx's run ended it, since the real scheduler may have bound it at another time, or at all."""
         outcome = RealOutcome()
         self._keys.clear()
         self._epoch = int(time.time())
         self._created_started = _created_starts(steps)
+        self._durations = dict(durations or {})
+        self._due.clear()
         self._ensure_namespaces(steps)
         started: float | None = None
-        for i, step in enumerate(steps):
+        for i, step in enumerate(self._with_due(steps)):
             self._now = step.time
-            # Room may free up at this step: a PodGroup that failed before retries on its own time.
-            freed = self._end_graceful(step.time, outcome) or bool(step.finish) or \
-                any(doc.get("kind") == "Node" for _, doc in step.create)
-            self._finish(step, outcome)
-            # The pods before this step's creations: a victim deleted while a unit is attempted is room freed too.
-            present = {pod_key(p) for p in self._pods()}
+            self._end_graceful(step.time, outcome)
+            self._finish(replace(step, finish=tuple(k for k in step.finish if k not in self._durations)), outcome,
+                         due=sorted(self._due.pop(step.time, ())))
             pending = {pod_key(doc): (source, doc) for source, doc in step.create
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             deferred = _deferred_groups(step)
@@ -215,12 +230,28 @@ class Oracle:
                 self._create(*item)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
-            self._quiet(step.time, outcome, groups=freed, gang_gate=bool(gates.get("GenericWorkload")),
-                        present=present)
+            self._quiet(step.time, outcome)
         if started is not None:
             outcome.seconds = time.monotonic() - started
-        self._collect(outcome, steps[-1].time if steps else 0.0)
+        self._collect(outcome, self._now)
         return outcome
+
+    def _with_due(self, steps: Sequence[Step]) -> Iterator[Step]:
+        """The timeline's steps, and a step for each pod end due between them (`_due` grows as pods bind)."""
+        i = 0
+        while i < len(steps) or self._due:
+            due = min(self._due, default=math.inf)
+            if i < len(steps) and steps[i].time <= due:
+                i += 1
+                yield steps[i - 1]
+            else:
+                yield Step(due)
+
+    def _seen_bound(self, record: RealPod, node: str, now: float) -> None:
+        record.bound_at, record.node = now, node
+        run = self._durations.get(record.key)
+        if run is not None and not record.finished:
+            self._due[now + run].add(record.key)
 
     # --- steps ----------------------------------------------------------------------------------------
 
@@ -267,20 +298,23 @@ class Oracle:
             raise InputError(f"the API server rejected it: {exc.status.message}", file=source.file,
                              obj=name) from None
 
-    def _finish(self, step: Step, outcome: RealOutcome) -> None:
+    def _finish(self, step: Step, outcome: RealOutcome, due: Sequence[str] = ()) -> None:
         """Pods whose work is done: phase Succeeded (a controller counts it), then deleted, as a kubelet and
-        garbage collection would leave them; a pod the real scheduler never ran cannot finish."""
-        if not step.finish:
+        garbage collection would leave them; a pod the real scheduler never ran cannot finish. `due`: pods
+        the oracle saw bound whose run ends now (one preempted meanwhile is gone, and has nothing to end)."""
+        if not step.finish and not due:
             return
         live = {pod_key(p): p for p in self._pods()}
-        for key in step.finish:
+        for key in (*step.finish, *due):
             pod = live.get(key)
+            if key in due and (pod is None or pod["metadata"].get("deletionTimestamp") is not None):
+                continue
             if pod is None or not _node_of(pod):
                 outcome.skipped_finishes.append(key)
                 continue
             record = outcome.pods.setdefault(key, RealPod(key))
             if record.bound_at is None:  # bound after the last step's quiet: seen first now
-                record.bound_at, record.node = step.time, _node_of(pod)
+                self._seen_bound(record, _node_of(pod), step.time)
             meta = pod["metadata"]
             patch: dict[str, Any] = {"status": {"phase": "Succeeded", "conditions": [
                 {"type": "Ready", "status": "False", "reason": "PodCompleted"}]}}
@@ -290,27 +324,22 @@ class Oracle:
             outcome.pods.setdefault(key, RealPod(key)).finished = True
             self._delete_now(pod)
 
-    def _quiet(self, now: float, outcome: RealOutcome, *, groups: bool = False, gang_gate: bool = False,
-               present: set[str] | None = None, timeout: float = 120.0) -> None:
+    def _quiet(self, now: float, outcome: RealOutcome, *, timeout: float = 120.0) -> None:
         """Wait until the scheduler has nothing active or backing off and nothing changed for a few polls;
         complete graceful deletions meanwhile and note when each pod was first seen bound.
 
-        With GenericWorkload on, room freed at this step (`groups`, or a victim gone while waiting) and a
-        PodGroup member pending, a group that failed before may retry after its backoff without showing in the
-        pending-pods metric: then only a still spell longer than a retry round (1 s backoff, 1 s flush) makes
-        quiet. `present`: the pods before the step's creations, so that a victim (zero grace) deleted while the
-        step's pods were attempted, before the first poll here, counts as a pod gone."""
+        A PodGroup waits in the queues as one entity, which `scheduler_pending_pods` does not show:
+        `scheduler_queued_entities` does. A group in backoff is retried on its own (v1.37.2 puts a gang whose
+        cycle failed back into the error backoff, whatever the events): once every such group has been tried
+        twice since the last change (`scheduler_podgroup_schedule_attempts_total`), its retries change
+        nothing. Failing that, a still spell longer than a retry round makes quiet."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         still = 0
         since = time.monotonic()
-        seen: set[str] = set(present or ())
+        tried_since = self._queues().group_attempts
         while time.monotonic() < deadline:
             pods = self._pods()
-            names = {pod_key(p) for p in pods}
-            if seen - names:
-                groups = True  # a pod went away (a preemption victim): room freed
-            seen = names
             changed_here = False
             for pod in pods:
                 key = pod_key(pod)
@@ -321,8 +350,7 @@ class Oracle:
                 if pod["metadata"].get("deletionTimestamp") is not None:
                     changed_here |= self._terminate(pod, record, now)
                 elif _node_of(pod) and record.bound_at is None:
-                    record.bound_at = now
-                    record.node = _node_of(pod)
+                    self._seen_bound(record, _node_of(pod), now)
                     if not (pod.get("status") or {}).get("startTime"):
                         self._start(pod, now)
             fingerprint = tuple(sorted(
@@ -330,17 +358,20 @@ class Oracle:
                  str(p["metadata"].get("deletionTimestamp"))) for p in pods))
             if fingerprint == last and not changed_here:
                 still += 1
-                # Idle queues and a few unchanged polls; or, with retries still cycling (a pod backing off
-                # after an error), long enough unchanged that a retry (at most 1 s apart) changed nothing.
-                waiting_group = groups and gang_gate and any(
-                    not _node_of(p) and ((p.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
-                    for p in pods)
-                if still >= QUIET_POLLS and (time.monotonic() - since >= STILL_SECONDS
-                                             or (not waiting_group and not self._queues_busy())):
-                    return
+                # Idle queues and a few unchanged polls; or only groups retrying, each tried twice unchanged;
+                # or, with retries still cycling (a pod backing off after an error), long enough unchanged
+                # that a retry (at most 1 s apart) changed nothing.
+                if still >= QUIET_POLLS:
+                    queues = self._queues()
+                    if not queues.pods and (not queues.groups or queues.group_attempts - tried_since
+                                            >= 2 * queues.groups):
+                        return
+                    if time.monotonic() - since >= STILL_SECONDS:
+                        return
             else:
                 still = 0
                 since = time.monotonic()
+                tried_since = self._queues().group_attempts
             last = fingerprint
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"the real scheduler did not settle within {timeout:g}s at simulated time {now:g}s")
@@ -411,16 +442,22 @@ class Oracle:
         with contextlib.suppress(ApiError):
             self.client.delete(Pod, meta["name"], namespace=meta["namespace"], grace_period=0)
 
-    def _queues_busy(self) -> bool:
+    def _queues(self) -> _Queues:
         try:
             text = self.plane.scheduler_metrics()
         except OSError:
-            return True
+            return _Queues(pods=1, groups=0, group_attempts=0)
         pending: dict[str, float] = defaultdict(float)
         for match in re.finditer(r'^scheduler_pending_pods\{queue="(\w+)"\} ([0-9.e+]+)$', text, re.M):
             pending[match.group(1)] += float(match.group(2))
+        groups = sum(float(m.group(2)) for m in re.finditer(
+            r'^scheduler_queued_entities\{queue="(\w+)",type="podgroup"\} ([0-9.e+]+)$', text, re.M)
+            if m.group(1) in ("active", "backoff"))
+        attempts = sum(float(m.group(1)) for m in re.finditer(
+            r'^scheduler_podgroup_schedule_attempts_total\{[^}]*\} ([0-9.e+]+)$', text, re.M))
         # "pending": members that arrived while their group was in a cycle, waiting for it to requeue.
-        return pending["active"] + pending["backoff"] + pending["pending"] > 0
+        return _Queues(pods=int(pending["active"] + pending["backoff"] + pending["pending"]), groups=int(groups),
+                       group_attempts=int(attempts))
 
     def _collect(self, outcome: RealOutcome, now: float) -> None:
         for pod in self._pods():
