@@ -194,9 +194,10 @@ class Oracle:
         started: float | None = None
         for i, step in enumerate(self._with_due(steps)):
             self._now = step.time
-            self._end_graceful(step.time, outcome)
-            self._finish(replace(step, finish=tuple(k for k in step.finish if k not in self._durations)), outcome,
-                         due=sorted(self._due.pop(step.time, ())))
+            # A step that changes nothing (a time at which only Phalanx's first run acted) needs no wait.
+            acted = self._end_graceful(step.time, outcome)
+            acted |= self._finish(replace(step, finish=tuple(k for k in step.finish if k not in self._durations)),
+                                  outcome, due=sorted(self._due.pop(step.time, ())))
             pending = {pod_key(doc): (source, doc) for source, doc in step.create
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             deferred = _deferred_groups(step)
@@ -230,7 +231,8 @@ class Oracle:
                 self._create(*item)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
                 self._create(source, doc)
-            self._quiet(step.time, outcome)
+            if acted or step.create or i == 0:
+                self._quiet(step.time, outcome)
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, self._now)
@@ -298,12 +300,14 @@ class Oracle:
             raise InputError(f"the API server rejected it: {exc.status.message}", file=source.file,
                              obj=name) from None
 
-    def _finish(self, step: Step, outcome: RealOutcome, due: Sequence[str] = ()) -> None:
+    def _finish(self, step: Step, outcome: RealOutcome, due: Sequence[str] = ()) -> bool:
         """Pods whose work is done: phase Succeeded (a controller counts it), then deleted, as a kubelet and
         garbage collection would leave them; a pod the real scheduler never ran cannot finish. `due`: pods
-        the oracle saw bound whose run ends now (one preempted meanwhile is gone, and has nothing to end)."""
+        the oracle saw bound whose run ends now (one preempted meanwhile is gone, and has nothing to end).
+        True when a pod ended."""
         if not step.finish and not due:
-            return
+            return False
+        ended = False
         live = {pod_key(p): p for p in self._pods()}
         for key in (*step.finish, *due):
             pod = live.get(key)
@@ -323,6 +327,8 @@ class Oracle:
                                   patch_type=PatchType.MERGE)
             outcome.pods.setdefault(key, RealPod(key)).finished = True
             self._delete_now(pod)
+            ended = True
+        return ended
 
     def _quiet(self, now: float, outcome: RealOutcome, *, timeout: float = 120.0) -> None:
         """Wait until the scheduler has nothing active or backing off and nothing changed for a few polls;
