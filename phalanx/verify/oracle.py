@@ -39,6 +39,9 @@ POLL_SECONDS = 0.05
 # Unchanged seconds that make "quiet" while pods or groups keep retrying: longer than a retry round of
 # kube-scheduler's queue with a 1 s backoff (up to 1 s backoff, then up to 1 s until the next flush).
 STILL_SECONDS = 3.5
+# With a group retrying on its error backoff (podMaxBackoff × √size, on whole-second windows), the retry that
+# makes quiet can take longer; this bounds the wait if its attempts stop showing.
+GROUP_STILL_SECONDS = 12.0
 _PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 # Kinds created before everything else of their step: admission needs them first.
@@ -337,8 +340,9 @@ class Oracle:
         A PodGroup waits in the queues as one entity, which `scheduler_pending_pods` does not show:
         `scheduler_queued_entities` does. A group in backoff is retried on its own (v1.37.2 puts a gang whose
         cycle failed back into the error backoff, whatever the events): once every such group has been tried
-        twice since the last change (`scheduler_podgroup_schedule_attempts_total`), its retries change
-        nothing. Failing that, a still spell longer than a retry round makes quiet."""
+        again since the last change (`scheduler_podgroup_schedule_attempts_total`), its retries change
+        nothing. Failing that, a still spell longer than a retry round makes quiet (longer with a group
+        backing off, whose rounds are longer)."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         still = 0
@@ -364,15 +368,14 @@ class Oracle:
                  str(p["metadata"].get("deletionTimestamp"))) for p in pods))
             if fingerprint == last and not changed_here:
                 still += 1
-                # Idle queues and a few unchanged polls; or only groups retrying, each tried twice unchanged;
+                # Idle queues and a few unchanged polls; or only groups retrying, each tried again unchanged;
                 # or, with retries still cycling (a pod backing off after an error), long enough unchanged
                 # that a retry (at most 1 s apart) changed nothing.
                 if still >= QUIET_POLLS:
                     queues = self._queues()
-                    if not queues.pods and (not queues.groups or queues.group_attempts - tried_since
-                                            >= 2 * queues.groups):
+                    if not queues.pods and queues.group_attempts - tried_since >= queues.groups:
                         return
-                    if time.monotonic() - since >= STILL_SECONDS:
+                    if time.monotonic() - since >= (GROUP_STILL_SECONDS if queues.groups else STILL_SECONDS):
                         return
             else:
                 still = 0
