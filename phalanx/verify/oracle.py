@@ -459,13 +459,18 @@ class Oracle:
         pending: dict[str, float] = defaultdict(float)
         for match in re.finditer(r'^scheduler_pending_pods\{queue="(\w+)"\} ([0-9.e+]+)$', text, re.M):
             pending[match.group(1)] += float(match.group(2))
-        groups = sum(float(m.group(2)) for m in re.finditer(
-            r'^scheduler_queued_entities\{queue="(\w+)",type="podgroup"\} ([0-9.e+]+)$', text, re.M)
-            if m.group(1) in ("active", "backoff"))
+        # Entities, not pods: a group's members backing off with it count as one group, not as pods.
+        entities: dict[tuple[str, str], float] = defaultdict(float)
+        for match in re.finditer(r'^scheduler_queued_entities\{queue="(\w+)",type="(\w+)"\} ([0-9.e+]+)$', text,
+                                 re.M):
+            entities[match.group(1), match.group(2)] += float(match.group(3))
         attempts = sum(float(m.group(1)) for m in re.finditer(
             r'^scheduler_podgroup_schedule_attempts_total\{[^}]*\} ([0-9.e+]+)$', text, re.M))
+        pods = entities["active", "pod"] + entities["backoff", "pod"] if entities else \
+            pending["active"] + pending["backoff"]
         # "pending": members that arrived while their group was in a cycle, waiting for it to requeue.
-        return _Queues(pods=int(pending["active"] + pending["backoff"] + pending["pending"]), groups=int(groups),
+        return _Queues(pods=int(pods + pending["pending"]),
+                       groups=int(entities["active", "podgroup"] + entities["backoff", "podgroup"]),
                        group_attempts=int(attempts))
 
     def _collect(self, outcome: RealOutcome, now: float) -> None:

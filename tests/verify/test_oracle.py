@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from phalanx.verify.oracle import Oracle, RealPod, Step
+from phalanx.verify.oracle import Oracle, RealPod, Step, _Queues
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -18,9 +18,10 @@ current-context: x
 
 METRICS = """# HELP scheduler_pending_pods Number of pending pods, by the queue type.
 scheduler_pending_pods{queue="active"} 0
-scheduler_pending_pods{queue="backoff"} 0
+scheduler_pending_pods{queue="backoff"} 3
 scheduler_pending_pods{queue="gated"} 1
 scheduler_pending_pods{queue="unschedulable"} 2
+scheduler_queued_entities{queue="backoff",type="pod"} 0
 scheduler_queued_entities{queue="backoff",type="podgroup"} 1
 scheduler_queued_entities{queue="gated",type="podgroup"} 1
 scheduler_queued_entities{queue="unschedulable",type="pod"} 2
@@ -76,7 +77,8 @@ def test_a_pod_without_a_run_time_or_already_finished_gets_no_end(tmp_path: Path
 
 def test_queues_read_groups_from_queued_entities(tmp_path: Path) -> None:
     queues = _oracle(tmp_path)._queues()
-    # Gated and unschedulable entries are parked; the group backing off retries on its own.
+    # Gated and unschedulable entries are parked; the group backing off (its 3 pods in pending_pods' backoff)
+    # retries on its own.
     assert (queues.pods, queues.groups, queues.group_attempts) == (0, 1, 5)
 
 
@@ -88,3 +90,8 @@ def test_unreadable_metrics_count_as_busy(tmp_path: Path) -> None:
 
     oracle.plane.scheduler_metrics = broken  # type: ignore[method-assign]
     assert oracle._queues().pods == 1
+
+
+def test_without_entity_metrics_pods_come_from_pending_pods(tmp_path: Path) -> None:
+    metrics = 'scheduler_pending_pods{queue="active"} 2\nscheduler_pending_pods{queue="backoff"} 1\n'
+    assert _oracle(tmp_path, metrics)._queues() == _Queues(pods=3, groups=0, group_attempts=0)
