@@ -24,11 +24,11 @@ from phalanx.verify.oracle import Oracle
 pytestmark = pytest.mark.kube
 
 CASES = int(os.environ.get("PHALANX_DIFFERENTIAL_CASES", "500"))
-# Measured (docs/fidelity.md): 6 of seeds 0-99 and 4 of seeds 0-29 disagree; 99.1-99.8% of pod outcomes
-# agree. With a margin for the oracle's timing and the open disagreements, at most this share of cases may
-# disagree anywhere but in messages, and pod outcomes must agree at least this often.
-MAX_DISAGREEING_CASES = 0.2
-MIN_OUTCOME_AGREEMENT = 0.98
+# Measured (docs/fidelity.md): 7 of seeds 0-499 disagree anywhere but in messages, and 7,021 of 7,022 pod
+# outcomes agree. With a margin for the oracle's timing under load, at most this share of cases may disagree,
+# and pod outcomes must agree at least this often.
+MAX_DISAGREEING_CASES = 0.05
+MIN_OUTCOME_AGREEMENT = 0.995
 
 
 def test_generated_clusters_agree(oracle: Oracle, tmp_path: Path) -> None:
