@@ -268,9 +268,10 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         ("job-controller", inputs.jobs),
         ("resourceclaim-controller", inputs.claim_templates),
         ("device-taint-eviction-controller", inputs.device_taint_rules)) if needed]
-    # Bare pods with a run time end that long after the real scheduler bound them, whenever that was.
+    # Bare pods with a run time end that long after the real scheduler bound them, whenever that was. A member of
+    # a PodGroup makes progress only while its group runs (docs/simulation.md): it ends when Phalanx ended it.
     durations = {pod.key: pod.duration for pod in inputs.pods if pod.duration is not None and pod.node_name is None
-                 and pod.owner is None and pod.controller is None}
+                 and pod.owner is None and pod.controller is None and pod.pod_group is None}
     oracle.reset()
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations)
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}

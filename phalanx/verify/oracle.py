@@ -75,6 +75,7 @@ class _Queues:
     pods: int
     groups: int
     group_attempts: int
+    queued: int = 0  # pods in any queue (active, backoff, unschedulable, gated, …): the rest are in a cycle
 
 
 @dataclass
@@ -347,7 +348,7 @@ class Oracle:
         last: tuple[Any, ...] | None = None
         still = 0
         since = time.monotonic()
-        tried_since = self._queues().group_attempts
+        tried_since: int | None = None  # group cycles run when the last change had settled
         while time.monotonic() < deadline:
             pods = self._pods()
             changed_here = False
@@ -373,14 +374,21 @@ class Oracle:
                 # that a retry (at most 1 s apart) changed nothing.
                 if still >= QUIET_POLLS:
                     queues = self._queues()
-                    if not queues.pods and queues.group_attempts - tried_since >= queues.groups:
+                    # Counted from a few polls after the change, so that a cycle already running when it came
+                    # (which saw the state before it) does not count as a retry.
+                    if tried_since is None:
+                        tried_since = queues.group_attempts
+                    # A pod pending on the API server but in no queue is in a cycle, or waiting at Permit.
+                    unbound = sum(1 for p in pods if not _node_of(p) and p["metadata"].get("deletionTimestamp") is None)
+                    if not queues.pods and unbound <= queues.queued and \
+                            (not queues.groups or queues.group_attempts - tried_since >= queues.groups):
                         return
                     if time.monotonic() - since >= (GROUP_STILL_SECONDS if queues.groups else STILL_SECONDS):
                         return
             else:
                 still = 0
                 since = time.monotonic()
-                tried_since = self._queues().group_attempts
+                tried_since = None
             last = fingerprint
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"the real scheduler did not settle within {timeout:g}s at simulated time {now:g}s")
@@ -468,10 +476,12 @@ class Oracle:
             r'^scheduler_podgroup_schedule_attempts_total\{[^}]*\} ([0-9.e+]+)$', text, re.M))
         pods = entities["active", "pod"] + entities["backoff", "pod"] if entities else \
             pending["active"] + pending["backoff"]
+        groups = entities["active", "podgroup"] + entities["backoff", "podgroup"]
+        if entities and not pods and not groups and pending["active"] + pending["backoff"]:
+            groups = 1  # pods queued in an entity with no label: a CompositePodGroup tree (EntityToLabel)
         # "pending": members that arrived while their group was in a cycle, waiting for it to requeue.
-        return _Queues(pods=int(pods + pending["pending"]),
-                       groups=int(entities["active", "podgroup"] + entities["backoff", "podgroup"]),
-                       group_attempts=int(attempts))
+        return _Queues(pods=int(pods + pending["pending"]), groups=int(groups), group_attempts=int(attempts),
+                       queued=int(sum(pending.values())))
 
     def _collect(self, outcome: RealOutcome, now: float) -> None:
         for pod in self._pods():

@@ -94,4 +94,4 @@ def test_unreadable_metrics_count_as_busy(tmp_path: Path) -> None:
 
 def test_without_entity_metrics_pods_come_from_pending_pods(tmp_path: Path) -> None:
     metrics = 'scheduler_pending_pods{queue="active"} 2\nscheduler_pending_pods{queue="backoff"} 1\n'
-    assert _oracle(tmp_path, metrics)._queues() == _Queues(pods=3, groups=0, group_attempts=0)
+    assert _oracle(tmp_path, metrics)._queues() == _Queues(pods=3, groups=0, group_attempts=0, queued=3)
