@@ -109,14 +109,18 @@ def test_a_job_owned_pod_is_recreated_and_queues_again() -> None:
     assert record.phase == "Succeeded" and record.finished_at == pytest.approx(630.0 + 3600.0 + 3 * 3600.0)
 
 
-def test_a_workload_owned_pod_is_recreated_and_queues_again() -> None:
-    inputs = inputs_of(
+def _bare_member_case() -> Inputs:
+    """A bare member of a one-pod gang, running, and a higher-priority pod that preempts it at 600 s."""
+    return inputs_of(
         MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
         MakePodGroup("train").gang(1).priority(1),
         MakePod("train-0").req(cpu="4").priority(1).group("train").node("node-a").duration("2h"),
         MakePod("p").req(cpu="4").priority(100).arrival("600").duration("1h"),
     )
-    sim = Simulation(inputs, builtin("gang"), until=20000.0).run()
+
+
+def test_a_workload_owned_pod_is_recreated_and_queues_again() -> None:
+    sim = Simulation(_bare_member_case(), builtin("gang"), until=20000.0).run()
     record = sim.pods["default/train-0"]
     assert record.preempted_count == 1 and record.phase == "Succeeded"
     assert record.finished_at == pytest.approx(630.0 + 3600.0 + 2 * 3600.0)  # no checkpoint: starts over
@@ -125,13 +129,7 @@ def test_a_workload_owned_pod_is_recreated_and_queues_again() -> None:
 
 def test_a_bare_member_fails_where_nothing_recreates_it() -> None:
     """verify's real cluster runs no workload controller: an evicted bare member is gone, as on the API server."""
-    inputs = inputs_of(
-        MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
-        MakePodGroup("train").gang(1).priority(1),
-        MakePod("train-0").req(cpu="4").priority(1).group("train").node("node-a").duration("2h"),
-        MakePod("p").req(cpu="4").priority(100).arrival("600").duration("1h"),
-    )
-    sim = Simulation(inputs, builtin("gang"), until=20000.0)
+    sim = Simulation(_bare_member_case(), builtin("gang"), until=20000.0)
     sim.recreate_bare_members = False
     sim.run()
     record = sim.pods["default/train-0"]
