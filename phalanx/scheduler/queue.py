@@ -7,6 +7,14 @@ most 10 s, or 10 s × √size for a group of several pods) has not yet expired, 
 Backoff ends on whole-second windows, and when activeQ is empty the next entry comes from backoffQ at once
 (`SchedulerPopFromBackoffQ`, on by default since v1.33); an entry backing off after an error (a failed
 binding) is not taken early.
+
+A PodGroup whose cycle failed is *timed*: v1.37.2 records no rejecting plugin for it, so it goes to the error
+backoffQ whatever the events (`requeuePodGroup`) and is tried again when the backoff ends, and again, for as
+long as it fails; an event does not move it. A retry with nothing changed since the last attempt fails the same
+way, so such an entry sleeps instead, and the first event takes up its retry schedule where it would be then
+(the retries in between counted, as they grow the backoff). With no backoff at all (verify's replay), a timed
+retry comes after everything else of the instant, as the real one comes a backoff later, once the replay's
+other pods have been tried.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ class Entry:
     moved_while_in_flight: bool = False
     size: int = 1  # pods in the entry at its last attempt (a group's backoff grows with it)
     error: bool = False  # came back after an error: its backoff is not cut short
+    timed: bool = False  # retried when its backoff ends, whatever the events (a failed group cycle)
     order: int = 0  # ties of timestamp: the order in which entries got it
 
     def backoff_expiry(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> float:
@@ -53,6 +62,12 @@ class Entry:
         # The doubling stops mattering once it passes `most`; capping the exponent keeps 2.0 ** n from overflowing
         # after a thousand-odd attempts.
         return math.floor(self.last_failure + min(initial * 2.0 ** min(self.attempts - 1, _MAX_DOUBLINGS), most))
+
+    def backoff_capped(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> bool:
+        """The backoff has reached its maximum: it grows no more with further attempts."""
+        if self.size > 1:
+            most *= math.sqrt(self.size)
+        return initial * 2.0 ** min(max(self.attempts - 1, 0), _MAX_DOUBLINGS) >= most
 
     def backoff_ends(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> float:
         """When the entry stops backing off: the end of its expiry window (`isEntityBackingoff`)."""
@@ -105,6 +120,12 @@ class SchedulingQueue:
             *_, seq, key = heapq.heappop(self._backoff)
             if self._take(key, seq, Where.BACKOFF) is not None:
                 return key
+        if self._error_backoff and self._error_backoff[0][0] == -math.inf:
+            self.flush_backoff(now, late=True)
+            while self._active:
+                _, _, _, seq, key = heapq.heappop(self._active)
+                if self._take(key, seq) is not None:
+                    return key
         return None
 
     def _take(self, key: str, seq: int, where: Where = Where.ACTIVE) -> Entry | None:
@@ -119,15 +140,20 @@ class SchedulingQueue:
         """The entry was scheduled (or its object is gone): forget it."""
         self.entries.pop(key, None)
 
-    def failed(self, key: str, now: float, size: int = 1) -> None:
+    def failed(self, key: str, now: float, size: int = 1, timed: bool = False) -> None:
         """Scheduling failed: count the attempt, restamp the entry (AddUnschedulableIfNotPresent) and park it until
-        an event moves it. `size`: the pods the attempt tried (a group's backoff grows with it)."""
+        an event moves it; or, `timed` (a failed group cycle, no rejecting plugin: requeuePodGroup), back off
+        and retry whatever the events. `size`: the pods the attempt tried (a group's backoff grows with it)."""
         entry = self.entries[key]
         entry.attempts += 1
-        entry.error = False
+        entry.error = entry.timed = timed
         entry.size = size
         self._restamp(entry, now)
-        if entry.moved_while_in_flight:
+        if timed and entry.moved_while_in_flight:  # its retry will see what changed during the attempt
+            self._push_timed(entry, entry.backoff_ends(self.initial_backoff, self.max_backoff))
+        elif timed:
+            entry.where = Where.UNSCHEDULABLE  # asleep: its retries would fail as this attempt did
+        elif entry.moved_while_in_flight:
             self._to_backoff_or_active(entry, now)
         else:
             entry.where = Where.UNSCHEDULABLE
@@ -143,7 +169,7 @@ class SchedulingQueue:
         may preempt."""
         entry = self.entries[key]
         entry.attempts = 0
-        entry.error = False
+        entry.error = entry.timed = False
         self._seq += 1
         entry.seq = self._seq
         self._push_active(entry)
@@ -171,35 +197,73 @@ class SchedulingQueue:
             entry = self.entries[key] = Entry(key, priority, timestamp, self._seq)
         entry.attempts += 1
         entry.error = True
+        entry.timed = False
         self._restamp(entry, now)
         self._to_backoff_or_active(entry, now)
+
+    def _push_timed(self, entry: Entry, ends: float) -> None:
+        self._seq += 1
+        entry.seq = self._seq
+        entry.where = Where.BACKOFF
+        heapq.heappush(self._error_backoff, (ends, entry.seq, entry.key))
+
+    def _wake(self, entry: Entry, now: float) -> None:
+        """An event for a sleeping timed entry. Its retries went on in the meantime, each failing as before and
+        growing the backoff; the first one from `now` on sees the change."""
+        initial, most = self.initial_backoff, self.max_backoff
+        ends = entry.backoff_ends(initial, most)
+        while -math.inf < ends < now:  # a futile retry at `ends` (without backoff there is none: it comes late)
+            entry.attempts += 1
+            self._restamp(entry, ends)
+            following = entry.backoff_ends(initial, most)
+            if entry.backoff_capped(initial, most) and ends.is_integer():
+                gap = following - ends  # the backoff stopped growing: retries a fixed gap apart
+                skipped = max(0, math.ceil((now - following) / gap))
+                if skipped:
+                    entry.attempts += skipped
+                    self._restamp(entry, ends + skipped * gap)
+                    following += skipped * gap
+            ends = following
+        self._push_timed(entry, ends)
 
     def move_all(self, now: float) -> None:
         """A cluster event may have made room: unschedulable entries go to backoffQ or activeQ."""
         for entry in self.entries.values():
-            if entry.where is Where.UNSCHEDULABLE:
-                self._to_backoff_or_active(entry, now)
-            elif entry.where is Where.IN_FLIGHT:
-                entry.moved_while_in_flight = True
+            self._moved(entry, now)
 
     def move(self, key: str, now: float) -> None:
         entry = self.entries.get(key)
-        if entry is not None and entry.where is Where.UNSCHEDULABLE:
-            self._to_backoff_or_active(entry, now)
+        if entry is not None:
+            self._moved(entry, now)
 
-    def flush_backoff(self, now: float) -> None:
-        heaps: tuple[list[Any], ...] = (self._backoff, self._error_backoff)
-        for heap in heaps:
-            while heap and heap[0][0] <= now:
-                item = heapq.heappop(heap)
-                entry = self.entries.get(item[-1])
-                if entry is not None and entry.where is Where.BACKOFF and entry.seq == item[-2]:
-                    self._push_active(entry)
+    def _moved(self, entry: Entry, now: float) -> None:
+        if entry.where is Where.UNSCHEDULABLE:
+            if entry.timed:
+                self._wake(entry, now)
+            else:
+                self._to_backoff_or_active(entry, now)
+        elif entry.where is Where.IN_FLIGHT:
+            entry.moved_while_in_flight = True
+
+    def flush_backoff(self, now: float, *, late: bool = False) -> None:
+        """Backoffs that have ended go to activeQ. Timed retries without backoff wait for `late` (activeQ and
+        backoffQ empty)."""
+        while self._backoff and self._backoff[0][0] <= now:
+            *_, seq, key = heapq.heappop(self._backoff)
+            entry = self.entries.get(key)
+            if entry is not None and entry.where is Where.BACKOFF and entry.seq == seq:
+                self._push_active(entry)
+        heap = self._error_backoff
+        while heap and heap[0][0] <= now and (late or heap[0][0] != -math.inf):
+            _, seq, key = heapq.heappop(heap)
+            entry = self.entries.get(key)
+            if entry is not None and entry.where is Where.BACKOFF and entry.seq == seq:
+                self._push_active(entry)
 
     def next_backoff(self) -> float | None:
         """When the earliest backed-off entry becomes active again."""
         due: list[float] = []
-        heaps: tuple[list[Any], ...] = (self._backoff, self._error_backoff)
+        heaps: tuple[list[Any], ...] = (self._backoff, self._error_backoff)  # both: (ends, …, seq, key)
         for heap in heaps:
             while heap:
                 item = heap[0]

@@ -212,6 +212,9 @@ def test_extension_a_gang_preempts_the_lowest_priority_holders_only_as_many_as_n
     assert evicted(decisions) == ["p1", "p2"]
     assert c.devices() == before
     c.gone("p1", "p2", now=31.0)
+    # The group is tried again when its backoff ends (3, 6, 11, 20, 35 s), not when its victims go.
+    assert sorted(c.devices()) == ["p3", "p4"]
+    c.s.schedule(35.0)
     assert sorted(c.devices()) == ["big-0", "big-1", "p3", "p4"]
 
 

@@ -88,11 +88,17 @@ def test_a_gang_that_does_not_fit_binds_nothing() -> None:
                 "0/4 nodes are available: 4 Insufficient cpu.")
     assert unschedulable(decisions) == {f"w-{i}": expected for i in range(4)}
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", False, "Unschedulable")]
-    assert scheduler.queue.entries["group:default/g"].where is Where.UNSCHEDULABLE
+    entry = scheduler.queue.entries["group:default/g"]
+    # Retried when its backoff ends, whatever the events; while nothing changes each retry would fail as this one
+    # did, so the entry sleeps until the next event.
+    assert entry.where is Where.UNSCHEDULABLE and entry.timed
     assert not scheduler.cluster.overcommitted().any()
 
 
-def test_the_group_retries_as_one_unit_when_room_frees() -> None:
+def test_the_group_retries_as_one_unit_on_its_backoff_once_room_frees() -> None:
+    # v1.37.2 requeues a failed group cycle with no rejecting plugin (requeuePodGroup): it backs off and is tried
+    # again when the backoff ends, not when an event comes. Retries at 2, 5, 10, 19, 36, 57, 78 s: the backoff
+    # doubles from 1 s up to 10 s × √4, on whole-second windows.
     scheduler = gang_scheduler(16, 8)
     blocker = MakePod("blocker").req(cpu="12").obj()
     scheduler.add_pod(blocker, 0.0, node="node-0")
@@ -100,9 +106,12 @@ def test_the_group_retries_as_one_unit_when_room_frees() -> None:
     for i in range(4):
         scheduler.add_pod(member(i), 0.0)
     assert binds(scheduler.schedule(0.0)) == {}
-    assert scheduler.schedule(30.0) == []            # nothing changed: no retry
+    assert scheduler.queue.next_backoff() is None    # nothing changes: the retries would fail as the first did
+    assert scheduler.schedule(30.0) == []
     scheduler.delete_pod("default/blocker", 60.0)
-    decisions = scheduler.schedule(60.0)
+    assert scheduler.schedule(60.0) == []            # the event does not move the group
+    assert scheduler.queue.next_backoff() == 78.0
+    decisions = scheduler.schedule(78.0)
     assert set(binds(decisions)) == {"w-0", "w-1", "w-2", "w-3"}
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
     assert "group:default/g" not in scheduler.queue
@@ -154,9 +163,12 @@ def test_extra_members_beyond_min_count_join_when_they_fit() -> None:
     assert set(binds(decisions)) == {"w-0", "w-1", "w-2"}
     assert set(unschedulable(decisions)) == {"w-3"}
     bound_before = set(scheduler.cluster.bound)
-    # w-0 finishes: the group's leftover member lands alone, and nobody else moves.
+    # w-0 finishes: the group's leftover member lands alone at the group's next retry (2, 5, 10, 19, 30 s, then
+    # every 11 s: a backoff of at most 10 s for the one pod tried), and nobody else moves.
     scheduler.delete_pod("default/w-0", 100.0)
-    decisions = scheduler.schedule(100.0)
+    assert scheduler.schedule(100.0) == []
+    assert scheduler.queue.next_backoff() == 107.0
+    decisions = scheduler.schedule(107.0)
     assert binds(decisions) == {"w-3": "node-0"}
     assert bound_before - {"default/w-0"} <= set(scheduler.cluster.bound)
     assert conditions(decisions) == []  # PodGroupInitiallyScheduled is set once

@@ -1,6 +1,11 @@
 """The scheduling queue: activeQ by priority then last return, backoff 1 s doubling to 10 s on whole-second windows
 (a group's longer), pops from backoffQ when activeQ is empty, unschedulable set."""
 
+import math
+
+from hypothesis import given
+from hypothesis import strategies as st
+
 from phalanx.scheduler.queue import INITIAL_BACKOFF, MAX_BACKOFF, SchedulingQueue, Where
 
 
@@ -179,3 +184,98 @@ def test_backoff_after_thousands_of_attempts_stays_at_the_maximum() -> None:
 
     entry = Entry("default/p", 0, 0.0, 0, attempts=5000, last_failure=100.0)
     assert entry.backoff_expiry() == 100.0 + MAX_BACKOFF
+
+
+# --- a failed group cycle: retried on its backoff, whatever the events (requeuePodGroup) ---
+
+def _retries(failed_at: float, size: int, until: float) -> list[float]:
+    """Every retry of a group that fails each time, step by step: the backoff doubles from 1 s up to 10 s × √size,
+    and each retry comes when the whole-second window of the expiry has passed."""
+    times, attempts, last = [], 1, failed_at
+    while True:
+        window = math.floor(last + min(2.0 ** (attempts - 1), 10.0 * math.sqrt(size) if size > 1 else 10.0))
+        if window + 1 >= until:
+            return times
+        last = window + 1
+        times.append(last)
+        attempts += 1
+
+
+def _timed(size: int = 4, failed_at: float = 0.0) -> SchedulingQueue:
+    queue = SchedulingQueue()
+    queue.add("group", 0, failed_at)
+    assert queue.pop(failed_at) == "group"
+    queue.failed("group", failed_at, size=size, timed=True)
+    return queue
+
+
+def test_a_failed_group_sleeps_while_nothing_changes() -> None:
+    queue = _timed()
+    assert queue.entries["group"].where is Where.UNSCHEDULABLE
+    assert queue.next_backoff() is None  # each retry would fail as the first did: nothing is due
+    assert queue.pop(1000.0) is None
+
+
+def test_an_event_does_not_move_a_failed_group_it_takes_up_its_retry_schedule() -> None:
+    queue = _timed(size=4)
+    queue.move_all(60.0)
+    entry = queue.entries["group"]
+    assert entry.where is Where.BACKOFF
+    assert queue.next_backoff() == 78.0  # retries at 2, 5, 10, 19, 36, 57: the next one after 60 s
+    assert queue.pop(77.0) is None and queue.pop(78.0) == "group"
+    assert entry.attempts == 1 + len(_retries(0.0, 4, 60.0)) == 7  # the futile retries grew the backoff
+    assert entry.timestamp == 57.0  # restamped by the last of them
+
+
+def test_an_event_while_a_failed_group_backs_off_leaves_its_retry_where_it_is() -> None:
+    queue = _timed(size=1)
+    queue.move_all(1.5)
+    assert queue.next_backoff() == 2.0
+    queue.move_all(1.8)
+    assert queue.next_backoff() == 2.0 and queue.pop(1.9) is None and queue.pop(2.0) == "group"
+
+
+def test_an_event_during_a_failed_group_cycle_makes_its_first_retry_count() -> None:
+    queue = SchedulingQueue()
+    queue.add("group", 0, 0.0)
+    assert queue.pop(0.0) == "group"
+    queue.move_all(0.0)  # room freed while the cycle ran
+    queue.failed("group", 0.3, size=2, timed=True)
+    assert queue.entries["group"].where is Where.BACKOFF and queue.next_backoff() == 2.0
+
+
+def test_an_event_at_the_instant_of_a_retry_is_seen_by_it() -> None:
+    queue = _timed(size=2)
+    queue.move_all(5.0)  # retries at 2 and 5: the one at 5 s sees the event
+    assert queue.next_backoff() == 5.0 and queue.entries["group"].attempts == 2
+
+
+def test_a_failed_group_is_never_popped_early_from_backoff() -> None:
+    queue = _timed(size=1)
+    queue.move_all(1.0)
+    assert queue.pop(1.0) is None  # activeQ is empty, but the error backoffQ is not popped early
+
+
+@given(size=st.integers(1, 64), failed_at=st.floats(0, 1000).map(lambda t: round(t, 2)),
+       gap=st.floats(0.01, 5000))
+def test_the_retry_schedule_after_an_event_is_the_step_by_step_one(size: int, failed_at: float, gap: float) -> None:
+    queue = _timed(size=size, failed_at=failed_at)
+    now = failed_at + gap
+    queue.move_all(now)
+    retries = _retries(failed_at, size, now)
+    following = _retries(failed_at, size, now + 10.0 * math.sqrt(size) + 2)
+    assert queue.next_backoff() == following[len(retries)]
+    assert queue.entries["group"].attempts == 1 + len(retries)
+
+
+def test_without_backoff_a_failed_group_retries_after_the_instants_other_entries() -> None:
+    queue = SchedulingQueue(initial_backoff=0.0, max_backoff=0.0)
+    queue.add("group", 100, 0.0)
+    assert queue.pop(0.0) == "group"
+    queue.failed("group", 0.0, size=2, timed=True)
+    queue.add("pod", 0, 5.0)
+    queue.move_all(5.0)
+    assert queue.next_backoff() is not None
+    assert queue.pop(5.0) == "pod"  # the higher-priority group comes after it: as the real one, a backoff later
+    queue.done("pod")
+    assert queue.pop(5.0) == "group"

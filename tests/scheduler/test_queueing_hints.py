@@ -1,5 +1,6 @@
 """Queueing hints for an assigned pod being added (kube-scheduler v1.37's AssignedPod/Add event), for pods and
-for the members of a PodGroup, whose rejections move the group's entry.
+for the members of a PodGroup, whose rejections tell which events can change the outcome of the group's next
+retry (a failed group is retried on its backoff whatever the events).
 
 A pod rejected by InterPodAffinity waits until a bound pod matches all of its required affinity terms
 (interpodaffinity/plugin.go isSchedulableAfterAssignedPodChange); one rejected by PodTopologySpread until a
@@ -113,15 +114,18 @@ def test_the_hints_restate_upstream_for_added_pods() -> None:
     assert not spread.requeue_after_assigned_pod_add(soft, web)  # only DoNotSchedule constraints count
 
 
-def test_a_gang_whose_members_wait_for_pod_affinity_retries_when_a_matching_pod_binds() -> None:
-    # The members' rejections ride on the group's entry: a bound app=web pod moves the whole gang.
+def test_a_gang_whose_members_wait_for_pod_affinity_binds_at_its_retry_after_a_matching_pod_binds() -> None:
+    # A failed group cycle retries on its backoff whatever the events (requeuePodGroup: no rejecting plugin is
+    # recorded); the members' rejections only tell which events can change the outcome of the next retry.
     cluster = gang_cluster(zone_node("a1", "zone-a"), zone_node("b1", "zone-b"))
     cluster.group(group("g", 2))
     gang = [app(f"g-{i}", "batch").group("g").pod_affinity(ZONE, {"app": "web"}).obj() for i in range(2)]
     assert bound(cluster.schedule(*gang)) == {}
     entry = cluster.scheduler.queue.entries[GROUP + "default/g"]
-    assert entry.where is Where.UNSCHEDULABLE and entry.attempts == 1
+    assert entry.where is Where.UNSCHEDULABLE and entry.attempts == 1  # asleep: its retries would fail the same way
     cluster.schedule(app("api", "api").obj(), now=5.0)
-    assert entry.attempts == 1  # matches no term
+    assert entry.where is Where.UNSCHEDULABLE and entry.attempts == 1  # matches no term: still asleep
     web = app("web", "web").node_selector({ZONE: "zone-a"}).obj()
-    assert bound(cluster.schedule(web, now=6.0)) == {"web": "a1", "g-0": "a1", "g-1": "a1"}
+    assert bound(cluster.schedule(web, now=6.0)) == {"web": "a1"}
+    assert cluster.scheduler.queue.next_backoff() == 10.0  # retries at 2, 5, 10 s
+    assert bound(cluster.schedule(now=10.0)) == {"g-0": "a1", "g-1": "a1"}

@@ -201,12 +201,13 @@ def test_a_failed_cycle_deallocates_a_group_claim_no_node_can_use(tmp_path: Path
     add(s, inputs, "g-3", 3.0)
     other = "n1" if where == "n0" else "n0"
     decisions = s.schedule(3.0)
-    # The first cycle fails and deallocates the claim; the claim update moves the group to backoffQ
-    # (isSchedulableAfterClaimChange), and with activeQ empty its next cycle comes at once
-    # (SchedulerPopFromBackoffQ) and allocates the claim where the members fit.
-    failed = [d.pod.name for d in decisions if isinstance(d, Unschedulable)]
-    assert failed == ["g-2", "g-3"] and decisions.index(next(d for d in decisions if isinstance(d, Bind))) > 1
-    assert binds_of(decisions) == {"g-2": other, "g-3": other}
+    # The first cycle fails and deallocates the claim. The group backs off whatever the events (no rejecting
+    # plugin is recorded: requeuePodGroup); its next cycle, when the backoff ends (window 4 s, so at 5 s),
+    # allocates the claim where the members fit.
+    assert [d.pod.name for d in decisions if isinstance(d, Unschedulable)] == ["g-2", "g-3"]
+    assert binds_of(decisions) == {} and claim.allocation is None
+    assert s.queue.next_backoff() == 5.0
+    assert binds_of(s.schedule(5.0)) == {"g-2": other, "g-3": other}
     assert s.devices is not None and claim.allocation is not None and claim.group_reserved == "default/g"
     assert int(s.devices.allocations.sum()) == 1
 
@@ -230,7 +231,8 @@ def test_a_failed_cycle_only_unreserves_a_claim_every_filtered_node_can_use(tmp_
     assert s.devices is not None and s.devices.claim_status(claim.key)["reservedFor"] == []
     # Once there is room the members use the same devices, and PreBind reserves the claim for the PodGroup again.
     s.delete_pod("default/blocker", 4.0)
-    assert binds_of(s.schedule(4.0)) == {"g-2": "n0", "g-3": "n0"}
+    assert binds_of(s.schedule(4.0)) == {}  # the group is tried again when its backoff ends, at 5 s
+    assert binds_of(s.schedule(5.0)) == {"g-2": "n0", "g-3": "n0"}
     assert claim.group_reserved == "default/g" and int(s.devices.allocations.sum()) == 1
 
 
@@ -268,6 +270,7 @@ def test_the_same_cycles_preemption_still_sees_the_claim_where_it_was(tmp_path: 
     decisions = s.schedule(3.0)
     assert [d.pod.name for d in decisions if isinstance(d, Evict)] == ["blocker"]
     assert {d.pod.name: d.node for d in decisions if isinstance(d, Nominate)} == {"g-2": "n1", "g-3": "n1"}
-    # The claim update moved the group to backoffQ: with activeQ empty its next cycle comes at once
-    # (SchedulerPopFromBackoffQ) and sees the claim free; the blocker still holds n1, so the members take n0.
-    assert binds_of(decisions) == {"g-2": "n0", "g-3": "n0"}
+    # The group's next cycle, when its backoff ends at 5 s, sees the claim free; the blocker still holds n1 (it
+    # is terminating), so the members take n0.
+    assert binds_of(decisions) == {}
+    assert binds_of(s.schedule(5.0)) == {"g-2": "n0", "g-3": "n0"}
