@@ -77,6 +77,10 @@ class Profile:
     # cluster-autoscaler does) or "gang" (a whole gang's minCount at once, or nothing).
     scale_up: str = "pod"
     exact_placement: ExactPlacement | None = None  # the `phalanx` profile's exact gang placement
+    # When a PodGroup whose cycle failed is tried again: "backoff" (v1.37.2: when its backoff ends, whatever the
+    # events, since requeuePodGroup records no rejecting plugin) or "event" (Phalanx's own: parked until an event
+    # that may help, as a pod is, then at once).
+    group_retry: str = "backoff"
     # PlacementScore plugins and weights, used with TopologyAwareWorkloadScheduling on (absent or 0: not run).
     placement_scores: dict[str, int] = field(default_factory=lambda: dict(DEFAULT_PLACEMENT_SCORE_WEIGHTS))
     # A built-in GPU-sharing policy whose filters, scores and Reserve this profile runs on inputs with
@@ -115,7 +119,7 @@ class Profile:
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
                 "notImplemented": self.missing_plugins, "admission": self.admission,
                 "scaleUp": self.scale_up, "placementScores": dict(self.placement_scores),
-                "gpuSharing": self.gpu_sharing,
+                "gpuSharing": self.gpu_sharing, "groupRetry": self.group_retry,
                 "exactPlacement": None if self.exact_placement is None else
                 {"budgetSeconds": self.exact_placement.budget, "seed": self.exact_placement.seed}}
 
@@ -141,6 +145,7 @@ def gpu_profile(name: str) -> Profile:
 
 
 BUILTIN = ("default", "gang", "kueue", "volcano", "phalanx", *GPU_POLICIES)
+GROUP_RETRIES = ("backoff", "event")
 
 
 def builtin(name: str) -> Profile:
@@ -152,12 +157,15 @@ def builtin(name: str) -> Profile:
         return Profile("kueue", feature_gates=dict(WORKLOAD_GATES), admission="kueue")
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
+        # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as
+        # room frees, not on kube-scheduler's group backoff.
         return Profile("volcano", feature_gates=dict(WORKLOAD_GATES), admission="volcano",
-                       plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}})
+                       plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}},
+                       group_retry="event")
     if name == "phalanx":  # `gang`, gates and all, plus exact placement of the gangs its cycle cannot seat
         return replace(builtin("gang"), name="phalanx", exact_placement=ExactPlacement(),
                        feature_gates={**WORKLOAD_GATES, WORKLOAD_CLAIMS_GATE: True},
-                       gpu_sharing="fgd-stranding")
+                       gpu_sharing="fgd-stranding", group_retry="event")
     if name in GPU_POLICIES:
         return gpu_profile(name)
     raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, phalanx, "
@@ -237,6 +245,11 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
     exact = raw_profile.get("exactPlacement", doc.get("exactPlacement"))
     if exact is not None:
         profile.exact_placement = _exact_placement(exact)
+    retry = raw_profile.get("groupRetry", doc.get("groupRetry"))
+    if retry is not None:
+        if retry not in GROUP_RETRIES:
+            raise InputError(f"must be one of {', '.join(GROUP_RETRIES)}, got {retry!r}", field="groupRetry")
+        profile.group_retry = retry
     plugins = raw_profile.get("plugins") or {}
     for point, known in (("filter", FILTERS + GPU_FILTERS), ("score", SCORERS + GPU_SCORERS)):
         section = plugins.get(point) or {}

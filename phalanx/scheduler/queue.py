@@ -8,13 +8,14 @@ Backoff ends on whole-second windows, and when activeQ is empty the next entry c
 (`SchedulerPopFromBackoffQ`, on by default since v1.33); an entry backing off after an error (a failed
 binding) is not taken early.
 
-A PodGroup whose cycle failed is *timed*: v1.37.2 records no rejecting plugin for it, so it goes to the error
-backoffQ whatever the events (`requeuePodGroup`) and is tried again when the backoff ends, and again, for as
-long as it fails; an event does not move it. A retry with nothing changed since the last attempt fails the same
-way, so such an entry sleeps instead, and the first event takes up its retry schedule where it would be then
-(the retries in between counted, as they grow the backoff). With no backoff at all (verify's replay), a timed
-retry comes after everything else of the instant, as the real one comes a backoff later, once the replay's
-other pods have been tried.
+A PodGroup whose cycle failed is *timed* (unless the profile says `groupRetry: event`, Phalanx's own policy):
+v1.37.2 records no rejecting plugin for it, so it goes to the error backoffQ whatever the events
+(`requeuePodGroup`) and is tried again when the backoff ends, and again, for as long as it fails; an event does
+not move it. A retry with nothing changed since the last attempt fails the same way, so such an entry sleeps
+instead, and the first event takes up its retry schedule where it would be then (the retries in between
+counted, as they grow the backoff). With no backoff at all (verify's replay), a timed retry comes after
+everything else of the instant, as the real one comes a backoff later, once the replay's other pods have been
+tried.
 """
 
 from __future__ import annotations

@@ -690,15 +690,16 @@ class Scheduler:
     def _group_failed(self, group: PodGroup, pending: Sequence[Pod], message: str, reason: str, entry: str,
                       now: float, own: Mapping[str, str] | None = None) -> None:
         """Nothing of the group binds this cycle: every pending member waits with the group's message (or its
-        `own` fit error), and the group backs off and is tried again when its backoff ends, whatever the events:
-        v1.37.2 records no rejecting plugin for a failed group cycle (the DynamicResources PodGroupPostFilter
-        rewrites its status), so requeuePodGroup sends it to backoffQ rather than to wait for an event."""
+        `own` fit error). With the profile's `group_retry` "backoff", as v1.37.2, the group is tried again when its
+        backoff ends, whatever the events: v1.37.2 records no rejecting plugin for a failed group cycle (the
+        DynamicResources PodGroupPostFilter rewrites its status), so requeuePodGroup sends it to the error
+        backoffQ rather than to wait for an event. With "event" it waits for an event, as a pod does."""
         self.messages[GROUP + group.key] = message
         for pod in pending:
             why = (own or {}).get(pod.key, message)
             self.messages[pod.key] = why
             self._out.append(Unschedulable(pod, why))
-        self.queue.failed(entry, now, size=len(pending), timed=True)
+        self.queue.failed(entry, now, size=len(pending), timed=self.profile.group_retry == "backoff")
         self._condition(group, False, reason, message)
 
     def _condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None:

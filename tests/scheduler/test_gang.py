@@ -1,6 +1,8 @@
 """The Scheduler with and without GenericWorkload: PreEnqueue gating, the all-or-nothing PodGroup cycle,
 minCount changes, running members, extra members, and queue order."""
 
+from dataclasses import replace
+
 from phalanx.api.objects import Node, Pod
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.queue import Where
@@ -31,8 +33,8 @@ def conditions(decisions: list[Decision]) -> list[tuple[str, bool, str]]:
     return [(d.type, d.status, d.reason) for d in decisions if isinstance(d, GroupCondition)]
 
 
-def gang_scheduler(*free_cpus: int) -> Scheduler:
-    return Scheduler(builtin("gang"), nodes(*free_cpus))
+def gang_scheduler(*free_cpus: int, group_retry: str = "backoff") -> Scheduler:
+    return Scheduler(replace(builtin("gang"), group_retry=group_retry), nodes(*free_cpus))
 
 
 # --- GenericWorkload off ---
@@ -115,6 +117,20 @@ def test_the_group_retries_as_one_unit_on_its_backoff_once_room_frees() -> None:
     assert set(binds(decisions)) == {"w-0", "w-1", "w-2", "w-3"}
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
     assert "group:default/g" not in scheduler.queue
+
+
+def test_with_event_retries_the_group_binds_as_soon_as_room_frees() -> None:
+    # The `phalanx` and `volcano` profiles: a failed group waits for an event that may help, as a pod does.
+    assert (builtin("phalanx").group_retry, builtin("volcano").group_retry) == ("event", "event")
+    scheduler = gang_scheduler(16, 8, group_retry="event")
+    scheduler.add_pod(MakePod("blocker").req(cpu="12").obj(), 0.0, node="node-0")
+    scheduler.add_pod_group(MakePodGroup("g").gang(4).obj(), 0.0)
+    for i in range(4):
+        scheduler.add_pod(member(i), 0.0)
+    assert binds(scheduler.schedule(0.0)) == {}
+    assert scheduler.queue.entries["group:default/g"].where is Where.UNSCHEDULABLE
+    scheduler.delete_pod("default/blocker", 60.0)
+    assert set(binds(scheduler.schedule(60.0))) == {"w-0", "w-1", "w-2", "w-3"}
 
 
 def test_lowering_min_count_takes_effect_at_the_next_cycle() -> None:

@@ -58,10 +58,14 @@ profiles:
     assert profile.scores == {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 5, "PodTopologySpread": 2,
                               "InterPodAffinity": 2}
     assert profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
+    assert profile.group_retry == "backoff"  # v1.37.2's, unless the file says otherwise
+    path.write_text("featureGates: {GenericWorkload: true}\ngroupRetry: event\n")
+    assert load_profile(str(path)).group_retry == "event"
 
 
 @pytest.mark.parametrize(("text", "field"), [
     ("percentageOfNodesToScore: 150\n", "percentageOfNodesToScore"),
+    ("groupRetry: sometimes\n", "groupRetry"),
     ("profiles: [{plugins: {filter: {enabled: [{name: Magic}]}}}]\n", "profiles[0].plugins.filter.enabled"),
     ("profiles: [{pluginConfig: [{name: Nope, args: {}}]}]\n", "profiles[0].pluginConfig[0].name"),
     ("profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: Fastest}}}]}]\n",

@@ -363,8 +363,9 @@ def test_pack_is_deterministic() -> None:
 def test_the_phalanx_profile_is_gang_plus_exact_placement() -> None:
     ours, theirs = builtin("phalanx"), builtin("gang")
     assert ours.exact_placement == ExactPlacement(budget=0.1, seed=0)
-    assert replace(ours, name="gang", exact_placement=None, gpu_sharing=None,
+    assert replace(ours, name="gang", exact_placement=None, gpu_sharing=None, group_retry="backoff",
                    feature_gates=theirs.feature_gates) == theirs
+    assert ours.group_retry == "event"  # a failed gang is tried again when an event may help, not on backoff
     assert ours.feature_gates == {**theirs.feature_gates, "DRAWorkloadResourceClaims": True}
     assert ours.gpu_sharing == "fgd-stranding"  # on inputs with GPU-share requests only (for_gpu_sharing)
     assert ours.describe()["exactPlacement"] == {"budgetSeconds": 0.1, "seed": 0}

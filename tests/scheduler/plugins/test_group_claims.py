@@ -5,6 +5,7 @@ and reserved for the PodGroup; the reservation lasts while the PodGroup exists."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -155,10 +156,12 @@ def test_with_the_gate_off_each_pod_has_its_own_claim(tmp_path: Path) -> None:
 
 # --- a failed cycle cleans up the group's claims (DynamicResources.PodGroupPostFilter) -------------------------
 
-def staged(tmp_path: Path, *docs: Doc, later: tuple[str, ...], profile: str = "phalanx") -> tuple[Scheduler, Inputs]:
-    """A scheduler with every object of `docs` but the pods named in `later` (added by the test)."""
+def staged(tmp_path: Path, *docs: Doc, later: tuple[str, ...]) -> tuple[Scheduler, Inputs]:
+    """A scheduler with every object of `docs` but the pods named in `later` (added by the test), as v1.37.2
+    with DRAWorkloadResourceClaims on: a failed group cycle is retried when its backoff ends."""
     inputs = b.load(tmp_path, *docs)
-    s = Scheduler(builtin(profile), inputs.nodes)
+    gang = builtin("gang")
+    s = Scheduler(replace(gang, feature_gates={**gang.feature_gates, "DRAWorkloadResourceClaims": True}), inputs.nodes)
     s.add_device_objects(0.0, slices=inputs.resource_slices, classes=inputs.device_classes,
                          claims=inputs.resource_claims, templates=inputs.claim_templates)
     for group in inputs.pod_groups:

@@ -1,0 +1,82 @@
+"""A PodGroup whose cycle failed, against the real kube-scheduler v1.37.2: it is tried again when its backoff
+ends, whatever the events, so room that frees between two retries waits for the next one (`requeuePodGroup`
+records no rejecting plugin, and the group goes to the error backoffQ). Phalanx's queue must predict the same
+wait: a failed group is *timed* (phalanx/scheduler/queue.py)."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+import pytest
+from lightkube.resources.core_v1 import Pod
+
+from phalanx.api.objects import Source
+from phalanx.scheduler.profiles import builtin
+from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.verify.compare import scheduler_config, scheduler_gates
+from phalanx.verify.oracle import Oracle
+from tests.builders import MakeNode, MakePod, MakePodGroup
+
+pytestmark = pytest.mark.kube
+
+SOURCE = Source("test_group_backoff.py", 0)
+INITIAL, MOST = 1, 3  # the scheduler's podInitialBackoffSeconds and podMaxBackoffSeconds, short for the test
+ATTEMPTS = re.compile(r'^scheduler_podgroup_schedule_attempts_total\{[^}]*\} ([0-9.e+]+)$', re.M)
+
+
+def _group_attempts(oracle: Oracle) -> int:
+    return int(sum(float(m.group(1)) for m in ATTEMPTS.finditer(oracle.plane.scheduler_metrics())))
+
+
+def _members_bound(oracle: Oracle) -> bool:
+    pods = [p.to_dict() for p in oracle.client.list(Pod, namespace="default")]
+    return all(p["spec"].get("nodeName") for p in pods if p["metadata"]["name"].startswith("g-"))
+
+
+def _wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{what} within {timeout:g} s")
+
+
+def test_room_freed_between_retries_waits_for_the_groups_next_retry(oracle: Oracle) -> None:
+    oracle.reset()
+    profile = builtin("gang")
+    config = {**scheduler_config(profile), "podInitialBackoffSeconds": INITIAL, "podMaxBackoffSeconds": MOST}
+    oracle.plane.start_scheduler(config, scheduler_gates(profile))
+    oracle._scheduler_setup = None  # the next verify run starts its own
+    oracle.ensure_namespace("default")
+    for builder in (MakeNode("n1").alloc(cpu="4", memory="16Gi", pods="110"),
+                    MakePod("blocker").req(cpu="3", memory="1Gi").node("n1"),
+                    MakePodGroup("g").gang(2),
+                    *(MakePod(f"g-{i}").req(cpu="2", memory="1Gi").group("g") for i in range(2))):
+        oracle.create(SOURCE, builder.manifest())
+
+    # Let the group fail a few times, until its backoff has reached its most (3 s × √2).
+    _wait_for(lambda: _group_attempts(oracle) >= 4, 30, "the group was not tried 4 times")
+    seen = _group_attempts(oracle)
+    _wait_for(lambda: _group_attempts(oracle) > seen, 15, "the group was not retried")
+    retried = time.time()  # backoff windows are on the wall clock's whole seconds
+    oracle.client.delete(Pod, "blocker", namespace="default", grace_period=0)
+    freed = time.time()
+    _wait_for(lambda: _members_bound(oracle), 30, "the group did not bind")
+    bound = time.time()
+
+    # Phalanx's queue on the same clock: the attempt just seen failed, the room freed right after it.
+    queue = SchedulingQueue(initial_backoff=INITIAL, max_backoff=MOST)
+    queue.add("group", 0, retried)
+    assert queue.pop(retried) == "group"
+    queue.entries["group"].attempts = seen  # the attempts before it
+    queue.failed("group", retried, size=2, timed=True)
+    queue.move_all(freed)
+    predicted = queue.next_backoff()
+    assert predicted is not None and predicted - retried > 4  # not at once: at the end of a 3 s × √2 backoff
+    # Event-driven, the group would bind within a fraction of a second of the deletion.
+    assert bound - freed > 2.5, f"the real group bound {bound - freed:.2f} s after the room freed"
+    # kube-scheduler flushes backoffQ once a second, so the retry comes up to a second after the window ends.
+    assert predicted - 0.3 <= bound <= predicted + 1.5, (bound - retried, predicted - retried)
