@@ -147,7 +147,8 @@ class SchedulingQueue:
         and retry whatever the events. `size`: the pods the attempt tried (a group's backoff grows with it)."""
         entry = self.entries[key]
         entry.attempts += 1
-        entry.error = entry.timed = timed
+        entry.error = False
+        entry.timed = timed
         entry.size = size
         self._restamp(entry, now)
         if timed and entry.moved_while_in_flight:  # its retry will see what changed during the attempt
@@ -217,8 +218,8 @@ class SchedulingQueue:
             entry.attempts += 1
             self._restamp(entry, ends)
             following = entry.backoff_ends(initial, most)
-            if entry.backoff_capped(initial, most) and ends.is_integer():
-                gap = following - ends  # the backoff stopped growing: retries a fixed gap apart
+            if entry.backoff_capped(initial, most):  # it grows no more: retries a fixed gap apart (whole seconds)
+                gap = following - ends
                 skipped = max(0, math.ceil((now - following) / gap))
                 if skipped:
                     entry.attempts += skipped
