@@ -1,10 +1,11 @@
 """A real v1.37.2 control plane for a test session, or a skip (a failure under PHALANX_REQUIRE_KUBE=1, as in CI)
-when the binaries of tools/kube/build.sh are missing."""
+when the binaries of tools/kube/build.sh are missing; and waiting for what it does."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -20,3 +21,13 @@ def control_plane_session(**options: bool) -> Iterator[ControlPlane]:
         pytest.skip(str(exc))
     with ControlPlane(**options) as plane:
         yield plane
+
+
+def until(check: Callable[[], bool], timeout: float = 30.0, what: str = "condition", poll: float = 0.1) -> None:
+    """Wait until `check()` holds, asking every `poll` seconds; fail the test after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(poll)
+    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")

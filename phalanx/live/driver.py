@@ -619,6 +619,8 @@ class Driver:
             size = self._entry_size(key)
             where = {Where.ACTIVE: "active", Where.IN_FLIGHT: "active", Where.BACKOFF: "backoff",
                      Where.UNSCHEDULABLE: "unschedulable"}[entry.where]
+            if entry.timed and entry.where is Where.UNSCHEDULABLE:
+                where = "backoff"  # a failed group asleep between futile retries: kube-scheduler keeps it in backoffQ
             counts[where] += size
         counts["gated"] = sum(len([k for k in s.members.get(g, ()) if k not in s.cluster.bound]) for g in s.gated)
         counts["gated"] += len(self.claims.waiting)  # held by DynamicResources' PreEnqueue

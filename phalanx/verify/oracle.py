@@ -36,6 +36,8 @@ from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
+ATTEMPT_SECONDS = 3.0  # how long to wait for the real scheduler to try a pod just created
+FINALIZER = "phalanx.dev/replay"  # on every pod the oracle creates: it, not the API server, ends a deletion
 # Unchanged seconds that make "quiet" while pods or groups keep retrying: longer than a retry round of
 # kube-scheduler's queue with a 1 s backoff (up to 1 s backoff, then up to 1 s until the next flush).
 STILL_SECONDS = 3.5
@@ -136,6 +138,10 @@ def prepare(doc: Mapping[str, Any], source: Source) -> dict[str, Any]:
         spec = dict(obj.get("spec") or {})
         spec.pop("nominatedNodeName", None)
         obj["spec"] = spec
+        # A deleted pod stays, terminating, until the oracle lets it go (there is no kubelet to): a victim of
+        # preemption too, even with no grace period, so that it goes when the replay says and not while the
+        # oracle is still creating the pods of its instant.
+        meta["finalizers"] = [*(f for f in meta.get("finalizers") or () if f != FINALIZER), FINALIZER]
     return obj
 
 
@@ -230,7 +236,7 @@ class Oracle:
                     if key in pending:
                         self._create(*pending.pop(key))
                 if keys:
-                    self._attempted(keys, step.time, outcome)
+                    self._attempted(keys)
             for item in deferred.values():
                 self._create(*item)
             for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
@@ -330,7 +336,7 @@ class Oracle:
                 self.client.patch(Pod.Status, meta["name"], patch, namespace=meta["namespace"],
                                   patch_type=PatchType.MERGE)
             outcome.pods.setdefault(key, RealPod(key)).finished = True
-            self._delete_now(pod)
+            self.delete_now(pod)
             ended = True
         return ended
 
@@ -402,19 +408,17 @@ class Oracle:
                 ended |= self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
         return ended
 
-    def _attempted(self, keys: Sequence[str], now: float, outcome: RealOutcome, timeout: float = 3.0) -> None:
-        """Wait until the real scheduler has tried every pod of `keys` (bound, or PodScheduled=False), completing
-        graceful deletions meanwhile; after `timeout` go on (a gated pod may never be tried)."""
+    def _attempted(self, keys: Sequence[str]) -> None:
+        """Wait until the real scheduler has tried every pod of `keys` (bound, or PodScheduled=False); after a
+        few seconds go on (a gated pod may never be tried). Victims of preemption stay terminating meanwhile:
+        in Phalanx too, pods evicted in an instant go after every pod arriving then has been tried."""
         wanted = set(keys)
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + ATTEMPT_SECONDS
         while time.monotonic() < deadline:
             tried = 0
             for pod in self._pods():
                 key = pod_key(pod)
-                if pod["metadata"].get("deletionTimestamp") is not None:
-                    self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
-                    continue
-                if key not in wanted:
+                if key not in wanted or pod["metadata"].get("deletionTimestamp") is not None:
                     continue
                 conditions = (pod.get("status") or {}).get("conditions") or []
                 if _node_of(pod) or any(c.get("type") == "PodScheduled" for c in conditions):
@@ -436,7 +440,7 @@ class Oracle:
             record.gone_at = now + float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
         if now < record.gone_at:
             return False
-        self._delete_now(pod)
+        self.delete_now(pod)
         return True
 
     def _start(self, pod: Mapping[str, Any], at: float) -> None:
@@ -454,9 +458,15 @@ class Oracle:
             self._keys[pod["metadata"]["uid"]] = pod_key(pod)
         return pods
 
-    def _delete_now(self, pod: Mapping[str, Any]) -> None:
+    def delete_now(self, pod: Mapping[str, Any]) -> None:
+        """End a pod at once, as a kubelet and garbage collection would: the replay's finalizer off, deleted with
+        no grace period."""
         meta = pod["metadata"]
-        with contextlib.suppress(ApiError):
+        with contextlib.suppress(ApiError):  # gone meanwhile
+            if FINALIZER in (meta.get("finalizers") or ()):
+                self.client.patch(Pod, meta["name"], {"metadata": {"finalizers": [
+                    f for f in meta["finalizers"] if f != FINALIZER] or None}}, namespace=meta["namespace"],
+                    patch_type=PatchType.MERGE)
             self.client.delete(Pod, meta["name"], namespace=meta["namespace"], grace_period=0)
 
     def _queues(self) -> _Queues:

@@ -30,8 +30,9 @@ from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.verify.controlplane import ControlPlane
+from tests.kube import until
 from tests.live.test_deploy import deploy_profile, service_account_client
-from tests.live.test_driver import RecordingBinder, Running, check_invariants, make_pod, node_of, pods, until
+from tests.live.test_driver import RecordingBinder, Running, check_invariants, make_pod, node_of, pods
 
 pytestmark = pytest.mark.kube
 RACK = "topology.kubernetes.io/rack"

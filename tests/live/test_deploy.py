@@ -20,8 +20,9 @@ from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
 from phalanx.scheduler.profiles import Profile, load_profile
 from phalanx.verify.controlplane import ControlPlane
+from tests.kube import until
 from tests.live.test_dra import Devices, reserved
-from tests.live.test_driver import make_gang, make_node, make_pod, node_of, pods, until
+from tests.live.test_driver import make_gang, make_node, make_pod, node_of, pods
 
 pytestmark = pytest.mark.kube
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"

@@ -18,6 +18,7 @@ from lightkube.resources.resource_v1 import DeviceClass, ResourceClaim, Resource
 from lightkube.types import PatchType
 
 from phalanx.live.binder import CLAIM_FINALIZER, BindResult
+from tests.kube import until
 from tests.live.test_driver import (
     RecordingBinder,
     Running,
@@ -26,7 +27,6 @@ from tests.live.test_driver import (
     make_node,
     node_of,
     pods,
-    until,
 )
 
 pytestmark = pytest.mark.kube

@@ -21,6 +21,7 @@ from phalanx.live.binder import Binder, BindResult
 from phalanx.live.driver import Driver
 from phalanx.scheduler.profiles import builtin
 from phalanx.verify.controlplane import ControlPlane
+from tests.kube import until
 
 pytestmark = pytest.mark.kube
 PodGroupV1beta1 = create_namespaced_resource("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups")
@@ -67,15 +68,6 @@ def pods(client: Client, namespace: str) -> dict[str, dict[str, Any]]:
 
 def node_of(pod: dict[str, Any]) -> str | None:
     return (pod.get("spec") or {}).get("nodeName")
-
-
-def until(check: Callable[[], bool], timeout: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 class Running:
@@ -152,7 +144,7 @@ def test_pods_bind_and_the_unschedulable_one_is_told_why(client: Client, namespa
 def test_a_gang_binds_whole_or_not_at_all(client: Client, namespace: str, running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="4")
     binder = RecordingBinder(client)
-    running(binder)
+    run = running(binder)
     make_gang(client, namespace, "fits", 3)
     make_gang(client, namespace, "too-big", 2)
     for i in range(3):
@@ -169,6 +161,8 @@ def test_a_gang_binds_whole_or_not_at_all(client: Client, namespace: str, runnin
 
     until(waiting, what="the unschedulable gang's conditions")
     check_invariants(client, namespace, {"fits": 3, "too-big": 2}, binder.bound)
+    # The failed gang is retried on its backoff, whatever the events: in backoffQ, as kube-scheduler counts it.
+    until(lambda: run.driver._pending_counts()["backoff"] == 2, what="the failed gang counted in backoff")
 
 
 def test_a_binding_refused_with_409_takes_the_node_another_scheduler_chose(

@@ -17,7 +17,8 @@ from lightkube import Client
 from lightkube.resources.coordination_v1 import Lease
 
 from phalanx.verify.controlplane import ControlPlane, free_port
-from tests.live.test_driver import make_node, make_pod, node_of, pods, until
+from tests.kube import until
+from tests.live.test_driver import make_node, make_pod, node_of, pods
 
 pytestmark = pytest.mark.kube
 

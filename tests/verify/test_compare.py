@@ -126,3 +126,14 @@ def test_nodes_are_sent_ready_with_pods_capacity() -> None:
     pod = prepare({"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []},
                    "status": {"phase": "Running"}}, Source("f", 2))
     assert "status" not in pod
+
+
+def test_pods_carry_the_replays_finalizer_so_the_oracle_ends_their_deletion() -> None:
+    # A victim deleted with no grace period stays terminating until the replay lets it go, after the pods of
+    # its instant were created (as Phalanx evicts after every pod arriving at the instant was tried).
+    pod = prepare({"kind": "Pod", "metadata": {"name": "p", "finalizers": ["example.com/keep"]},
+                   "spec": {"containers": []}}, Source("f", 1))
+    assert pod["metadata"]["finalizers"] == ["example.com/keep", "phalanx.dev/replay"]
+    assert prepare(pod, Source("f", 1))["metadata"]["finalizers"] == ["example.com/keep", "phalanx.dev/replay"]
+    node = prepare({"kind": "Node", "metadata": {"name": "n"}}, Source("f", 2))
+    assert "finalizers" not in node["metadata"]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
 
 import pytest
 from lightkube.resources.core_v1 import Pod
@@ -18,6 +17,7 @@ from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.verify.compare import scheduler_config, scheduler_gates
 from phalanx.verify.oracle import Oracle
 from tests.builders import MakeNode, MakePod, MakePodGroup
+from tests.kube import until
 
 pytestmark = pytest.mark.kube
 
@@ -35,15 +35,6 @@ def _members_bound(oracle: Oracle) -> bool:
     return all(p["spec"].get("nodeName") for p in pods if p["metadata"]["name"].startswith("g-"))
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{what} within {timeout:g} s")
-
-
 def test_room_freed_between_retries_waits_for_the_groups_next_retry(oracle: Oracle) -> None:
     oracle.reset()
     profile = builtin("gang")
@@ -58,13 +49,13 @@ def test_room_freed_between_retries_waits_for_the_groups_next_retry(oracle: Orac
         oracle.create(SOURCE, builder.manifest())
 
     # Let the group fail a few times, until its backoff has reached its most (3 s × √2).
-    _wait_for(lambda: _group_attempts(oracle) >= 4, 30, "the group was not tried 4 times")
+    until(lambda: _group_attempts(oracle) >= 4, 30, "the group to be tried 4 times", poll=0.02)
     seen = _group_attempts(oracle)
-    _wait_for(lambda: _group_attempts(oracle) > seen, 15, "the group was not retried")
+    until(lambda: _group_attempts(oracle) > seen, 15, "the group to be retried", poll=0.02)
     retried = time.time()  # backoff windows are on the wall clock's whole seconds
-    oracle.client.delete(Pod, "blocker", namespace="default", grace_period=0)
+    oracle.delete_now(oracle.client.get(Pod, "blocker", namespace="default").to_dict())
     freed = time.time()
-    _wait_for(lambda: _members_bound(oracle), 30, "the group did not bind")
+    until(lambda: _members_bound(oracle), 30, "the group to bind", poll=0.02)
     bound = time.time()
 
     # Phalanx's queue on the same clock: the attempt just seen failed, the room freed right after it.

@@ -49,7 +49,7 @@ from lightkube.resources.discovery_v1 import EndpointSlice
 from phalanx.api.autoscaling import parse_hpa
 from phalanx.autoscale.hpa import HpaController, HpaDecision
 from phalanx.verify.controlplane import ControlPlane
-from tests.kube import control_plane_session
+from tests.kube import control_plane_session, until
 
 pytestmark = pytest.mark.kube
 
@@ -230,7 +230,7 @@ def metrics(plane: ControlPlane, client: Client) -> Iterator[MetricsServer]:
                      "groupPriorityMinimum": 100, "versionPriority": 100,
                      "service": {"name": "metrics", "namespace": NAMESPACE, "port": 443}}})))
         path = f"/apis/{GROUP_VERSION}/namespaces/{NAMESPACE}/{METRIC}"
-        _until(lambda: _get_ok(plane, path), 30, "the external metrics API through kube-apiserver")
+        until(lambda: _get_ok(plane, path), 30, "the external metrics API through kube-apiserver")
         yield server
     finally:
         server.close()
@@ -241,15 +241,6 @@ def _get_ok(plane: ControlPlane, path: str) -> bool:
         return "ExternalMetricValueList" in plane.get(path)
     except OSError:
         return False
-
-
-def _until(ready: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if ready():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
 
 
 # --- the two sides --------------------------------------------------------------------------------------------
