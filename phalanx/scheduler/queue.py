@@ -58,17 +58,18 @@ class Entry:
         backing off until that window has passed. No backoff at all when `most` is 0, as upstream."""
         if self.attempts == 0 or most == 0:
             return -math.inf
-        if self.size > 1:
-            most *= math.sqrt(self.size)
+        most = self._most(most)
         # The doubling stops mattering once it passes `most`; capping the exponent keeps 2.0 ** n from overflowing
         # after a thousand-odd attempts.
         return math.floor(self.last_failure + min(initial * 2.0 ** min(self.attempts - 1, _MAX_DOUBLINGS), most))
 
     def backoff_capped(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> bool:
         """The backoff has reached its maximum: it grows no more with further attempts."""
-        if self.size > 1:
-            most *= math.sqrt(self.size)
-        return initial * 2.0 ** min(max(self.attempts - 1, 0), _MAX_DOUBLINGS) >= most
+        return initial * 2.0 ** min(max(self.attempts - 1, 0), _MAX_DOUBLINGS) >= self._most(most)
+
+    def _most(self, most: float) -> float:
+        """The maximum backoff: a group's of several pods is × √size (calculateBackoffDuration)."""
+        return most * math.sqrt(self.size) if self.size > 1 else most
 
     def backoff_ends(self, initial: float = INITIAL_BACKOFF, most: float = MAX_BACKOFF) -> float:
         """When the entry stops backing off: the end of its expiry window (`isEntityBackingoff`)."""
