@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from tests.fuzz_manifests import load_one, manifests, render
+from tests.fuzz.manifests import load_one, manifests, render
 
 BAD = ("failure", "crash", "hang")
 

@@ -13,7 +13,7 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.fuzz_manifests import SCENARIOS, load_one, manifests, render
+from tests.fuzz.manifests import SCENARIOS, load_one, manifests, render
 
 EXAMPLES = int(os.environ.get("PHALANX_FUZZ_EXAMPLES", "200"))
 
