@@ -1,188 +1,91 @@
-"""Fuzz the loader: random mutations of valid manifests (tests/fuzz_manifests.py), each loaded in a worker
-process with a timeout, counting what happened.
+"""Fuzz Phalanx's input surfaces (tests/fuzz/surface_*.py): each seed one generated input, run in a worker
+process with a timeout and a memory bound, counting what happened.
 
 Run from the repository root:
 
-    python -m benchmarks.fuzz --inputs 10000            # seeds 0..9999, one worker per CPU
-    python -m benchmarks.fuzz --inputs 500 --seed 7000  # seeds 7000..7499
-    python -m benchmarks.fuzz --inputs 10000 --json     # the counts as JSON
-    python -m benchmarks.fuzz --inputs 2000 --simulate  # also simulate every input that loads
+    python -m benchmarks.fuzz --list                          # the surfaces
+    python -m benchmarks.fuzz --inputs 10000                  # every surface, seeds 0..9999
+    python -m benchmarks.fuzz --surface hpa --inputs 500 --seed 7000
+    python -m benchmarks.fuzz --inputs 2000 --json            # the counts as JSON
+    python -m benchmarks.fuzz --surface trees --inputs 1 --seed 42 --show
 
-Each input is one seed: the same seed gives the same manifests, so a finding replays with
-`--inputs 1 --seed SEED --show`. Outcomes: `ok` (loaded), `input error` (an InputError: the contract for bad
-input), `failure` (any other exception), `crash` (the worker died: a segfault, an abort) and `hang` (no answer
-within `--timeout` seconds; the worker is killed and replaced). Exit status 1 when any input failed, crashed
-or hung.
+Outcomes: `ok`, `input error` (the contract for bad input), `failure` (any other exception), `crash` (the
+worker died), `hang` (no answer within `--timeout`) and `memory` (the worker grew past `--memory-mb`). Exit
+status 1 when any input failed, crashed, hung or blew up memory.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import multiprocessing
 import os
 import platform
 import random
 import sys
-import tempfile
-import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field
-from multiprocessing.connection import Connection
-from typing import Any
 
-from tests.fuzz.manifests import load_one, manifests, render
-
-BAD = ("failure", "crash", "hang")
-
-
-def _work(conn: Connection, simulate: bool) -> None:
-    directory = tempfile.mkdtemp(prefix="phalanx-fuzz-")
-    while True:
-        seed = conn.recv()
-        if seed is None:
-            return
-        rng = random.Random(seed)
-        name, text = render(manifests(rng), rng)
-        started = time.perf_counter()
-        try:
-            outcome, detail = load_one(directory, name, text, simulate=simulate).replace("-", " "), ""
-        except BaseException as exc:  # a finding: anything but InputError
-            outcome, detail = "failure", f"{type(exc).__name__}: {str(exc)[:200]}"
-        conn.send((outcome, detail, time.perf_counter() - started))
-
-
-class _Worker:
-    """One child process that loads inputs; replaced when it dies or hangs."""
-
-    def __init__(self, simulate: bool) -> None:
-        self.simulate = simulate
-        self._start()
-
-    def _start(self) -> None:
-        context = multiprocessing.get_context("fork")
-        self.conn, child = context.Pipe()
-        self.process = context.Process(target=_work, args=(child, self.simulate), daemon=True)
-        self.process.start()
-        child.close()
-
-    def run(self, seed: int, timeout: float) -> tuple[str, str, float]:
-        started = time.perf_counter()
-        self.conn.send(seed)
-        if self.conn.poll(timeout):
-            try:
-                outcome, detail, seconds = self.conn.recv()
-                return outcome, detail, seconds
-            except EOFError:
-                pass
-            self.process.join(5)
-            code = self.process.exitcode
-            self._start()
-            return "crash", f"worker exited with status {code}", time.perf_counter() - started
-        self.process.kill()
-        self.process.join(5)
-        self._start()
-        return "hang", f"no answer within {timeout:g} s", time.perf_counter() - started
-
-    def stop(self) -> None:
-        with contextlib.suppress(OSError):
-            self.conn.send(None)
-        self.process.join(5)
-        if self.process.is_alive():
-            self.process.kill()
-
-
-@dataclass
-class Results:
-    outcomes: Counter[str] = field(default_factory=Counter)
-    findings: list[dict[str, Any]] = field(default_factory=list)
-    slowest: tuple[float, int] = (0.0, -1)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def add(self, seed: int, outcome: str, detail: str, seconds: float) -> None:
-        with self.lock:
-            self.outcomes[outcome] += 1
-            if outcome in BAD:
-                self.findings.append({"seed": seed, "outcome": outcome, "detail": detail})
-            if seconds > self.slowest[0]:
-                self.slowest = (seconds, seed)
-
-
-def run(first: int, count: int, workers: int, timeout: float, simulate: bool = False) -> Results:
-    results = Results()
-    seeds = iter(range(first, first + count))
-    take = threading.Lock()
-
-    def drive() -> None:
-        worker = _Worker(simulate)
-        try:
-            while True:
-                with take:
-                    seed = next(seeds, None)
-                if seed is None:
-                    return
-                results.add(seed, *worker.run(seed, timeout))
-        finally:
-            worker.stop()
-
-    threads = [threading.Thread(target=drive) for _ in range(max(1, workers))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    results.findings.sort(key=lambda f: f["seed"])
-    return results
+from tests.fuzz import runner
+from tests.fuzz.surface import INPUT_ERROR, OK, surfaces
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.fuzz", description=__doc__.splitlines()[0])
-    parser.add_argument("--inputs", type=int, default=1000, help="how many inputs (seeds) to try (default 1000)")
+    parser.add_argument("--surface", action="append", default=[],
+                        help="a surface to fuzz (repeatable; default: every one, see --list)")
+    parser.add_argument("--inputs", type=int, default=1000, help="inputs (seeds) per surface (default 1000)")
     parser.add_argument("--seed", type=int, default=0, help="the first seed (default 0)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: CPUs)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per input before it counts as a hang")
-    parser.add_argument("--simulate", action="store_true",
-                        help="also simulate what loads (2 h, profiles default and gang)")
+    parser.add_argument("--memory-mb", type=float, default=1024.0,
+                        help="MiB a worker may grow by on one input before it counts as a blow-up (default 1024)")
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
-    parser.add_argument("--show", action="store_true", help="print the input of each seed instead of loading it")
+    parser.add_argument("--list", action="store_true", help="list the surfaces and exit")
+    parser.add_argument("--show", action="store_true", help="print the input of each seed instead of running it")
     args = parser.parse_args(argv)
+    registry = surfaces()
+    if args.list:
+        for name, surface in registry.items():
+            print(f"{name:14} {surface.description}")
+        return 0
+    unknown = [name for name in args.surface if name not in registry]
+    if unknown:
+        parser.error(f"unknown surface {unknown[0]!r}; known: {', '.join(registry)}")
+    names = args.surface or list(registry)
+    seeds = range(args.seed, args.seed + args.inputs)
     if args.show:
-        for seed in range(args.seed, args.seed + args.inputs):
-            rng = random.Random(seed)
-            name, text = render(manifests(rng), rng)
-            print(f"# seed {seed}: {name}, {len(text)} characters\n{text[:4000]}")
+        for name in names:
+            for seed in seeds:
+                print(f"# {name} seed {seed}: {registry[name].show(registry[name].generate(random.Random(seed)))}")
         return 0
     started = time.perf_counter()
-    results = run(args.seed, args.inputs, args.workers, args.timeout, args.simulate)
+    results = runner.run(names, seeds, workers=args.workers, timeout=args.timeout, memory_mb=args.memory_mb)
     wall = time.perf_counter() - started
-    summary = {
-        "inputs": args.inputs, "seeds": [args.seed, args.seed + args.inputs - 1],
-        "ok": results.outcomes["ok"], "inputErrors": results.outcomes["input error"],
-        "failures": results.outcomes["failure"], "crashes": results.outcomes["crash"],
-        "hangs": results.outcomes["hang"], "timeoutSeconds": args.timeout, "workers": args.workers,
-        "simulated": args.simulate,
-        "wallSeconds": round(wall, 1), "slowestInput": {"seed": results.slowest[1],
-                                                        "seconds": round(results.slowest[0], 3)},
-        "findings": results.findings[:20],
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, CPython {platform.python_version()}",
-    }
+    machine = f"{platform.machine()}, {os.cpu_count()} CPUs, CPython {platform.python_version()}"
+    rows = {name: {"inputs": args.inputs, "ok": results.outcomes[name][OK],
+                   "inputErrors": results.outcomes[name][INPUT_ERROR],
+                   **{outcome: results.outcomes[name][outcome] for outcome in runner.BAD},
+                   "cpuSeconds": round(results.seconds.get(name, 0.0), 1),
+                   "slowest": {"seed": results.slowest.get(name, (0.0, -1))[1],
+                               "seconds": round(results.slowest.get(name, (0.0, -1))[0], 3)}}
+            for name in names}
     if args.json:
-        print(json.dumps(summary, indent=2))
+        print(json.dumps({"seeds": [seeds.start, seeds.stop - 1], "surfaces": rows, "findings": results.findings[:50],
+                          "wallSeconds": round(wall, 1), "workers": args.workers, "timeoutSeconds": args.timeout,
+                          "memoryMiB": args.memory_mb, "machine": machine}, indent=2))
     else:
-        print(f"# {summary['machine']}; {args.workers} workers, {args.timeout:g} s per input"
-              + ("; loaded inputs simulated" if args.simulate else ""))
-        print(f"inputs tried      {args.inputs} (seeds {args.seed}..{args.seed + args.inputs - 1})")
-        print(f"loaded            {summary['ok']}")
-        print(f"input errors      {summary['inputErrors']}")
-        print(f"failures          {summary['failures']}")
-        print(f"crashes           {summary['crashes']}")
-        print(f"hangs             {summary['hangs']}")
-        print(f"slowest input     {results.slowest[0]:.2f} s (seed {results.slowest[1]})")
-        print(f"wall time         {wall:.1f} s ({args.inputs / wall:.0f} inputs/s)")
+        print(f"# {machine}; {args.workers} workers, {args.timeout:g} s and {args.memory_mb:g} MiB per input; "
+              f"seeds {seeds.start}..{seeds.stop - 1}")
+        print(f"{'surface':14} {'inputs':>7} {'ok':>7} {'input err':>9} {'failure':>7} {'crash':>5} {'hang':>5} "
+              f"{'memory':>6} {'slowest':>12}")
+        for name, row in rows.items():
+            slowest = row["slowest"]
+            print(f"{name:14} {row['inputs']:>7} {row['ok']:>7} {row['inputErrors']:>9} {row['failure']:>7} "
+                  f"{row['crash']:>5} {row['hang']:>5} {row['memory']:>6} "
+                  f"{slowest['seconds']:>6.2f} s #{slowest['seed']}")
+        print(f"wall time {wall:.1f} s")
         for finding in results.findings[:20]:
-            print(f"  seed {finding['seed']}: {finding['outcome']}: {finding['detail']}")
-    return 1 if any(results.outcomes[o] for o in BAD) else 0
+            print(f"  {finding['surface']} seed {finding['seed']}: {finding['outcome']}: {finding['detail']}")
+    return 1 if results.bad() else 0
 
 
 if __name__ == "__main__":

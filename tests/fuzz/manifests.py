@@ -1,5 +1,5 @@
-"""Random mutations of valid manifests, for the fuzz property test (tests/api/test_fuzz.py) and the fuzz
-benchmark (`python -m benchmarks.fuzz`): wrong types, huge numbers, deep nesting, unicode digits, missing
+"""Random mutations of valid manifests, for the `manifests` fuzz surface (tests/fuzz/surface_manifests.py):
+wrong types, huge numbers, deep nesting, unicode digits, missing
 fields, written as YAML or JSON. Every choice comes from one `random.Random`, so a seed replays an input."""
 
 from __future__ import annotations
