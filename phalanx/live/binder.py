@@ -77,13 +77,14 @@ from lightkube.resources.events_v1 import Event
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import PatchType
 
+from phalanx.live.fence import NotLeader
 from phalanx.scheduler.scheduler import PreemptorKind
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-BindReason = Literal["", "conflict", "gone", "error"]
+BindReason = Literal["", "conflict", "gone", "error", "fenced"]
 
 # client-go retry.DefaultBackoff (Steps 4, Duration 10ms, Factor 5, Jitter 0.1): the waits between 4 tries.
 RETRY_DELAYS = (0.01, 0.05, 0.25)
@@ -113,8 +114,9 @@ _PREEMPTOR_REF = {  # the preemptor as the Preempted event's `related` object
 @dataclass(frozen=True)
 class BindResult:
     """What became of a binding: `ok`, or why not — `conflict` (409: the pod is already bound, perhaps by
-    another scheduler), `gone` (404, or the pod was recreated under the same name with another UID) or
-    `error` (anything else: a 5xx, a broken connection; the binding may or may not have been stored)."""
+    another scheduler), `gone` (404, or the pod was recreated under the same name with another UID),
+    `fenced` (not sent: this replica no longer holds the leader Lease) or `error` (anything else: a 5xx, a
+    broken connection; the binding may or may not have been stored)."""
 
     ok: bool
     reason: BindReason
@@ -183,6 +185,10 @@ class _Gone(Exception):
 
 class _Failed(Exception):
     """A call failed for good: not transient, or still failing after the retries."""
+
+
+class _Fenced(_Failed):
+    """A call not made: this replica no longer holds the leader Lease."""
 
 
 @dataclass
@@ -316,14 +322,18 @@ def _text(exc: BaseException) -> str:
 class Binder:
     """Writes the scheduler's decisions to the API server through `client`, as `scheduler_name`.
 
-    Safe to call from several threads. `events=False` writes no Events. `clock` (monotonic seconds), `sleep`
-    and `wall` (the UTC time written into conditions and events) are there for tests.
+    Safe to call from several threads. `events=False` writes no Events. `fence` is asked right before every
+    call to the API server (leader election's `LeaderElector.holds`): when it says no, nothing is sent, a
+    binding answers `fenced` and other writes are dropped. `clock` (monotonic seconds), `sleep` and `wall`
+    (the UTC time written into conditions and events) are there for tests.
     """
 
     def __init__(self, client: Client, scheduler_name: str = "phalanx", *, events: bool = True,
+                 fence: Callable[[], bool] | None = None,
                  clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
                  wall: Callable[[], datetime.datetime] = utc_now) -> None:
         self.client = client
+        self.fence = fence
         self.scheduler_name = scheduler_name
         self.events = events
         self.reporting_instance = f"{scheduler_name}-{socket.gethostname()}"[:REPORTING_INSTANCE_LIMIT]
@@ -344,8 +354,14 @@ class Binder:
         body = _PodBinding(apiVersion="v1", kind="Binding",
                            metadata=ObjectMeta(name=name, namespace=namespace, uid=uid or None),
                            target={"kind": "Node", "name": node})
+        fenced = BindResult(False, "fenced", "not the leader any more: the binding was not sent")
+        if not self._may_write(f"binding {namespace}/{name} to {node}"):
+            return fenced
         try:
             self.client.create(body, name=name, namespace=namespace)
+        except NotLeader:
+            log.warning("not the leader any more: binding %s/%s to %s not sent", namespace, name, node)
+            return fenced
         except ApiError as exc:
             code = _code(exc)
             message = exc.status.message if exc.status is not None and exc.status.message else str(exc)
@@ -647,8 +663,13 @@ class Binder:
         Raises `_Gone` on a 404, the error itself for a code in `passthrough`, and `_Failed` (after logging)
         when it gives up."""
         for attempt in range(len(RETRY_DELAYS) + 1):
+            if not self._may_write(what):
+                raise _Fenced()
             try:
                 return call()
+            except NotLeader:
+                log.warning("not the leader any more: %s not sent", what)
+                raise _Fenced() from None
             except (ApiError, httpx2.HTTPError) as exc:
                 code = _code(exc)
                 if code == 404:
@@ -663,6 +684,12 @@ class Binder:
                 delay = RETRY_DELAYS[attempt]
                 self._sleep(delay * (1 + random.uniform(0, RETRY_JITTER)))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _may_write(self, what: str) -> bool:
+        if self.fence is None or self.fence():
+            return True
+        log.warning("not the leader any more: %s not sent", what)
+        return False
 
     def _pod_state(self, namespace: str, name: str, uid: str | None) -> _PodScheduled | None:
         """The remembered PodScheduled condition of the pod, read again when unknown, older than

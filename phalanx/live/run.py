@@ -5,6 +5,8 @@ Start-up: connect (a kubeconfig file, else in-cluster, else `$KUBECONFIG` or `~/
 part in leader election on a `coordination.k8s.io` Lease; only the leader runs scheduling cycles. SIGTERM or
 SIGINT finishes the cycle in flight, releases the Lease and exits 0. A leader that loses its Lease stops
 scheduling at once and exits 1, so that its Deployment restarts it as a follower (kube-scheduler exits too).
+Every API write of the driver is fenced by the Lease (`LeaderElector.holds`): a leader that was paused past its
+renew deadline writes nothing more, even before its election loop notices.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from lightkube import Client, KubeConfig
 from lightkube.core.exceptions import ConfigError
 
 from phalanx.errors import InputError
+from phalanx.live.binder import Binder
 from phalanx.live.driver import Driver
+from phalanx.live.fence import fenced_client
 from phalanx.live.leader import LeaderElector
 from phalanx.live.metrics import Metrics, serve
 from phalanx.scheduler.profiles import Profile
@@ -56,13 +60,13 @@ def parse_address(raw: str) -> tuple[str, int]:
     return host or "0.0.0.0", int(port)
 
 
-def connect(kubeconfig: str | None) -> Client:
-    """A client for the kubeconfig file, or the in-cluster service account, or `$KUBECONFIG`/`~/.kube/config`."""
+def client_config(kubeconfig: str | None) -> KubeConfig:
+    """The kubeconfig file, or the in-cluster service account, or `$KUBECONFIG`/`~/.kube/config`."""
     try:
-        config = KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
+        return KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
     except (ConfigError, OSError) as exc:
         raise InputError(f"cannot load a client configuration: {exc}", file=kubeconfig) from None
-    return Client(config, field_manager="phalanx")
+
 
 
 def default_lease_namespace() -> str:
@@ -79,10 +83,20 @@ def default_lease_namespace() -> str:
 def run(options: Options, stop: threading.Event | None = None) -> int:
     """Run the live scheduler until `stop` is set or a signal comes; the exit status."""
     stop = stop or threading.Event()
-    client = connect(options.kubeconfig)
+    config = client_config(options.kubeconfig)
+    client = Client(config, field_manager="phalanx")
     metrics = Metrics()
+    identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
+    elector = LeaderElector(client, namespace=options.lease_namespace, name=options.lease_name,
+                            identity=identity, lease_duration=options.lease_duration,
+                            renew_deadline=options.renew_deadline, retry_period=options.retry_period) \
+        if options.leader_elect else None
+    # Every write goes through a client fenced by the Lease; reads, watches and the Lease itself do not.
+    binder = Binder(fenced_client(config, elector.holds) if elector is not None else client,
+                    options.scheduler_name, fence=elector.holds if elector is not None else None)
     driver = Driver(client, options.profile, scheduler_name=options.scheduler_name, seed=options.seed,
-                    metrics=metrics, namespaces=set(options.namespaces) if options.namespaces else None)
+                    metrics=metrics, namespaces=set(options.namespaces) if options.namespaces else None,
+                    binder=binder)
     leading = threading.Event()
     try:
         server = serve(metrics, options.metrics_host, options.metrics_port, ready=driver.ready.is_set)
@@ -114,16 +128,11 @@ def run(options: Options, stop: threading.Event | None = None) -> int:
         driver.start_informers(stop)
         loop = threading.Thread(target=schedule, name="scheduling-loop", daemon=True)
         loop.start()
-        if not options.leader_elect:
+        if elector is None:
             leading.set()
             metrics.set_leader(True)
             stop.wait()
         else:
-            identity = f"{socket.gethostname()}_{uuid.uuid4().hex[:8]}"
-            elector = LeaderElector(client, namespace=options.lease_namespace, name=options.lease_name,
-                                    identity=identity, lease_duration=options.lease_duration,
-                                    renew_deadline=options.renew_deadline, retry_period=options.retry_period)
-
             def started() -> None:
                 log.info("%s leads (Lease %s/%s): scheduling", identity, options.lease_namespace, options.lease_name)
                 leading.set()

@@ -19,6 +19,7 @@ from lightkube.resources.core_v1 import Namespace, Node, Pod
 from phalanx.live.binder import Binder
 from phalanx.verify.controlplane import ControlPlane
 from tests.kube import control_plane_session
+from tests.live.replica import Replica
 
 if TYPE_CHECKING:
     from tests.live.test_driver import Running
@@ -64,3 +65,13 @@ def running(client: Client, namespace: str) -> Iterator[Callable[..., Running]]:
     yield start
     for run in started:
         run.close()
+
+
+@pytest.fixture
+def replicas(live_plane: ControlPlane, namespace: str) -> Iterator[list[Replica]]:
+    started: list[Replica] = []
+    yield started
+    for replica in started:
+        if replica.proc.poll() is None:
+            replica.proc.kill()
+        replica.proc.wait(timeout=10)

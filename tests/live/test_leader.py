@@ -191,8 +191,10 @@ def test_a_leader_that_stops_renewing_steps_down_and_is_replaced_after_the_lease
     print(f"\nfailover after the leader stopped renewing: {failover * 1000:.0f} ms after its last renewal "
           f"(lease {LEASE * 1000:.0f} ms); it stepped down {(a.stopped_at - cut) * 1000:.0f} ms after the cut "
           f"(renew deadline {RENEW * 1000:.0f} ms)")
-    # It stops leading at the renew deadline, counted from its last renewal (at most a retry before the cut)...
-    assert RENEW - RETRY <= a.stopped_at - cut <= RENEW + RETRY + SLACK
+    # It stops leading at the renew deadline, counted from the start of its last successful renewal (at most a
+    # retry before the cut), as client-go does...
+    assert RENEW - 0.05 <= a.stopped_at - last_renewal <= RENEW + SLACK
+    assert a.stopped_at - cut <= RENEW
     assert a.stopped_at < b.started_at  # ... before anyone may take the lease
     assert LEASE <= failover <= LEASE + RETRY + SLACK  # not before the lease expired, and soon after
     assert not a.elector.is_leader and b.elector.is_leader
@@ -283,3 +285,74 @@ def test_bad_durations_are_refused(client: Client) -> None:
         LeaderElector(client, namespace="n", name="l", identity="a", lease_duration=1, renew_deadline=2)
     with pytest.raises(ValueError, match="identity"):
         LeaderElector(client, namespace="n", name="l", identity="")
+
+
+def test_a_leader_that_reads_another_holder_stops_at_once(
+        client: Client, namespace: str, live_plane: ControlPlane, candidates: list[Candidate]) -> None:
+    a = Candidate(elector(new_client(live_plane), namespace, "a"))
+    candidates.append(a.start())
+    assert wait_for(lambda: a.started_at is not None, timeout=5)
+    lease = client.get(Lease, NAME, namespace=namespace)
+    assert lease.spec is not None
+    lease.spec.holderIdentity = "b"  # as a replica that judged a's Lease expired would write it
+    client.replace(lease)
+    taken = time.time()
+    assert wait_for(lambda: a.stopped_at is not None, timeout=RENEW)
+    assert a.stopped_at is not None and a.stopped_at - taken <= RETRY + SLACK  # the next read, not the deadline
+    assert not a.elector.holds()
+    assert lease_spec(client, namespace).holderIdentity == "b"  # it did not take the Lease back
+
+
+class PausableClock:
+    """The elapsed clock, with `pause(seconds)` making that much time pass at once (as SIGSTOP then SIGCONT)."""
+
+    def __init__(self) -> None:
+        self.skipped = 0.0
+
+    def __call__(self) -> float:
+        return time.monotonic() + self.skipped
+
+    def pause(self, seconds: float) -> None:
+        self.skipped += seconds
+
+
+def test_a_leader_paused_past_its_renew_deadline_is_fenced_at_once_and_stops_without_renewing(
+        client: Client, namespace: str, live_plane: ControlPlane, candidates: list[Candidate],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = PausableClock()
+    a_client = new_client(live_plane)
+    partition = Partition(a_client, monkeypatch)
+    a = Candidate(elector(a_client, namespace, "a", elapsed=clock))
+    candidates.append(a.start())
+    assert wait_for(lambda: a.started_at is not None, timeout=5)
+    assert wait_for(lambda: len(partition.written) >= 2, timeout=5)
+    assert a.elector.holds()
+
+    paused_at = time.time()
+    clock.pause(RENEW)  # the renew deadline passed while the process stood still
+    assert not a.elector.holds()  # fenced before the election loop has even woken up
+    assert wait_for(lambda: a.stopped_at is not None, timeout=RETRY + SLACK)
+    # No renewal started after the pause (one already in flight may finish): another replica may have led.
+    assert all(renewed < paused_at for renewed in partition.written), (paused_at, partition.written)
+    assert not a.elector.is_leader
+
+
+def test_a_fenced_client_sends_nothing_once_the_fence_closes(
+        client: Client, namespace: str, live_plane: ControlPlane) -> None:
+    from lightkube import KubeConfig
+    from lightkube.models.meta_v1 import ObjectMeta
+    from lightkube.resources.core_v1 import ConfigMap
+
+    from phalanx.live.fence import NotLeader, fenced_client
+
+    open_ = threading.Event()
+    open_.set()
+    fenced = fenced_client(KubeConfig.from_file(str(live_plane.kubeconfig)), open_.is_set)
+    fenced.create(ConfigMap(metadata=ObjectMeta(name="before", namespace=namespace)))
+    assert fenced.get(ConfigMap, "before", namespace=namespace).metadata is not None  # reads, TLS and auth work
+    open_.clear()
+    with pytest.raises(NotLeader):
+        fenced.create(ConfigMap(metadata=ObjectMeta(name="after", namespace=namespace)))
+    with pytest.raises(ApiError) as missing:
+        client.get(ConfigMap, "after", namespace=namespace)
+    assert missing.value.status.code == 404

@@ -3,14 +3,8 @@ Lease and exits 0; the leader killed (SIGKILL), the standby takes over and binds
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from lightkube import Client
@@ -18,44 +12,10 @@ from lightkube.resources.coordination_v1 import Lease
 
 from phalanx.verify.controlplane import ControlPlane, free_port
 from tests.kube import until
+from tests.live.replica import Replica
 from tests.live.test_driver import make_node, make_pod, node_of, pods
 
 pytestmark = pytest.mark.kube
-
-
-class Replica:
-    def __init__(self, kubeconfig: Path, namespace: str, lease: str) -> None:
-        self.port = free_port()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "phalanx", "run", "--kubeconfig", str(kubeconfig), "--profile", "gang",
-             "--namespace", namespace, "--leader-elect-resource-namespace", namespace,
-             "--leader-elect-resource-name", lease, "--leader-elect-lease-duration", "3",
-             "--leader-elect-renew-deadline", "2", "--leader-elect-retry-period", "0.5",
-             "--metrics-bind-address", f"127.0.0.1:{self.port}"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-    def get(self, path: str) -> tuple[int, str]:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as response:
-                return response.status, response.read().decode()
-        except urllib.error.HTTPError as exc:
-            return exc.code, ""
-        except OSError:
-            return 0, ""
-
-    def leading(self) -> bool:
-        status, text = self.get("/metrics")
-        return status == 200 and "\nphalanx_leader 1.0" in text
-
-
-@pytest.fixture
-def replicas(live_plane: ControlPlane, namespace: str) -> Iterator[list[Replica]]:
-    started: list[Replica] = []
-    yield started
-    for replica in started:
-        if replica.proc.poll() is None:
-            replica.proc.kill()
-        replica.proc.wait(timeout=10)
 
 
 def test_two_replicas_one_leader_failover_on_kill_and_a_clean_stop(
@@ -85,8 +45,7 @@ def test_two_replicas_one_leader_failover_on_kill_and_a_clean_stop(
     assert standby.proc.wait(timeout=30) == 0
     lease = client.get(Lease, "phalanx", namespace=namespace)
     assert lease.spec is not None and not lease.spec.holderIdentity  # released on the way out
-    assert standby.proc.stdout is not None
-    log = standby.proc.stdout.read()
+    log = standby.output()
     assert "Traceback" not in log, log
 
 
