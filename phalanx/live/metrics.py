@@ -10,9 +10,11 @@ metrics.go`), so its dashboards and alerts work unchanged; those without a count
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 from urllib.parse import urlsplit
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -27,6 +29,7 @@ QUEUES = ("active", "backoff", "unschedulable", "gated")
 RESULTS = ("scheduled", "unschedulable", "error")
 BIND_FAILURES = ("conflict", "error")
 POLL_SECONDS = 0.05  # how soon the server notices `close`
+SCRAPE_TIMEOUT = 10.0  # seconds a client may take to send its request or read the answer
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:
@@ -200,6 +203,14 @@ def serve(metrics: Metrics, host: str = DEFAULT_HOST, port: int = 0, ready: Call
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
 
+    def handle_error(self, request: object, client_address: tuple[str, int] | Any) -> None:
+        """A scraper that hung up or timed out is one debug line, not a traceback on stderr."""
+        error = sys.exc_info()[1]
+        if isinstance(error, (ConnectionError, TimeoutError)):
+            log.debug("metrics client %s went away: %s", client_address, error)
+            return
+        log.warning("metrics request from %s failed", client_address, exc_info=error)
+
     def __init__(self, address: tuple[str, int], metrics: Metrics, ready: Callable[[], bool],
                  healthy: Callable[[], bool]) -> None:
         self.metrics = metrics
@@ -210,6 +221,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
+    timeout = SCRAPE_TIMEOUT  # a client that stops sending or reading frees its thread
 
     def do_GET(self) -> None:
         self._answer(body=True)

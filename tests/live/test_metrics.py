@@ -187,3 +187,31 @@ def test_close_frees_the_port(metrics: Metrics) -> None:
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2)
     assert not any(t.name == "phalanx-metrics" for t in threading.enumerate())
+
+
+def test_a_scraper_that_hangs_up_early_is_no_traceback(metrics: Metrics, capfd: pytest.CaptureFixture[str]) -> None:
+    import socket
+    import struct
+    import time
+
+    answered = threading.Event()
+
+    def slow() -> bool:  # the answer comes after the client has gone, as for a scrape that timed out
+        time.sleep(0.3)
+        answered.set()
+        return True
+
+    server = serve(metrics, ready=slow)
+    try:
+        for _ in range(3):
+            answered.clear()
+            with socket.create_connection((server.host, server.port)) as client:
+                client.sendall(b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n")
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset on close
+            assert answered.wait(5)
+            time.sleep(0.1)
+        assert fetch(server, "/healthz")[0] == 200  # still serving
+    finally:
+        server.close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Error" not in err, err
