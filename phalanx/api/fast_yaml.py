@@ -5,8 +5,8 @@ sequences, one-line plain and quoted scalars, one-line flow collections (`{cpu: 
 between documents. `read_documents` reads exactly that part line by line and hands every scalar (and every
 one-line flow collection) to PyYAML's own resolver and constructors, so it returns what `yaml.load_all(text,
 Loader=SafeLoader)` returns. On anything else (block scalars, anchors, aliases, tags, multi-line scalars and
-collections, quoted keys, tabs, CR line breaks, directives, anything PyYAML would reject) it gives up and the
-file is read by PyYAML itself, errors and all.
+collections, quoted keys, tabs, CR line breaks, directives, anything PyYAML would reject, and nesting near the
+loader's bound) it gives up and the file is read by PyYAML itself, errors and all.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import re
 from typing import Any
 
 import yaml
+
+from phalanx.api.reading import MAX_NESTING
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -38,6 +40,10 @@ _CONSTRUCTOR = yaml.constructor.SafeConstructor()
 _IMPLICIT_FIRST = frozenset(c for c in yaml.resolver.Resolver.yaml_implicit_resolvers if c) \
     if None not in yaml.resolver.Resolver.yaml_implicit_resolvers else frozenset(map(chr, range(0x110000)))
 _SCALAR_TAGS = frozenset("tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
+# Deeper one-line flow collections, or blocks, than these are left to the loader that checks nesting first (a
+# value's depth is at most its brackets', so the two together stay within the bound).
+_MAX_FLOW_OPENERS = 50
+_MAX_BLOCK_DEPTH = MAX_NESTING - _MAX_FLOW_OPENERS
 
 
 class _Fresh:
@@ -99,7 +105,7 @@ def _value(raw: str) -> Any:
     if first in "[{":
         # A one-line flow collection reads the same on its own as in its place; PyYAML reads it (anchors
         # and aliases excepted: they could tie it to other nodes).
-        if "&" in raw or "*" in raw:
+        if "&" in raw or "*" in raw or raw.count("[") + raw.count("{") > _MAX_FLOW_OPENERS:
             raise GiveUp
         try:
             value = yaml.load(raw, Loader=_Loader)
@@ -229,6 +235,8 @@ def read_documents(text: str) -> list[Any]:
             pending[pending_key] = child
             pending = None
             if child is not None:
+                if len(stack) >= _MAX_BLOCK_DEPTH:
+                    raise GiveUp
                 stack.append((top_col, top, top_is_seq))
                 top, top_col, top_is_seq = child, col, is_item
         # Close the blocks the line is outside of (a sequence at its key's column ends at the next key).
@@ -243,6 +251,8 @@ def read_documents(text: str) -> list[Any]:
             top.append(value.make() if type(value) is _Fresh else value)
             continue
         if kind == _ITEM_ENTRY:
+            if len(stack) >= _MAX_BLOCK_DEPTH:
+                raise GiveUp
             child = {}
             top.append(child)
             stack.append((top_col, top, top_is_seq))

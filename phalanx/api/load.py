@@ -128,11 +128,11 @@ def _parse(path: str, text: str) -> list[Any]:
     if path.endswith(".json"):
         # `kubectl get -o json` output: one JSON value per file, read by the JSON parser (YAML's is 30× slower).
         return [parse_json(text, file=path)]
-    check_nesting(text, file=path)
     try:
-        return read_documents(text)
+        return read_documents(text)  # it nests no deeper than the bound (or gives up)
     except GiveUp:
         pass
+    check_nesting(text, file=path)
     try:
         return list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:

@@ -2,6 +2,7 @@
 the object and the field, never another exception (the fuzz campaign's findings)."""
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -22,22 +23,49 @@ def load_text(tmp_path: Path, text: str, name: str = "in.yaml") -> None:
 
 # --- nesting ---
 
-@pytest.mark.parametrize(("name", "text"), [
-    ("flow.yaml", "a: " + "[" * 60_000 + "]" * 60_000 + "\n"),  # segfaulted the C YAML loader
-    ("block.yaml", "- " * 30_000 + "x\n"),
-    ("indented.yaml", "".join(" " * i + f"k{i}:\n" for i in range(450)) + " " * 450 + "v: 1\n"),
-    ("deep.json", '{"a": ' * 5_000 + "1" + "}" * 5_000),  # RecursionError in the JSON reader
-    ("mapping.yaml", "kind: Pod\nspec: " + "{a: " * 300 + "1" + "}" * 300 + "\n"),
-])
-def test_deep_nesting_is_rejected_before_parsing(tmp_path: Path, name: str, text: str) -> None:
-    with pytest.raises(InputError, match=f"{name}: nests deeper than {MAX_NESTING} levels"):
+@pytest.mark.parametrize(("name", "text", "where"), [
+    ("flow.yaml", "a: " + "[" * 60_000 + "]" * 60_000 + "\n", "line 1"),  # segfaulted the C YAML loader
+    ("block.yaml", "- " * 30_000 + "x\n", "line 1"),
+    ("indented.yaml", "".join(" " * i + f"k{i}:\n" for i in range(450)) + " " * 450 + "v: 1\n", "line 201"),
+    ("deep.json", '{"a": ' * 5_000 + "1" + "}" * 5_000, "line 1"),  # RecursionError in the JSON reader
+    ("lines.json", '{"kind": "Pod",\n "a": ' + "[\n" * 300 + "]" * 300 + "}", "line 201"),
+    ("mapping.yaml", "kind: Pod\nspec: " + "{a: " * 300 + "1" + "}" * 300 + "\n", "Pod (unnamed)"),
+], ids=lambda value: value if isinstance(value, str) and len(value) < 20 else "")
+def test_deep_nesting_is_rejected_before_parsing(tmp_path: Path, name: str, text: str, where: str) -> None:
+    with pytest.raises(InputError, match=f"{name}: {re.escape(where)}: nests deeper than {MAX_NESTING} levels"):
         load_text(tmp_path, text, name)
+
+
+def test_a_deep_object_is_named_with_its_line(tmp_path: Path) -> None:
+    text = POD + "---\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: ns\ndata:\n  x: " + "[" * 201 + "]" * 201
+    with pytest.raises(InputError, match=r"in.yaml: ConfigMap ns/c: nests deeper than 200 levels .* at line 12$"):
+        load_text(tmp_path, text)
 
 
 def test_nesting_within_the_bound_and_brackets_in_strings_are_fine(tmp_path: Path) -> None:
     annotation = '{"a":' * 150 + "1" + "}" * 150  # a JSON string, as last-applied-configuration holds
     load_text(tmp_path, POD.replace("metadata: {name: p}", f"metadata: {{name: p, annotations: {{x: '{annotation}'}}}}")
               + "  nodeSelector: {a: '[[[[[[[[[['}\n")
+
+
+@pytest.mark.parametrize(("name", "text"), [  # the campaign's finding: a valid file refused as too deep
+    ("string.yaml", POD.replace("metadata: {name: p}", "metadata: {name: p, annotations: {x: '" + "[" * 300 + "'}}")),
+    ("closers.yaml", POD.replace("metadata: {name: p}", "metadata: {name: p, annotations: {x: '" + "]" * 300 + "'}}")),
+    ("comment.yaml", "# " + "{" * 500 + "\n" + POD),
+    ("block-scalar.yaml", POD + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  s: |\n"
+     + "    " + "[" * 300 + "\n" + "    " + "- " * 300 + "\n" + " " * 500 + "x\n"),
+    ("string.json", '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"x": "'
+     + "[" * 300 + '\\"' + "{" * 300 + '\\\\"}}, "spec": {"containers": [{"name": "c"}]}}'),
+], ids=lambda value: value if len(value) < 20 else "")
+def test_brackets_in_strings_and_comments_do_not_nest(tmp_path: Path, name: str, text: str) -> None:
+    load_text(tmp_path, text, name)
+
+
+def test_closers_in_a_comment_hide_no_real_nesting(tmp_path: Path) -> None:
+    """Brackets in comments count for nothing either way: closing ones do not make deep nesting shallow."""
+    text = "# " + "]" * 300 + "\n" + POD.replace("containers:", "x: " + "[" * 250 + "]" * 250 + "\n  containers:")
+    with pytest.raises(InputError, match=r"in\.yaml: Pod p: nests deeper than 200 levels"):
+        load_text(tmp_path, text)
 
 
 # --- numbers ---
