@@ -33,8 +33,12 @@ gets PodGroupInitiallyScheduled from its own status (submitPodGroupAlgorithmResu
 leaves under successful ancestors bind, all others are unschedulable.
 
 Not done upstream in v1.37.2, so not here: no condition on CompositePodGroups (CompositePodGroupInitiallyScheduled
-and its `Invalid` reason are documented in the API but no scheduler code writes them), no runtime check of tree
-depth or of one Workload per tree (only a Workload's templates are checked, by the API server: parse.py).
+and its `Invalid` reason are documented in the API but no scheduler code writes them), no check of one Workload per
+tree (only a Workload's templates are checked, by the API server: parse.py). Depth is checked only where the
+GangScheduling PreEnqueue walks up from a leaf (BuildHierarchySnapshotFromPod follows WorkloadMaxTreeDepth parent
+links): a leaf more than 5 levels below its root finds no root, and its pods wait with that message
+(`Forest.hierarchy_root`). Every walk over a tree here is a loop, never a recursion, so a chain of any length is
+only as costly as it is long.
 
 Preemption (podGroupCycle): when the root is Unschedulable, RunPodGroupPostFilterPlugins runs DefaultPreemption's
 PodGroupEvaluator once for the whole tree, at the root's priority and with the root's preemption policy; its
@@ -55,7 +59,7 @@ the tree's final results and `CompositeCycles.cycle` records them, once per real
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
@@ -92,13 +96,10 @@ class TreeNode:
     key: str
     composite: CompositePodGroup | None = None
     group: PodGroup | None = None
-    children: list[TreeNode] = field(default_factory=list)
+    children: list[TreeNode] = field(default_factory=list, repr=False)  # a deep tree's repr stays flat
 
     def leaves(self) -> Iterable[PodGroup]:
-        if self.group is not None:
-            yield self.group
-        for child in self.children:
-            yield from child.leaves()
+        return (node.group for node in _walk(self) if node.group is not None)
 
 
 @dataclass(slots=True)
@@ -115,6 +116,11 @@ class NodeResult:
     joint: tuple[exact.Verdict, float] | None = None
 
 
+# A node's algorithm: yields (child, results) for each child it needs placed, receives the child's result, and
+# returns its own (TreePlacer._drive runs it).
+Steps = Generator[tuple["TreeNode", dict[str, NodeResult]], NodeResult, NodeResult]
+
+
 class Forest:
     """The CompositePodGroups known and the children of each (workload_forest.go)."""
 
@@ -122,22 +128,31 @@ class Forest:
         self.composites: dict[str, CompositePodGroup] = {}
         self._child_groups: dict[str, dict[str, PodGroup]] = {}
         self._child_composites: dict[str, dict[str, CompositePodGroup]] = {}
+        self._group_parents: dict[str, str] = {}  # PodGroup key -> its parent's key
 
     @staticmethod
     def _parent_key(obj: PodGroup | CompositePodGroup) -> str | None:
         return f"{obj.namespace}/{obj.parent}" if obj.parent is not None else None
 
     def add_group(self, group: PodGroup) -> None:
+        """A PodGroup appears or changes (a changed parent link moves it: never a child of two)."""
+        self.remove_group(group)
         parent = self._parent_key(group)
         if parent is not None:
             self._child_groups.setdefault(parent, {})[group.key] = group
+            self._group_parents[group.key] = parent
 
     def remove_group(self, group: PodGroup) -> None:
-        parent = self._parent_key(group)
+        parent = self._group_parents.pop(group.key, None)
         if parent is not None:
-            self._child_groups.get(parent, {}).pop(group.key, None)
+            children = self._child_groups.get(parent, {})
+            children.pop(group.key, None)
+            if not children:
+                self._child_groups.pop(parent, None)
 
     def add(self, composite: CompositePodGroup) -> None:
+        """A CompositePodGroup appears or changes (a changed parent link moves it: never a child of two)."""
+        self.remove(composite.key)
         self.composites[composite.key] = composite
         parent = self._parent_key(composite)
         if parent is not None:
@@ -147,7 +162,10 @@ class Forest:
         composite = self.composites.pop(key, None)
         parent = self._parent_key(composite) if composite is not None else None
         if parent is not None:
-            self._child_composites.get(parent, {}).pop(key, None)
+            children = self._child_composites.get(parent, {})
+            children.pop(key, None)
+            if not children:
+                self._child_composites.pop(parent, None)
         return composite
 
     def root_of(self, composite_key: str) -> tuple[str | None, str]:
@@ -165,38 +183,78 @@ class Forest:
                 return key, ""
             key = f"{composite.namespace}/{composite.parent}"
 
+    def hierarchy_root(self, parent_key: str) -> tuple[str | None, str]:
+        """The root over a PodGroup whose parent is `parent_key`, as the GangScheduling PreEnqueue finds it
+        (BuildHierarchySnapshotFromPod, then GetRootKeyForGroup in that snapshot): it follows at most
+        WorkloadMaxTreeDepth parents, so a root further up is never found and the leaf's pods wait. None
+        and why, when there is no root in reach (missing, a loop, too far)."""
+        seen: set[str] = set()
+        key = parent_key
+        for _ in range(MAX_TREE_DEPTH):
+            if key in seen:
+                return None, f"cycle detected in composite pod group hierarchy at {key}"
+            seen.add(key)
+            composite = self.composites.get(key)
+            if composite is None:
+                return None, f"waiting for composite pod group {key} to be created"
+            if composite.parent is None:
+                return key, ""
+            key = f"{composite.namespace}/{composite.parent}"
+        root, why = self.root_of(parent_key)  # the snapshot below the last one reached finds a loop through it
+        if root is None and why.startswith("cycle"):
+            return None, why
+        return None, (f"failed to build hierarchy snapshot: composite pod group {parent_key} has no root within "
+                      f"{MAX_TREE_DEPTH} levels up (the API allows trees {MAX_TREE_DEPTH} levels deep)")
+
     def tree(self, root: str) -> TreeNode:
         """The root's tree (buildPodGroupInfoForCPG); children in arrival, then document, order (upstream
-        iterates a set: no order at all)."""
+        iterates a set: no order at all). Built depth first without recursion: a chain of any length is one
+        loop."""
         def order(obj: PodGroup | CompositePodGroup) -> tuple[float, int, str]:
             return obj.arrival, obj.source.index if obj.source else 0, obj.key
 
-        def build(key: str, seen: set[str]) -> TreeNode:
-            seen.add(key)
-            node = TreeNode(key, composite=self.composites[key])
-            kids: list[PodGroup | CompositePodGroup] = [*self._child_groups.get(key, {}).values(),
-                                                        *self._child_composites.get(key, {}).values()]
-            for kid in sorted(kids, key=order):
-                if isinstance(kid, PodGroup):
-                    node.children.append(TreeNode(kid.key, group=kid))
-                elif kid.key not in seen:
-                    node.children.append(build(kid.key, seen))
-            return node
+        def kids(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
+            found: list[PodGroup | CompositePodGroup] = [*self._child_groups.get(node.key, {}).values(),
+                                                         *self._child_composites.get(node.key, {}).values()]
+            return iter(sorted(found, key=order))
 
-        return build(root, set())
+        top = TreeNode(root, composite=self.composites[root])
+        seen = {root}
+        stack = [(top, kids(top))]
+        while stack:
+            node, pending = stack[-1]
+            kid = next(pending, None)
+            if kid is None:
+                stack.pop()
+            elif isinstance(kid, PodGroup):
+                node.children.append(TreeNode(kid.key, group=kid))
+            elif kid.key not in seen:
+                seen.add(kid.key)
+                child = TreeNode(kid.key, composite=kid)
+                node.children.append(child)
+                stack.append((child, kids(child)))
+        return top
 
 
 def ready(node: TreeNode, members: Mapping[str, set[str]]) -> bool:
     """isCPGTreeReady / isPGReady: a PodGroup has minCount pods (1 for basic), a CompositePodGroup has
     minGroupCount (1 for basic) ready children."""
-    if node.group is not None:
-        return len(members.get(node.key, ())) >= node.group.min_count
-    assert node.composite is not None
-    return sum(1 for child in node.children if ready(child, members)) >= node.composite.min_group_count
+    done: dict[int, bool] = {}
+    for each in reversed(list(_walk(node))):  # children before their parent
+        if each.group is not None:
+            done[id(each)] = len(members.get(each.key, ())) >= each.group.min_count
+        else:
+            assert each.composite is not None
+            done[id(each)] = sum(done[id(child)] for child in each.children) >= each.composite.min_group_count
+    return done[id(node)]
 
 
 def depth(node: TreeNode) -> int:
-    return 1 + max((depth(child) for child in node.children), default=0)
+    """Levels from the node down to its deepest descendant, both counted."""
+    levels: dict[int, int] = {}
+    for each in reversed(list(_walk(node))):
+        levels[id(each)] = 1 + max((levels[id(child)] for child in each.children), default=0)
+    return levels[id(node)]
 
 
 class TreePlacer:
@@ -216,7 +274,7 @@ class TreePlacer:
     def place(self, root: TreeNode) -> NodeResult:
         """Place the tree; placed pods of successful leaves stay reserved when the root succeeds."""
         with self.cycle.cluster.trial() as trial:
-            result = self._node(root, self.results)
+            result = self._drive(self._node(root, self.results))
             if result.status == "success" and not result.any_placed:
                 result.status, result.message = "unschedulable", f"composite pod group {root.key}: {UNSCHEDULABLE}"
             if result.status == "success":
@@ -224,6 +282,37 @@ class TreePlacer:
         self._complete(root, NodeResult("success"))
         self.exact_decisions = self._exact_decisions(root)
         return result
+
+    def _drive(self, steps: Steps) -> NodeResult:
+        """Run a node's algorithm and, on a stack, the algorithms of the children it asks for: each child's
+        result is sent back to its parent and its exception thrown into it, so that the parent's trials end
+        as they would in a recursion."""
+        stack = [steps]
+        answer: NodeResult | None = None
+        failure: BaseException | None = None
+        while True:
+            top = stack[-1]
+            try:
+                if failure is not None:
+                    thrown, failure = failure, None
+                    child, results = top.throw(thrown)
+                else:
+                    child, results = next(top) if answer is None else top.send(answer)
+            except StopIteration as done:
+                stack.pop()
+                result: NodeResult = done.value
+                if not stack:
+                    return result
+                answer = result
+                continue
+            except BaseException as exc:
+                stack.pop()
+                if not stack:
+                    raise
+                failure = exc
+                continue
+            stack.append(self._node(child, results))
+            answer = None
 
     def _exact_decisions(self, root: TreeNode) -> list[tuple[str, exact.Verdict, float]]:
         """What exact placement decided for the leaves as the tree's results stand (`_complete` done).
@@ -245,17 +334,24 @@ class TreePlacer:
                 found.append((node.key, *result.joint))
         return found
 
-    def _complete(self, node: TreeNode, parent: NodeResult) -> None:
+    def _complete(self, root: TreeNode, top: NodeResult) -> None:
         """completeCompositePodGroupAlgorithmResultMap: a parent's failure replaces its children's success,
         and a child never tried takes its parent's status."""
-        own = self.results.get(node.key)
-        if own is None or (parent.status != "success" and own.status == "success"):
-            own = self.results[node.key] = NodeResult(parent.status, parent.message)
-        for child in node.children:
-            self._complete(child, own)
+        stack = [(root, top)]
+        while stack:
+            node, parent = stack.pop()
+            own = self.results.get(node.key)
+            if own is None or (parent.status != "success" and own.status == "success"):
+                own = self.results[node.key] = NodeResult(parent.status, parent.message)
+            stack.extend((child, own) for child in node.children)
 
-    def _node(self, node: TreeNode, results: dict[str, NodeResult]) -> NodeResult:
-        result = self._leaf(node.group) if node.group is not None else self._composite(node, results)
+    def _node(self, node: TreeNode, results: dict[str, NodeResult]) -> Steps:
+        """A node's algorithm. Its children's are asked for by yielding them (`_drive` runs them), so that a
+        tree of any depth places without recursion."""
+        if node.group is not None:
+            result = self._leaf(node.group)
+        else:
+            result = yield from self._composite(node, results)
         results[node.key] = result
         return result
 
@@ -285,12 +381,12 @@ class TreePlacer:
     def _subtree_scheduled(self, node: TreeNode) -> list[tuple[str, int]]:
         return [pair for leaf in node.leaves() for pair in self.scheduled.get(leaf.key, ())]
 
-    def _composite(self, node: TreeNode, results: dict[str, NodeResult]) -> NodeResult:
+    def _composite(self, node: TreeNode, results: dict[str, NodeResult]) -> Steps:
         """compositePodGroupSchedulingPlacementAlgorithm: each placement tried, the best assumed again."""
         composite = node.composite
         assert composite is not None
         if composite.topology_key is None:  # one placement, the parent's: tried and kept as it is
-            return self._children(node, results)
+            return (yield from self._children(node, results))
         key = composite.topology_key
         try:
             domains = generate_placements(self.cycle.cluster, key, self._subtree_scheduled(node),
@@ -304,7 +400,7 @@ class TreePlacer:
         for domain in domains:
             sub: dict[str, NodeResult] = {}
             with self.cycle.cluster.trial(), self.cycle.confined(domain.nodes):  # never kept
-                result = self._children(node, sub)
+                result = yield from self._children(node, sub)
             if result.status == "error":
                 results.update(sub)
                 return result
@@ -341,20 +437,24 @@ class TreePlacer:
         tied = [(feasible[i][0], GroupOutcome(placed=[(p, 0) for p in placed[i]])) for i in best]
         return TopologyPlacer._tie_break(self.cycle, tied, best)
 
-    def _placed_below(self, node: TreeNode, results: Mapping[str, NodeResult]) -> list[tuple[Pod, int]]:
-        """The placed pods of a composite node that succeeded, from its children's results."""
-        return [pair for child in node.children for pair in self._placed(child, results)]
+    @staticmethod
+    def _placed_below(node: TreeNode, results: Mapping[str, NodeResult]) -> list[tuple[Pod, int]]:
+        """successfulLeafResults: the placed pods of the leaves below a composite node whose every ancestor
+        below `node` succeeded, from its children's results."""
+        placed: list[tuple[Pod, int]] = []
+        stack = list(reversed(node.children))
+        while stack:
+            each = stack.pop()
+            result = results.get(each.key)
+            if result is None or result.status != "success":
+                continue
+            if each.group is not None:
+                placed.extend(result.outcome.placed if result.outcome is not None else ())
+            else:
+                stack.extend(reversed(each.children))
+        return placed
 
-    def _placed(self, node: TreeNode, results: Mapping[str, NodeResult]) -> list[tuple[Pod, int]]:
-        """successfulLeafResults: the placed pods of leaves whose every ancestor (in `node`'s subtree) succeeded."""
-        result = results.get(node.key)
-        if result is None or result.status != "success":
-            return []
-        if node.group is not None:
-            return list(result.outcome.placed) if result.outcome is not None else []
-        return self._placed_below(node, results)
-
-    def _children(self, node: TreeNode, results: dict[str, NodeResult]) -> NodeResult:
+    def _children(self, node: TreeNode, results: dict[str, NodeResult]) -> Steps:
         """compositePodGroupSchedulingDefaultAlgorithm: children in turn under the PlacementFeasible check."""
         assert node.composite is not None
         need, remaining, succeeded, any_placed = node.composite.min_group_count, len(node.children), 0, False
@@ -363,7 +463,7 @@ class TreePlacer:
                                                f"satisfied: 0 scheduled, {remaining} remaining")
         with self.cycle.cluster.trial() as trial:
             for child in node.children:
-                result = self._node(child, results)
+                result = yield child, results
                 if result.status == "error":
                     return NodeResult("error", f"composite pod group {node.key}: composite pod group evaluation "
                                                f"failed due to child error: {result.message}")
@@ -461,6 +561,13 @@ class CompositeCycles:
         assert group.parent is not None
         return self.forest.root_of(f"{group.namespace}/{group.parent}")
 
+    def held(self, group: PodGroup) -> str | None:
+        """Why PreEnqueue holds the leaf's pods whatever its tree's quorum: no root within reach of its
+        hierarchy walk (`Forest.hierarchy_root`); None when it has one."""
+        assert group.parent is not None
+        root, why = self.forest.hierarchy_root(f"{group.namespace}/{group.parent}")
+        return why if root is None else None
+
     def tree_members(self, group_key: str) -> set[str] | None:
         """The pods of every leaf of the tree over PodGroup `group_key` (None: it has no root): one
         preemptor's pods, whose nominations leave room for each other."""
@@ -506,15 +613,21 @@ class CompositeCycles:
         self.pre_enqueue(root, now)
 
     def pre_enqueue(self, root: str, now: float) -> None:
-        """preEnqueueWithHierarchies: the root's entry waits until the tree meets its quorum."""
+        """preEnqueueWithHierarchies: the root's entry waits until the tree meets its quorum. A leaf too far
+        below the root for the hierarchy walk waits in any case (its pods never join the root's entry)."""
         tree = self.forest.tree(root)
         leaves = list(tree.leaves())
+        held = {leaf.key: why for leaf in leaves if (why := self.held(leaf)) is not None}
+        for key, why in held.items():
+            self.s.gated[key] = why
+            self.s.messages["group:" + key] = why
         if not ready(tree, self.s.members):
             why = f"waiting for composite pod group {root} tree to meet quorum"
             for leaf in leaves:
-                self.s.gated[leaf.key] = why
+                self.s.gated[leaf.key] = held.get(leaf.key, why)
             self.s.queue.done(COMPOSITE + root)
             return
+        leaves = [leaf for leaf in leaves if leaf.key not in held]
         for leaf in leaves:
             self.s.gated.pop(leaf.key, None)
         if COMPOSITE + root in self.s.queue:
@@ -554,7 +667,7 @@ class CompositeCycles:
             return
         tree = self.forest.tree(root_key)
         leaves = list(tree.leaves())
-        pending = {leaf.key: s._pending_members(leaf.key) for leaf in leaves}
+        pending = {leaf.key: s._pending_members(leaf.key) if self.held(leaf) is None else [] for leaf in leaves}
         if not any(pending.values()) or not ready(tree, s.members):
             s.queue.done(entry)
             self.pre_enqueue(root_key, now)
@@ -681,11 +794,13 @@ class CompositeCycles:
         return False
 
 
-def _walk(node: TreeNode) -> Iterable[TreeNode]:
-    """The node and every node below it, parents first."""
-    yield node
-    for child in node.children:
-        yield from _walk(child)
+def _walk(node: TreeNode) -> Iterator[TreeNode]:
+    """The node and every node below it, parents first (depth first, children in order)."""
+    stack = [node]
+    while stack:
+        each = stack.pop()
+        yield each
+        stack.extend(reversed(each.children))
 
 
 def _placed_by(result: NodeResult | None) -> Sequence[tuple[Pod, int]]:
@@ -702,9 +817,10 @@ def _unschedulable(pod: Pod, message: str) -> Unschedulable:
 
 
 def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup]) -> list[str]:
-    """What kube-scheduler v1.37.2 leaves unchecked in the given trees, one line each: cycles and missing
-    parents (the members never queue), trees deeper than 4 levels and trees spanning several Workloads
-    (scheduled as any other tree; the API's `Invalid` reason is never set)."""
+    """What kube-scheduler v1.37.2 leaves unchecked in the given trees, one line each: cycles, missing
+    parents and roots out of the hierarchy walk's reach (the members never queue), trees deeper than 4
+    levels and trees spanning several Workloads (scheduled as any other tree; the API's `Invalid` reason is
+    never set)."""
     forest = Forest()
     for composite in composites:
         forest.add(composite)
@@ -712,15 +828,17 @@ def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGrou
         forest.add_group(group)
     notes: list[str] = []
     orphans = sorted({why for group in groups if group.parent is not None
-                      for root, why in [forest.root_of(f"{group.namespace}/{group.parent}")] if root is None})
+                      for root, why in [forest.hierarchy_root(f"{group.namespace}/{group.parent}")] if root is None})
     notes.extend(f"PodGroup members will wait: {why}" for why in orphans)
     for composite in composites:
         if composite.parent is not None:
             continue
         tree = forest.tree(composite.key)
-        if depth(tree) > MAX_TREE_DEPTH:
-            notes.append(f"CompositePodGroup {composite.key}: its tree is {depth(tree)} levels deep (more than "
-                         f"{MAX_TREE_DEPTH}); kube-scheduler v1.37.2 schedules it anyway")
+        levels = depth(tree)
+        if levels > MAX_TREE_DEPTH:
+            notes.append(f"CompositePodGroup {composite.key}: its tree is {levels} levels deep (more than "
+                         f"{MAX_TREE_DEPTH}); kube-scheduler v1.37.2 schedules it anyway (but for leaves more than "
+                         f"{MAX_TREE_DEPTH + 1} levels down: their root is out of its reach)")
         names = {obj.workload_name for obj in _objects(tree) if obj.workload_name}
         if len(names) > 1:
             notes.append(f"CompositePodGroup {composite.key}: its tree names {len(names)} Workloads "
@@ -728,13 +846,12 @@ def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGrou
     return notes
 
 
-def _objects(node: TreeNode) -> Iterable[PodGroup | CompositePodGroup]:
-    if node.group is not None:
-        yield node.group
-    if node.composite is not None:
-        yield node.composite
-    for child in node.children:
-        yield from _objects(child)
+def _objects(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
+    for each in _walk(node):
+        if each.group is not None:
+            yield each.group
+        if each.composite is not None:
+            yield each.composite
 
 
 def composite_report(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup], *, scheduled: bool,

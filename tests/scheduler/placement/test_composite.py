@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodGroup
-from phalanx.scheduler.placement.composite import Forest, ready, tree_notes
+from phalanx.scheduler.placement.composite import Forest, depth, ready, tree_notes
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.scheduler.scheduler import (
     Bind,
@@ -121,6 +121,65 @@ def test_members_wait_for_a_missing_parent_and_never_queue_in_a_cycle() -> None:
                                [leaf("a", "x", min_count=1)], members("a", 1))
     assert decisions == []
     assert "cycle detected in composite pod group hierarchy" in (scheduler.pod_message("default/a-0") or "")
+
+
+def chain(length: int, *, top: str | None = None) -> list[CompositePodGroup]:
+    """c0 under c1 under … c{length-1} (under `top` when given, else the root): basic CompositePodGroups."""
+    return [composite(f"c{i}", None, parent=f"c{i + 1}" if i < length - 1 else top) for i in range(length)]
+
+
+def test_a_chain_of_600_parents_holds_its_leaf_and_every_other_pod_schedules() -> None:
+    # The campaign's poison object: kube-scheduler's hierarchy walk (BuildHierarchySnapshotFromPod) follows at
+    # most 4 parents, finds no root and holds the leaf's pods in PreEnqueue; nothing else is affected.
+    plain = MakePod("plain").req(cpu="1", memory="1Gi").obj()
+    scheduler, decisions = run([node("n1")], chain(600), [leaf("a", "c0", min_count=1)], [*members("a", 1), plain])
+    assert binds(decisions) == {"plain": "n1"}
+    assert scheduler.pod_message("default/a-0") == (
+        "failed to build hierarchy snapshot: composite pod group default/c0 has no root within 4 levels up (the "
+        "API allows trees 4 levels deep)")
+    assert scheduler.schedule(1.0) == []
+
+
+def test_the_hierarchy_walk_reaches_a_root_four_parents_up_and_no_further() -> None:
+    # As v1.37.2's walk: a leaf 5 levels down (4 CompositePodGroups above it) is scheduled, 6 levels down waits.
+    _, decisions = run([node("n1")], chain(4), [leaf("a", "c0", min_count=1)], members("a", 1))
+    assert binds(decisions) == {"a-0": "n1"}
+    scheduler, decisions = run([node("n1")], chain(5), [leaf("a", "c0", min_count=1)], members("a", 1))
+    assert decisions == [] and "no root within 4 levels up" in (scheduler.pod_message("default/a-0") or "")
+
+
+def test_a_loop_of_600_parents_is_found_without_recursion() -> None:
+    loop = chain(600, top="c0")
+    scheduler, decisions = run([node("n1")], loop, [leaf("a", "c0", min_count=1)], members("a", 1))
+    assert decisions == []
+    assert "cycle detected in composite pod group hierarchy" in (scheduler.pod_message("default/a-0") or "")
+    assert "cycle detected" in tree_notes([leaf("a", "c0", min_count=1)], loop)[0]
+
+
+def test_a_tree_600_levels_deep_places_its_reachable_leaf() -> None:
+    # A basic root with a leaf right below it and a chain of 600 CompositePodGroups beside it (an empty leaf at
+    # its bottom): the placement walks the whole tree, without recursion, and the leaf in reach binds.
+    deep = chain(600, top="root")
+    scheduler, decisions = run([node("n1")], [composite("root", None), *deep],
+                               [leaf("near", "root", min_count=1), leaf("far", "c0", min_count=1)],
+                               members("near", 1))
+    assert binds(decisions) == {"near-0": "n1"}
+    assert conditions(decisions)["near"] == (True, "Scheduled")
+    tree = scheduler.composite.forest.tree("default/root") if scheduler.composite is not None else None
+    assert tree is not None and depth(tree) == 602 and sorted(g.name for g in tree.leaves()) == ["far", "near"]
+    assert ready(tree, {"default/near": {"p"}}) and not ready(tree, {})
+
+
+def test_a_changed_parent_moves_a_composite_and_a_leaf() -> None:
+    forest = Forest()
+    for item in (composite("x", 1), composite("y", 1), composite("m", 1, parent="x")):
+        forest.add(item)
+    forest.add_group(leaf("a", "x"))
+    forest.add(composite("m", 1, parent="y"))
+    forest.add_group(leaf("a", "m"))
+    assert [n.key for n in forest.tree("default/x").children] == []
+    assert [n.key for n in forest.tree("default/y").children] == ["default/m"]
+    assert [g.key for g in forest.tree("default/y").leaves()] == ["default/a"]
 
 
 # --- the root cycle -----------------------------------------------------------------------------------------
@@ -453,7 +512,7 @@ def test_notes_name_orphans_deep_trees_and_mixed_workloads() -> None:
     assert notes == [
         "PodGroup members will wait: waiting for composite pod group default/missing to be created",
         "CompositePodGroup default/c1: its tree is 5 levels deep (more than 4); kube-scheduler v1.37.2 "
-        "schedules it anyway",
+        "schedules it anyway (but for leaves more than 5 levels down: their root is out of its reach)",
         "CompositePodGroup default/c1: its tree names 2 Workloads (other, wl); kube-scheduler v1.37.2 schedules "
         "it anyway",
     ]
