@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, Context, Decimal
 from typing import Any
 
 from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, sequence, text
@@ -30,6 +31,8 @@ MAX_STABILIZATION_WINDOW_SECONDS = 3600
 DEFAULT_CPU_UTILIZATION = 80
 # The int32 fields' bound (replicas, seconds, policy values).
 _MAX_INT32 = 2**31 - 1
+_NANO = Decimal("1e-9")
+_EXACT = Context(prec=40)  # int64 amounts in nano units fit
 # Each metric type's member field in MetricSpec.
 _SOURCE_FIELDS = {"Object": "object", "Pods": "pods", "Resource": "resource", "External": "external",
                   "ContainerResource": "containerResource"}
@@ -155,7 +158,8 @@ def _quantity(raw: Any, field: str) -> float | None:
         raise fail(field, str(exc)) from None
     if value <= 0:
         raise fail(field, f"Invalid value: {raw!r}: must be positive")
-    return float(value)
+    # ParseQuantity rounds a non-zero amount up to 1n, so `0.0000001m` is 1n: positive, and 1 as a MilliValue.
+    return float(value.quantize(_NANO, rounding=ROUND_CEILING, context=_EXACT))
 
 
 def _target(raw: Any, field: str) -> MetricTarget:

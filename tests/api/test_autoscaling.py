@@ -445,3 +445,12 @@ def test_missing_spec_and_metadata() -> None:
     doc = hpa()
     del doc["metadata"]
     assert error(doc) == "metadata: is required"
+
+
+@pytest.mark.parametrize("raw", ["0.0000001m", "1e-30", "0.0000000001"])
+def test_a_target_below_one_nano_rounds_up_to_one_nano(raw: str) -> None:
+    """resource.ParseQuantity rounds a non-zero amount up to 1n, so the API server keeps such a target as 1n
+    (positive, so validateMetricTarget accepts it) and the controller divides by its MilliValue, 1."""
+    parsed = parse_hpa(hpa(metrics=[{"type": "External", "external": {
+        "metric": {"name": "q"}, "target": {"type": "AverageValue", "averageValue": raw}}}]))
+    assert parsed.metrics[0].target.average_value == 1e-9

@@ -125,6 +125,13 @@ def test_quantities_divide_as_milli_integers() -> None:
     assert metric_replicas(spec(external(average="100m")), 0.3, 1, TOL) == 3
 
 
+def test_a_target_of_less_than_one_nano_divides_as_one_milli() -> None:
+    """`averageValue: 0.0000001m` is 1n once parsed (ParseQuantity rounds up), whose MilliValue is 1: 5 over a
+    target of 1 milli asks for 5000 replicas; it used to divide by a milli-value of 0."""
+    assert metric_replicas(spec(external(average="0.0000001m")), 5, 1, TOL) == 5000
+    assert metric_replicas(spec(external(value="0.0000001m")), 5, 1, TOL) == 5000
+
+
 # The controller (horizontal.go).
 
 def test_scale_up_takes_the_largest_proposal() -> None:
