@@ -43,6 +43,11 @@ written at most once per `EVENT_WINDOW` (30 s); a repeat after the window update
 client-go's finishSeries) of silence starts a new Event. Repeats within the window are counted into the next
 series update but not written on their own. (client-go's aggregation leaves the note out of the key and writes
 a series at the second repeat, then every 30 min; keeping the note in the key shows each distinct reason.)
+Events are written in the background, never on the scheduling path: at most 1,000 wait (more are dropped), and
+one the API server cannot take (a broken connection, a 5xx, as when it restarts) is tried again 12 times, 10 s
+apart, as client-go's broadcaster does, so a pod bound while the API server restarted still gets its
+`Scheduled` Event. A binding whose answer was lost and that the API server then reports as already made on
+the node asked for (a 409) counts as made, and gets its `Scheduled` Event too.
 
 kube-scheduler compares against its informer's copy of the pod; the binder instead remembers, per
 `namespace/name`, the PodScheduled condition and nominated node it last read or wrote (read with a GET when
@@ -56,13 +61,13 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
+import queue
 import random
 import socket
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -94,6 +99,12 @@ TRANSIENT_CODES = frozenset({429, 500, 503, 504})
 EVENT_WINDOW = 30.0  # seconds: the same event on the same object is written at most once in this window
 EVENT_FINISH = 360.0  # seconds of silence after which a repeat starts a new Event (client-go's finishTime)
 EVENT_CACHE_SIZE = 4096  # aggregated events remembered (least recently seen dropped first)
+# client-go's broadcaster (tools/events): an Event the API server cannot take now is tried 12 times, 10 s apart
+# (the first wait random), so that Events survive an API server restart; at most 1,000 wait to be written.
+EVENT_TRIES = 12
+EVENT_RETRY_WAIT = 10.0
+EVENT_QUEUE_LIMIT = 1000
+EVENT_WRITERS = 4  # threads writing Events
 POD_CACHE_SIZE = 8192  # pods whose PodScheduled condition is remembered
 POD_CACHE_TTL = 300.0  # seconds before a remembered condition is read again from the API server
 NOTE_LENGTH_LIMIT = 1024  # an Event's note, in bytes (apis/core/validation/events.go NoteLengthLimit)
@@ -184,11 +195,31 @@ class _Gone(Exception):
 
 
 class _Failed(Exception):
-    """A call failed for good: not transient, or still failing after the retries."""
+    """A call failed for good: not transient, or still failing after the retries (`transient`)."""
+
+    def __init__(self, transient: bool = False) -> None:
+        super().__init__()
+        self.transient = transient
 
 
 class _Fenced(_Failed):
     """A call not made: this replica no longer holds the leader Lease."""
+
+
+@dataclass(frozen=True)
+class _EventToWrite:
+    """An Event waiting for the background writer: a new one, or (`count` > 1) a series update of `name`."""
+
+    namespace: str
+    regarding: ObjectReference
+    related: ObjectReference | None
+    kind: str
+    reason: str
+    action: str
+    note: str
+    count: int
+    name: str  # the Event to update with a series ("" for a new one)
+    at: float  # monotonic time of the occurrence
 
 
 @dataclass
@@ -343,7 +374,10 @@ class Binder:
         self._lock = threading.Lock()
         self._pods: OrderedDict[tuple[str, str], _PodScheduled] = OrderedDict()
         self._emitted: OrderedDict[tuple[str, ...], _Emitted] = OrderedDict()
-        self._events_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="events")
+        # Events wait here for the writers (daemon threads, so an outage never holds the process at exit).
+        self._events: queue.Queue[tuple[tuple[str, ...], _EventToWrite]] = queue.Queue(maxsize=EVENT_QUEUE_LIMIT)
+        self._writers: list[threading.Thread] = []
+        self._closing = threading.Event()
         self._claim_locks = [threading.Lock() for _ in range(CLAIM_LOCKS)]
 
     # --- binding --------------------------------------------------------------------------------------
@@ -375,10 +409,13 @@ class Binder:
             log.warning("binding %s/%s to %s failed: %s", namespace, name, node, _text(exc))
             return BindResult(False, "error", _text(exc))
         self.forget(namespace, name)
+        return BindResult(True, "", self.scheduled(namespace, name, uid, node))
+
+    def scheduled(self, namespace: str, name: str, uid: str | None, node: str) -> str:
+        """Emit `Scheduled` for a pod bound to `node` (also one whose binding's answer was lost); the note."""
         note = scheduled_message(namespace, name, node)
-        # Events are written off the binding's path, as kube-scheduler's broadcaster writes them.
-        self._events_pool.submit(self._event, namespace, name, uid, "Normal", "Scheduled", "Binding", note)
-        return BindResult(True, "", note)
+        self._event(namespace, name, uid, "Normal", "Scheduled", "Binding", note)
+        return note
 
     # --- failures and nominations ---------------------------------------------------------------------
 
@@ -446,10 +483,21 @@ class Binder:
                 if known is not None:
                     known.nominated = node
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Wait for the Events written in the background (after bindings); the Binder stays usable."""
-        pool, self._events_pool = self._events_pool, ThreadPoolExecutor(max_workers=4, thread_name_prefix="events")
-        pool.shutdown(wait=timeout is None or timeout > 0)
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until the Events queued so far are written (or given up), at most `timeout` seconds (None: no
+        limit); whether they all were. The Binder stays usable."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self._events.unfinished_tasks:
+            if deadline is not None and time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    def close(self, grace: float = 2.0) -> None:
+        """Stop writing Events: those waiting get `grace` seconds, the rest are dropped (a write in flight ends
+        with its request)."""
+        self.flush(grace)
+        self._closing.set()
 
     def forget(self, namespace: str, name: str) -> None:
         """Drop what is remembered of the pod's status (the pod was bound, deleted or recreated)."""
@@ -680,7 +728,7 @@ class Binder:
                              or (code is None and isinstance(exc, httpx2.TransportError)))
                 if not transient or attempt == len(RETRY_DELAYS):
                     log.warning("%s: giving up after %d tries: %s", what, attempt + 1, _text(exc))
-                    raise _Failed() from exc
+                    raise _Failed(transient) from exc
                 delay = RETRY_DELAYS[attempt]
                 self._sleep(delay * (1 + random.uniform(0, RETRY_JITTER)))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -729,7 +777,10 @@ class Binder:
 
     def _event(self, namespace: str, name: str, uid: str | None, kind: Literal["Normal", "Warning"], reason: str,
                action: str, note: str, *, related: ObjectReference | None = None) -> None:
-        """Emit an events.k8s.io/v1 Event about the pod, aggregated (see the module notes); never raises."""
+        """Queue an events.k8s.io/v1 Event about the pod, aggregated (see the module notes); never raises and
+        never waits for the API server: a writer in the background sends it, and tries again through an outage
+        of the API server, as client-go's broadcaster does (EVENT_TRIES, EVENT_RETRY_WAIT apart). At most
+        EVENT_QUEUE_LIMIT events wait; more are dropped, as the broadcaster drops them."""
         if not self.events:
             return
         key = (namespace, name, uid or "", kind, reason, action, note, (related.uid or "") if related else "")
@@ -742,52 +793,101 @@ class Binder:
                 known.count += 1
                 known.seen = now
                 self._emitted.move_to_end(key)
-                if now - known.written < EVENT_WINDOW:
+                if now - known.written < EVENT_WINDOW or not known.name:  # (no name: the first is on its way)
                     return
                 known.written = now
                 count, event_name = known.count, known.name
             else:
+                # Remembered at once, so that repeats while the first is being written are counted, not written.
+                self._emitted[key] = _Emitted(name="", count=1, written=now, seen=now)
+                while len(self._emitted) > EVENT_CACHE_SIZE:
+                    self._emitted.popitem(last=False)
                 count, event_name = 1, ""
-        if count > 1:
-            series = {"series": {"count": count, "lastObservedTime": micro_time(self._wall())}}
+            if not self._writers:
+                self._writers = [threading.Thread(target=self._write_events, name=f"events-{i}", daemon=True)
+                                 for i in range(EVENT_WRITERS)]
+                for writer in self._writers:
+                    writer.start()
+        regarding = ObjectReference(apiVersion="v1", kind="Pod", namespace=namespace, name=name, uid=uid or None)
+        try:
+            self._events.put_nowait((key, _EventToWrite(namespace, regarding, related, kind, reason, action, note,
+                                                        count, event_name, now)))
+        except queue.Full:
+            log.debug("%d events wait to be written: dropping %s on %s/%s", EVENT_QUEUE_LIMIT, reason, namespace,
+                      name)
+
+    def _write_events(self) -> None:
+        while not self._closing.is_set():
+            key, event = self._events.get()
             try:
-                self._call(f"event {namespace}/{event_name}",
-                           lambda: self.client.patch(Event, event_name, series, namespace=namespace,
-                                                     patch_type=PatchType.MERGE), conflicts=False)
+                self._send_event(key, event)
+            finally:
+                self._events.task_done()
+
+    def _send_event(self, key: tuple[str, ...], event: _EventToWrite) -> None:
+        for attempt in range(EVENT_TRIES):
+            if self._closing.is_set() or self._write_event(key, event):
                 return
+            # The first wait is random, so that schedulers do not all come back at once after an outage.
+            if self._closing.wait(EVENT_RETRY_WAIT * (random.random() if attempt == 0 else 1.0)):
+                return
+        log.warning("event %s on %s/%s: not written after %d tries", event.reason, event.namespace,
+                    event.regarding.name, EVENT_TRIES)
+
+    def _write_event(self, key: tuple[str, ...], event: _EventToWrite) -> bool:
+        """One try: True when done (written, or refused for good), False when the API server could not take it
+        now (a broken connection, a 5xx: try again later)."""
+        namespace = event.namespace
+        if event.count > 1:
+            series = {"series": {"count": event.count, "lastObservedTime": micro_time(self._wall())}}
+            try:
+                self._call(f"event {namespace}/{event.name}",
+                           lambda: self.client.patch(Event, event.name, series, namespace=namespace,
+                                                     patch_type=PatchType.MERGE), conflicts=False)
+                return True
             except _Gone:
                 pass  # the Event expired or was deleted: write a new one
-            except _Failed:
-                return
-        regarding = ObjectReference(apiVersion="v1", kind="Pod", namespace=namespace, name=name, uid=uid or None)
-        created = self._create_event(namespace, regarding, related, kind, reason, action, note)
-        if created is None:
-            return
+            except _Failed as exc:
+                return not exc.transient
+        try:
+            created = self._create_event(event)
+        except _Failed as exc:
+            if exc.transient:
+                return False
+            created = None
         with self._lock:
-            self._emitted[key] = _Emitted(name=created, count=1, written=now, seen=now)
-            self._emitted.move_to_end(key)
-            while len(self._emitted) > EVENT_CACHE_SIZE:
-                self._emitted.popitem(last=False)
+            known = self._emitted.get(key)
+            if known is not None and not known.name:
+                if created is None:
+                    del self._emitted[key]  # never written: a repeat starts afresh
+                else:
+                    known.name = created
+        return True
 
-    def _create_event(self, namespace: str, regarding: ObjectReference, related: ObjectReference | None,
-                      kind: str, reason: str, action: str, note: str) -> str | None:
-        for _ in range(2):  # a second name if the first was taken
-            event_name = f"{regarding.name}.{time.time_ns():x}"
+    def _create_event(self, event: _EventToWrite) -> str | None:
+        """Create the Event under a new name (a second one if the first was taken); its name, or None when it
+        cannot be written (its namespace is gone, the API server refused it). Raises a transient `_Failed`."""
+        namespace = event.namespace
+        for _ in range(2):
+            event_name = f"{event.regarding.name}.{time.time_ns():x}"
             moment = self._wall()
-            event = Event(
+            body = Event(
                 metadata=ObjectMeta(name=event_name, namespace=namespace),
                 # msgspec drops a zero fraction, and the API server wants six digits in a MicroTime
                 eventTime=moment if moment.microsecond else moment.replace(microsecond=1),
                 reportingController=self.scheduler_name, reportingInstance=self.reporting_instance,
-                action=action, reason=reason, note=note, type=kind, regarding=regarding, related=related)
+                action=event.action, reason=event.reason, note=event.note, type=event.kind,
+                regarding=event.regarding, related=event.related)
             try:
-                self._call(f"event {namespace}/{event_name}", functools.partial(self.client.create, event),
+                self._call(f"event {namespace}/{event_name}", functools.partial(self.client.create, body),
                            conflicts=False)
             except _Gone:
                 return None  # the namespace is gone
             except _Failed as exc:
                 if _code(exc.__cause__ or exc) == 409:
                     continue
+                if exc.transient:
+                    raise
                 return None
             return event_name
         return None

@@ -256,6 +256,7 @@ class Driver:
             run_engine(self.scheduler, WallClock(self.events, stop, self.clock), self)
         finally:
             self._pool.shutdown(wait=True)
+            self.binder.close()
 
     # The engine loop's ends (phalanx.scheduler.loop.Ends).
 
@@ -267,7 +268,7 @@ class Driver:
                 try:
                     batch.add(kind, obj)
                 except PhalanxError as exc:
-                    self._skip(kind, object_key(obj), exc)
+                    self._skip(kind, object_key(obj), str(exc))
                 continue
             self._flush(batch)
             self.apply(kind, event, obj)
@@ -307,11 +308,23 @@ class Driver:
             elif kind in DEVICE_KINDS:
                 self._device_object(kind, event, key, obj)
         except PhalanxError as exc:
-            self._skip(kind, key, exc)
+            self._skip(kind, key, str(exc))
+        except Exception as exc:  # a fault this object's shape brought out: the object is skipped, not the loop
+            log.debug("taking in %s %s failed", kind, key, exc_info=True)
+            self._skip(kind, key, f"{type(exc).__name__}: {exc}")
+            if kind == "Pod" and event != DELETED and self._ours_pending(obj):
+                namespace, _, name = key.partition("/")
+                self.binder.unschedulable(namespace, name, f"the scheduler could not take the pod in: "
+                                          f"{type(exc).__name__}: {exc}", reason="SchedulerError",
+                                          uid=self._uids.get(key))
 
-    def _skip(self, kind: str, key: str, exc: PhalanxError) -> None:
-        self._warn(f"{kind}/{key}", f"skipping {kind} {key}: {exc}")
-        self.counters.skipped[f"{kind}/{key}"] = str(exc)
+    def _ours_pending(self, obj: Mapping[str, Any]) -> bool:
+        spec = obj.get("spec") or {}
+        return spec.get("schedulerName") == self.scheduler_name and not spec.get("nodeName")
+
+    def _skip(self, kind: str, key: str, why: str) -> None:
+        self._warn(f"{kind}/{key}", f"skipping {kind} {key}: {why}")
+        self.counters.skipped[f"{kind}/{key}"] = why
 
     # DRA objects: the engine's device state, and the pending pods that wait for their claims.
 
@@ -582,7 +595,8 @@ class Driver:
             time.sleep(wait)
             result = self.binder.bind(pod.namespace, pod.name, uid, bind.node)
             if result.reason == "conflict" and self._bound_to(pod.namespace, pod.name, bind.node):
-                return BindResult(True, "", result.message)
+                # Our earlier binding was stored, its answer lost (the API server restarting): say so too.
+                return BindResult(True, "", self.binder.scheduled(pod.namespace, pod.name, uid, bind.node))
         return result
 
     def _bound_to(self, namespace: str, name: str, node: str) -> bool:

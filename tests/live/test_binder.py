@@ -151,6 +151,7 @@ def test_unschedulable_writes_the_condition_once_and_aggregates_events(client: C
     again = client.get(Pod, "p", namespace=namespace)
     assert again.metadata is not None and written.metadata is not None
     assert again.metadata.resourceVersion == written.metadata.resourceVersion
+    binder.flush()
     [event] = events(client, namespace, "FailedScheduling")
     assert (event.type, event.message, event.reportingComponent, event.action) == (
         "Warning", message, "phalanx", "Scheduling")
@@ -163,11 +164,13 @@ def test_unschedulable_writes_the_condition_once_and_aggregates_events(client: C
     cond = condition(pod_now, "PodScheduled")
     assert (cond.message, cond.lastTransitionTime) == (other, stamp(0))
     assert pod_now.status is not None and pod_now.status.nominatedNodeName == "n1"
+    binder.flush()
     assert sorted(e.message or "" for e in events(client, namespace, "FailedScheduling")) == sorted([message, other])
 
     # The same message after the 30 s window: the first event's series is updated, no new Event.
     t.now += 31
     binder.unschedulable(namespace, "p", other)
+    binder.flush()
     v1 = [e for e in client.list(EventV1, namespace=namespace) if e.reason == "FailedScheduling"]
     assert len(v1) == 2
     [series] = [e.series for e in v1 if e.note == other]
@@ -185,6 +188,7 @@ def test_unschedulable_leaves_bound_missing_and_recreated_pods_alone(client: Cli
     make_pod(client, namespace, "q")
     binder.unschedulable(namespace, "q", "for an older pod of that name", uid="old-uid")
     assert condition(client.get(Pod, "q", namespace=namespace), "PodScheduled") is None
+    binder.flush()
     assert events(client, namespace, "FailedScheduling") == []
 
 
@@ -219,6 +223,7 @@ def test_preempt_marks_then_deletes_with_the_victims_grace_period(client: Client
     cond = condition(left, "DisruptionTarget")
     assert (cond.status, cond.reason, cond.message) == (
         "True", "PreemptionByScheduler", "phalanx: preempting to accommodate a higher priority pod")
+    binder.flush()
     [event] = events(client, namespace, "Preempted")
     assert (event.type, event.message, event.reportingComponent, event.action) == (
         "Normal", f"Preempted by pod preemptor-uid on node {node}", "phalanx", "Preempting")
@@ -226,6 +231,7 @@ def test_preempt_marks_then_deletes_with_the_victims_grace_period(client: Client
     assert event.related is not None and (event.related.kind, event.related.name) == ("Pod", "big")
     # Again: deletion has started, nothing more is sent (no second event).
     assert binder.preempt(namespace, "victim", preemptor="preemptor-uid", node=node)
+    binder.flush()
     assert len(events(client, namespace, "Preempted")) == 1
 
 
@@ -239,6 +245,7 @@ def test_preempt_with_no_grace_period_removes_the_victim(client: Client, namespa
     with pytest.raises(ApiError) as gone:
         client.get(Pod, "victim", namespace=namespace)
     assert gone.value.status.code == 404
+    binder.flush()
     [event] = events(client, namespace, "Preempted")
     assert event.message == f"Preempted by podgroup group-uid on node {node}"
     assert event.reportingComponent == "phalanx-b"

@@ -306,3 +306,62 @@ def test_kube_scheduler_beside_phalanx_each_binds_its_own_and_phalanx_counts_the
         check_invariants(client, namespace, {}, binder.bound)
     finally:
         live_plane.stop_scheduler()
+
+
+def test_every_pod_bound_across_api_server_restarts_has_its_scheduled_event(
+        client: Client, namespace: str, running: Callable[..., Running], live_plane: ControlPlane) -> None:
+    """Bindings whose answer was lost, and Events the API server could not take while it was down, are not
+    lost: each bound pod ends with exactly one Scheduled Event."""
+    from lightkube.resources.events_v1 import Event
+
+    for node in ("a", "b"):
+        make_node(client, namespace, node, cpu="16")
+    binder = RecordingBinder(client)
+    running(binder)
+    names: list[str] = []
+    for round_ in range(3):
+        make_gang(client, namespace, f"g{round_}", 4)
+        for i in range(4):
+            make_pod(client, namespace, f"g{round_}-{i}", group=f"g{round_}")
+            make_pod(client, namespace, f"p{round_}-{i}")
+            names += [f"g{round_}-{i}", f"p{round_}-{i}"]
+        live_plane.restart_apiserver(down_for=1.0)  # while the round's bindings and events are under way
+    until(lambda: all(node_of(p) for p in pods(client, namespace).values()), 60, "every pod bound")
+
+    def scheduled() -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for event in client.list(Event, namespace=namespace):
+            if event.reason == "Scheduled" and event.regarding is not None and event.regarding.name:
+                counts[event.regarding.name] = counts.get(event.regarding.name, 0) + 1
+        return counts
+
+    until(lambda: set(scheduled()) >= set(names), 60, "a Scheduled Event for every pod")
+    assert all(count == 1 for count in scheduled().values()), scheduled()
+    check_invariants(client, namespace, {f"g{r}": 4 for r in range(3)}, binder.bound)
+
+
+def test_a_pod_the_engine_cannot_take_in_is_told_why_and_the_others_are_bound(
+        client: Client, namespace: str, running: Callable[..., Running], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unexpected fault while taking one object in (here forced) skips that object, not the scheduler."""
+    from phalanx.scheduler.scheduler import Scheduler
+
+    real = Scheduler.add_pod
+
+    def add_pod(self: Scheduler, pod: Any, now: float, **kwargs: Any) -> Any:
+        if pod.name == "poison":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(self, pod, now, **kwargs)
+
+    monkeypatch.setattr(Scheduler, "add_pod", add_pod)
+    make_node(client, namespace, "a", cpu="8")
+    run = running()
+    make_pod(client, namespace, "poison")
+    make_pod(client, namespace, "fine")
+    until(lambda: bool(node_of(pods(client, namespace)["fine"])), what="the other pod bound")
+    until(lambda: any(c.get("reason") == "SchedulerError"
+                      for c in (pods(client, namespace)["poison"].get("status") or {}).get("conditions") or []),
+          what="the poisoned pod told why")
+    [condition] = [c for c in pods(client, namespace)["poison"]["status"]["conditions"] if c["type"] == "PodScheduled"]
+    assert condition["status"] == "False" and "RecursionError" in condition["message"]
+    assert run.thread.is_alive()
+    assert not node_of(pods(client, namespace)["poison"])
