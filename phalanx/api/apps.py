@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from phalanx.api.cron import CronError, CronSchedule, parse_cron
 from phalanx.api.fields import Manifest, Meta, boolean, fail, integer, mapping, seconds, sequence, template_meta, text
+from phalanx.api.names import shown
 from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, Pod, PriorityClass, Source
 from phalanx.api.selectors import parse_selector
 from phalanx.errors import InputError
@@ -24,6 +25,7 @@ START_TIME_ANNOTATION = "phalanx.dev/start-time"
 # The API server takes any int32; Phalanx simulates every pod, so it holds replicas to the bound it holds an
 # Indexed Job's pods to.
 MAX_REPLICAS = 100_000
+MAX_CRON_JOB_NAME = 52
 
 
 @dataclass(slots=True)
@@ -226,6 +228,9 @@ def parse_cron_job(doc: Manifest, source: Source) -> CronJob:
     from phalanx.api.parse import parse_job  # parse.PARSERS lists these parsers: import it late
 
     meta = Meta(doc, namespaced=True)
+    if len(meta.name) > MAX_CRON_JOB_NAME:  # ValidateCronJob: its Jobs are named <name>-<11-character suffix>
+        raise fail("metadata.name", f"Invalid value: {shown(meta.name)}: must be no more than {MAX_CRON_JOB_NAME} "
+                                    "characters")
     spec = mapping(doc.get("spec"), "spec", required=True)
     raw_schedule = text(spec.get("schedule"), "spec.schedule", required=True)
     try:

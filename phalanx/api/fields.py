@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from phalanx.api.names import check, label_problem, label_value_problem, qualified_name_problem, subdomain_problem
 from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, Queueing
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
@@ -62,7 +63,23 @@ def integer(value: Any, field: str, *, minimum: int | None = None, maximum: int 
 
 
 def labels(value: Any, field: str) -> dict[str, str]:
-    return {str(k): text(v, f"{field}.{k}") for k, v in mapping(value, field).items()}
+    """A map of labels (metadata.labels, a nodeSelector, matchLabels): keys qualified names, values label values."""
+    return {check(str(k), field, qualified_name_problem): check(text(v, f"{field}.{k}"), field, label_value_problem)
+            for k, v in mapping(value, field).items()}
+
+
+def annotation_map(value: Any, field: str) -> dict[str, str]:
+    """metadata.annotations: keys qualified names (checked lowercased, as the API server does), values any text."""
+    out = {str(k): text(v, f"{field}.{k}") for k, v in mapping(value, field).items()}
+    for key in out:
+        check(key.lower(), field, qualified_name_problem)
+    return out
+
+
+def name(value: Any, field: str) -> str:
+    """A reference to an object by name (a DNS-1123 subdomain), or "" when unset."""
+    found = text(value, field)
+    return check(found, field, subdomain_problem) if found else found
 
 
 def seconds(annotations: Mapping[str, str], key: str, field: str) -> float | None:
@@ -93,15 +110,18 @@ def boolean(value: Any, field: str) -> bool:
 class Meta:
     """An object's metadata as the parsers need it."""
 
-    def __init__(self, doc: Manifest, *, namespaced: bool) -> None:
+    def __init__(self, doc: Manifest, *, namespaced: bool, template: bool = False) -> None:
         meta = mapping(doc.get("metadata"), "metadata", required=True)
         self.name = text(meta.get("name"), "metadata.name", required=True)
         if not self.name:
             raise fail("metadata.name", "is required")
+        if not template:  # a template's own name is not the API server's to check: its owner names what it makes
+            check(self.name, "metadata.name", subdomain_problem)
         ns = text(meta.get("namespace"), "metadata.namespace") if namespaced else ""
-        self.namespace = ns or (DEFAULT_NAMESPACE if namespaced else "")
+        self.namespace = check(ns, "metadata.namespace", label_problem) if ns else (
+            DEFAULT_NAMESPACE if namespaced else "")
         self.labels = labels(meta.get("labels"), "metadata.labels")
-        self.annotations = labels(meta.get("annotations"), "metadata.annotations")
+        self.annotations = annotation_map(meta.get("annotations"), "metadata.annotations")
         self.arrival = seconds(self.annotations, ARRIVAL_ANNOTATION, "metadata.annotations") or 0.0
         self.controller: str | None = None
         for i, ref in enumerate(sequence(meta.get("ownerReferences"), "metadata.ownerReferences")):
@@ -129,7 +149,7 @@ def template_meta(template: Mapping[str, Any], owner: Meta, field: str) -> Meta:
     raw.setdefault("name", owner.name)
     raw["namespace"] = owner.namespace
     try:
-        return Meta({"metadata": raw}, namespaced=True)
+        return Meta({"metadata": raw}, namespaced=True, template=True)
     except InputError as exc:
         raise fail(f"{field}.{exc.field}", exc.detail) from None
 

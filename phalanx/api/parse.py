@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -16,9 +15,11 @@ from phalanx.api.fields import fail as _fail
 from phalanx.api.fields import integer as _int
 from phalanx.api.fields import labels as _labels
 from phalanx.api.fields import mapping as _mapping
+from phalanx.api.fields import name as _name
 from phalanx.api.fields import seconds as _seconds
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
+from phalanx.api.names import check, label_value_problem, qualified_name_problem, subdomain_problem
 from phalanx.api.objects import (
     CHECKPOINT_ANNOTATION,
     DEFAULT_MEMORY_REQUEST,
@@ -53,6 +54,7 @@ from phalanx.api.training import TRAINING_PARSERS
 
 MAX_PRIORITY = 1_000_000_000
 MIN_PRIORITY = -2_147_483_648  # priorities are int32
+MAX_INT32 = 2_147_483_647  # the API's int32 counts (minCount, minAvailable, …)
 # The API server's bound on an Indexed Job's completions and parallelism; Phalanx simulates every pod of a Job,
 # so it holds every Job to it.
 MAX_JOB_PODS = 100_000
@@ -92,8 +94,9 @@ def _taint(raw: Any, field: str) -> Taint:
     effect = _text(item.get("effect"), f"{field}.effect", required=True)
     if effect not in _TAINT_EFFECTS:
         raise _fail(f"{field}.effect", f"unsupported value {effect!r}: one of {', '.join(_TAINT_EFFECTS)}")
-    key = _text(item.get("key"), f"{field}.key", required=True)
-    return Taint(key=key, value=_text(item.get("value"), f"{field}.value"), effect=cast(Any, effect))
+    key = check(_text(item.get("key"), f"{field}.key", required=True), f"{field}.key", qualified_name_problem)
+    value = check(_text(item.get("value"), f"{field}.value"), f"{field}.value", label_value_problem)
+    return Taint(key=key, value=value, effect=cast(Any, effect))
 
 
 def parse_node(doc: Manifest, source: Source) -> Node:
@@ -212,7 +215,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         raise _fail(f"{field}.workloadRef",
                     "is the v1.35 (v1alpha1) link; v1.37 pods name their group in spec.schedulingGroup.podGroupName")
     group = _mapping(spec.get("schedulingGroup"), f"{field}.schedulingGroup")
-    pod_group = _text(group.get("podGroupName"), f"{field}.schedulingGroup.podGroupName") or None
+    pod_group = _name(group.get("podGroupName"), f"{field}.schedulingGroup.podGroupName") or None
     explicit_priority = None
     if spec.get("priority") is not None:
         explicit_priority = _int(spec.get("priority"), f"{field}.priority", minimum=-2_147_483_648,
@@ -220,7 +223,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
     preemption_policy = _text(spec.get("preemptionPolicy"), f"{field}.preemptionPolicy") or "PreemptLowerPriority"
     if preemption_policy not in ("PreemptLowerPriority", "Never"):
         raise _fail(f"{field}.preemptionPolicy", f"unsupported value {preemption_policy!r}")
-    node_name = _text(spec.get("nodeName"), f"{field}.nodeName") or None
+    node_name = _name(spec.get("nodeName"), f"{field}.nodeName") or None
     grace = spec.get("terminationGracePeriodSeconds")
     requests, scoring = pod_requests_pair(spec, field)
     return Pod(
@@ -228,7 +231,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         scoring_requests=(scoring.get("cpu", 0), scoring.get("memory", 0)),
         placement=_placement(spec, field, meta), labels=meta.labels,
         priority=explicit_priority or 0, explicit_priority=explicit_priority,
-        priority_class_name=_text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None,
+        priority_class_name=_name(spec.get("priorityClassName"), f"{field}.priorityClassName") or None,
         preemption_policy=preemption_policy,
         scheduler_name=_text(spec.get("schedulerName"), f"{field}.schedulerName") or "default-scheduler",
         node_name=node_name, pod_group=pod_group, arrival=meta.arrival,
@@ -290,7 +293,7 @@ def parse_policy(raw: Any, field: str) -> GroupPolicy | None:
     return None if raw is None else _group_policy(raw, field, "minCount")
 
 
-def _group_policy(raw: Any, field: str, count: str, *, maximum: int | None = None) -> GroupPolicy:
+def _group_policy(raw: Any, field: str, count: str, *, maximum: int = MAX_INT32) -> GroupPolicy:
     """Exactly one of `basic: {}` and `gang: {<count>: n ≥ 1}`, where `count` is the gang's quorum field."""
     policy = _mapping(raw, field)
     kinds = [k for k in ("basic", "gang") if k in policy]
@@ -321,7 +324,7 @@ def _disruption_mode(raw: Any, field: str) -> str:
 
 
 def _group_priority(spec: Mapping[str, Any], field: str) -> tuple[str | None, int | None]:
-    name = _text(spec.get("priorityClassName"), f"{field}.priorityClassName") or None
+    name = _name(spec.get("priorityClassName"), f"{field}.priorityClassName") or None
     value = spec.get("priority")
     return name, None if value is None else _int(value, f"{field}.priority", minimum=MIN_PRIORITY,
                                                  maximum=MAX_PRIORITY)
@@ -334,20 +337,16 @@ def _group_preemption_policy(spec: Mapping[str, Any], field: str) -> str | None:
     return policy
 
 
-_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
-
 def _label_key(raw: Any, field: str) -> str:
     """A node label key as the API server validates one (a qualified name: an optional DNS-subdomain prefix
     and `/`, then a name of at most 63 alphanumerics, `-`, `_` or `.`, starting and ending alphanumeric)."""
     key = _text(raw, field, required=True)
     prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
-        raise _fail(field, f"invalid label key {key!r}: the prefix before '/' must be a lowercase DNS subdomain "
+    if slash and (not prefix or subdomain_problem(prefix) is not None):
+        raise _fail(field, f"invalid label key {key[:80]!r}: the prefix before '/' must be a lowercase DNS subdomain "
                            "of at most 253 characters")
-    if len(name) > 63 or not _LABEL_NAME.fullmatch(name):
-        raise _fail(field, f"invalid label key {key!r}: the name must be at most 63 characters, alphanumerics, "
+    if qualified_name_problem(name) is not None:
+        raise _fail(field, f"invalid label key {key[:80]!r}: the name must be at most 63 characters, alphanumerics, "
                            "'-', '_' or '.', starting and ending with an alphanumeric")
     return key
 
@@ -467,17 +466,15 @@ def parse_workload(doc: Manifest, source: Source) -> Workload:
 
 def parse_composite_policy(raw: Any, field: str) -> GroupPolicy:
     """CompositePodGroupSchedulingPolicy: exactly one of `basic: {}`, `gang: {minGroupCount ≥ 1}`."""
-    return _group_policy(raw, field, "minGroupCount", maximum=2_147_483_647)
+    return _group_policy(raw, field, "minGroupCount")
 
 
 def _object_name(raw: Any, field: str) -> str | None:
     """A reference to a (Composite)PodGroup by name: a DNS subdomain of at most 253 characters, or None."""
     if raw is None:
         return None
-    name = _text(raw, field, required=True)
-    if len(name) > 253 or not _DNS_SUBDOMAIN.fullmatch(name):
-        raise _fail(field, f"invalid name {name!r}: a lowercase RFC 1123 subdomain of at most 253 characters")
-    return name
+    _text(raw, field, required=True)
+    return _name(raw, field)
 
 
 def parse_composite_pod_group(doc: Manifest, source: Source) -> CompositePodGroup:
@@ -485,8 +482,6 @@ def parse_composite_pod_group(doc: Manifest, source: Source) -> CompositePodGrou
     (Validate_CompositePodGroupSpec): workloadRef and schedulingPolicy required, names DNS subdomains,
     schedulingConstraints.topology at most one item."""
     meta = Meta(doc, namespaced=True)
-    if len(meta.name) > 253 or not _DNS_SUBDOMAIN.fullmatch(meta.name):
-        raise _fail("metadata.name", f"invalid name {meta.name!r}: a lowercase RFC 1123 subdomain")
     spec = _mapping(doc.get("spec"), "spec", required=True)
     if spec.get("workloadRef") is None:
         raise _fail("spec.workloadRef", "Required value")
@@ -591,7 +586,8 @@ def parse_job(doc: Manifest, source: Source) -> Job:
         gang = _mapping(chosen.get("gang"), "spec.scheduling.schedulingPolicy.gang")
         min_count = parallelism
         if gang.get("minCount") is not None:
-            min_count = _int(gang.get("minCount"), "spec.scheduling.schedulingPolicy.gang.minCount", minimum=1)
+            min_count = _int(gang.get("minCount"), "spec.scheduling.schedulingPolicy.gang.minCount", minimum=1,
+                             maximum=MAX_INT32)
         policy = GroupPolicy(kind="gang", min_count=min_count)
     elif "basic" in chosen:
         policy = GroupPolicy(kind="basic")
@@ -610,7 +606,7 @@ def _int_or_percent(raw: Any, field: str) -> int | str:
         if len(digits) > 3 or int(digits or "0") > 100:
             raise _fail(field, f"must not be more than 100%, got {raw!r}")
         return raw
-    return _int(raw, field, minimum=0)
+    return _int(raw, field, minimum=0, maximum=MAX_INT32)
 
 
 def parse_pdb(doc: Manifest, source: Source) -> PodDisruptionBudget:

@@ -10,6 +10,7 @@ from typing import Any
 
 from phalanx.api.apps import MAX_REPLICAS
 from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, sequence, template_meta, text
+from phalanx.api.names import check, label_problem
 from phalanx.api.objects import DURATION_ANNOTATION, Job, Pod, Queueing, Source
 from phalanx.errors import InputError
 
@@ -88,7 +89,8 @@ def parse_job_set(doc: Manifest, source: Source) -> JobSet:
     for i, raw in enumerate(raw_jobs):
         where = f"spec.replicatedJobs[{i}]"
         item = mapping(raw, where)
-        name = text(item.get("name"), f"{where}.name", required=True)
+        # The JobSet's Jobs are named <jobset>-<this>-<index>: the name is one DNS label of theirs.
+        name = check(text(item.get("name"), f"{where}.name", required=True), f"{where}.name", label_problem)
         if name in seen:
             raise fail(f"{where}.name", f"duplicate replicated job name {name!r}")
         seen.add(name)

@@ -40,7 +40,7 @@ def test_a_composite_pod_group_is_read_with_every_field() -> None:
     (lambda s: s.update(schedulingPolicy={"gang": {"minGroupCount": 0}}), "spec.schedulingPolicy.gang.minGroupCount",
      "at least 1|>= 1|must be"),
     (lambda s: s.update(parentCompositePodGroupName="Not_A_Name"), "spec.parentCompositePodGroupName",
-     "invalid name"),
+     "Invalid value: \"Not_A_Name\": a lowercase RFC 1123 subdomain"),
     (lambda s: s.update(schedulingConstraints={"topology": [{"key": "a"}, {"key": "b"}]}),
      "spec.schedulingConstraints.topology", "at most 1 item"),
     (lambda s: s.update(disruptionMode={"single": {}, "all": {}}), "spec.disruptionMode", "exactly one of"),

@@ -44,8 +44,8 @@ def test_a_deep_object_is_named_with_its_line(tmp_path: Path) -> None:
 
 def test_nesting_within_the_bound_and_brackets_in_strings_are_fine(tmp_path: Path) -> None:
     annotation = '{"a":' * 150 + "1" + "}" * 150  # a JSON string, as last-applied-configuration holds
-    load_text(tmp_path, POD.replace("metadata: {name: p}", f"metadata: {{name: p, annotations: {{x: '{annotation}'}}}}")
-              + "  nodeSelector: {a: '[[[[[[[[[['}\n")
+    load_text(tmp_path, POD.replace("metadata: {name: p}", f"metadata: {{name: p, annotations: {{x: '{annotation}', "
+                                                            "y: '[[[[[[[[[['}}"))
 
 
 @pytest.mark.parametrize(("name", "text"), [  # the campaign's finding: a valid file refused as too deep
