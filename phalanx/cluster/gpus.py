@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from phalanx.api.objects import Pod
-from phalanx.cluster.state import ClusterState
+from phalanx.cluster.state import ClusterState, StateCorrupted
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -153,10 +153,10 @@ class GpuTable:
     def allocate(self, pod_key: str, node: int, gpus: Iterable[int], milli: int, tag: int = -1) -> None:
         gpus = tuple(gpus)
         if pod_key in self.assigned:
-            raise ValueError(f"pod {pod_key} already holds GPUs")
+            raise StateCorrupted(f"pod {pod_key} already holds GPUs")
         for gpu in gpus:
             if not 0 <= gpu < self.count[node] or self.free[node, gpu] < milli:
-                raise ValueError(f"GPU {gpu} of node {node} has not {milli} milli free")
+                raise StateCorrupted(f"GPU {gpu} of node {node} has not {milli} milli free")
         for gpu in gpus:
             self.free[node, gpu] -= milli
         if tag >= 0:

@@ -33,6 +33,12 @@ BASE_RESOURCES = ("cpu", "memory", "pods")
 E = TypeVar("E")
 
 
+class StateCorrupted(ValueError):
+    """An invariant of the books is broken by the engine itself (a pod bound twice, a node over-committed by a
+    binding the engine decided, a device handed out twice). Nothing is rolled back or retried for it: the
+    engine's state is wrong, and whatever runs the engine stops."""
+
+
 @dataclass(frozen=True, slots=True)
 class PodDemand:
     """A pod's requests as vectors over the state's resource columns."""
@@ -266,7 +272,7 @@ class ClusterState:
     def assume(self, pod: Pod, node: int) -> None:
         """Account the pod on the node (kube-scheduler's cache AssumePod)."""
         if pod.key in self.bound:
-            raise ValueError(f"pod {pod.key} is already bound")
+            raise StateCorrupted(f"pod {pod.key} is already bound")
         demand = self.demand(pod)
         requests = demand.requests
         self.requested[node] += requests
@@ -397,6 +403,15 @@ class ClusterState:
 
     def free(self) -> IntArray:
         return self.allocatable - self.requested
+
+    def check_fits(self, pod_key: str) -> None:
+        """Raise StateCorrupted when the bound pod's node has less than nothing left in a resource it asks for
+        (what a binding that passed the fit filter can never leave)."""
+        node, demand = self.bound[pod_key]
+        cols = list(demand.columns)
+        if np.any(self.requested[node, cols] > self.allocatable[node, cols]):
+            over = [self.resources[c] for c in cols if self.requested[node, c] > self.allocatable[node, c]]
+            raise StateCorrupted(f"node {self.names[node]} is over-committed in {', '.join(over)} with pod {pod_key}")
 
     def overcommitted(self) -> BoolArray:
         """Nodes whose requests exceed allocatable in any resource (must never happen)."""

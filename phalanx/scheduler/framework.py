@@ -24,6 +24,11 @@ IntArray = npt.NDArray[np.int64]
 MAX_NODE_SCORE = 100
 
 
+class PluginError(Exception):
+    """A plugin's Error status (not Unschedulable): kube-scheduler ends the pod's (or group's) cycle with
+    SchedulerError and this message, and retries it after backoff."""
+
+
 class Code(Enum):
     """kube-scheduler's status codes for a failed Filter."""
 

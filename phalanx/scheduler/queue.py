@@ -166,6 +166,16 @@ class SchedulingQueue:
         self._order += 1
         entry.order = self._order
 
+    def errored(self, key: str, priority: int, timestamp: float, now: float, size: int = 1) -> None:
+        """A cycle that ended in an error (handleSchedulingFailure with an Error status): an attempt counted and
+        a retry after the error backoff whatever the events, as a failed group's (`failed(timed=True)`, asleep
+        while nothing changes: the same state fails the same way). An entry its cycle had finished comes back."""
+        if key not in self.entries:
+            self._seq += 1
+            self._order += 1
+            self.entries[key] = Entry(key, priority, timestamp, self._seq, order=self._order, where=Where.IN_FLIGHT)
+        self.failed(key, now, size=size, timed=True)
+
     def requeue(self, key: str) -> None:
         """A group cycle that succeeded with members left over (AddAttemptedPodGroupIfNeeded): straight back to
         activeQ, attempts reset, its timestamp kept, so that its next cycle, for those members, comes first and

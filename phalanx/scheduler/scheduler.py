@@ -8,6 +8,7 @@ assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,9 +18,9 @@ from typing import Literal
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
-from phalanx.cluster.state import ClusterState, IntArray
+from phalanx.cluster.state import ClusterState, IntArray, StateCorrupted
 from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.framework import AssignedPodHintPlugin
+from phalanx.scheduler.framework import AssignedPodHintPlugin, PluginError
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.exact import decisions as exact_decisions
@@ -32,8 +33,10 @@ from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.scheduler.running import RunningPods
 
+LOG = logging.getLogger(__name__)
 POD = "pod:"
 GROUP = "group:"
+FIT = "NodeResourcesFit"
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 PreemptorKind = Literal["pod", "podgroup", "compositepodgroup"]  # kube-scheduler's EntityKeyType values
 
@@ -51,8 +54,12 @@ class Bind:
 
 @dataclass(frozen=True, slots=True)
 class Unschedulable:
+    """The pod's attempt failed: PodScheduled=False with `reason` Unschedulable (no node fits), or
+    SchedulerError (the cycle itself failed: a plugin's error, an exception; retried after backoff)."""
+
     pod: Pod
     message: str
+    reason: Literal["Unschedulable", "SchedulerError"] = "Unschedulable"
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +156,8 @@ class Scheduler:
         self.devices: DeviceState | None = device_state(self.cluster) \
             if DYNAMIC_RESOURCES in profile.filters else None
         self._extended = extended_resources(profile.plugin_args.get(DYNAMIC_RESOURCES))
+        self._errors: dict[str, str] = {}  # queue entry -> the error its last cycle failed with (logged once)
+        self._fit_checked = FIT in profile.filters
 
     # --- events from the driver ------------------------------------------------------------------------
 
@@ -187,6 +196,7 @@ class Scheduler:
             self.members[group_key].discard(key)
         self.nominated.pop(key, None)
         self.rejectors.pop(POD + key, None)
+        self._errors.pop(POD + key, None)
         self.running.clear_nomination(key)
         if key in self.cluster.bound:
             self.running.remove(key)
@@ -302,7 +312,12 @@ class Scheduler:
         the PodGroups' parent link then): its tree's members pass PreEnqueue again."""
         self.composite_pod_groups[composite.key] = composite
         if self.composite is not None:
-            self.composite.add(composite, now)
+            try:
+                self.composite.add(composite, now)
+            except StateCorrupted:
+                raise
+            except Exception as exc:  # as in `_pre_enqueue`: the tree's members wait, nothing else is held up
+                self._log_error(COMPOSITE + composite.key, _error_message(exc), exc)
 
     def delete_composite_pod_group(self, key: str, now: float) -> None:
         self.composite_pod_groups.pop(key, None)
@@ -418,8 +433,20 @@ class Scheduler:
     def _pre_enqueue(self, group_key: str, now: float) -> None:
         """Gate the group (PodGroup missing, fewer than minCount members) or queue it as one entry.
 
-        O(1) per arriving member while gated: members read the gate's message through `pod_message`.
-        """
+        O(1) per arriving member while gated: members read the gate's message through `pod_message`. An error
+        gates the members with it (a PreEnqueue plugin's Error status: the pods stay gated and it is logged)
+        until the group's next event."""
+        try:
+            self._run_pre_enqueue(group_key, now)
+        except StateCorrupted:
+            raise
+        except Exception as exc:  # the group's members wait; nothing else is held up
+            message = _error_message(exc)
+            self._log_error(GROUP + group_key, message, exc)
+            self.gated[group_key] = self.messages[GROUP + group_key] = message
+            self.queue.done(GROUP + group_key)
+
+    def _run_pre_enqueue(self, group_key: str, now: float) -> None:
         tree_group = self._in_tree(group_key)
         if tree_group is not None and self.composite is not None:
             self.composite.pre_enqueue_group(tree_group, now)
@@ -453,16 +480,116 @@ class Scheduler:
     # --- cycles ---------------------------------------------------------------------------------------
 
     def schedule(self, now: float) -> list[Decision]:
-        """Run cycles for every active entry at time `now`; return what the driver must carry out."""
+        """Run cycles for every active entry at time `now`; return what the driver must carry out.
+
+        A cycle that raises fails alone (`_cycle_failed`), whatever it was doing; only a broken invariant of
+        the books (StateCorrupted) goes on up."""
         self._out = self._device_evictions(now)
         while (key := self.queue.pop(now)) is not None:
-            if key.startswith(GROUP):
-                self._group_cycle(key[len(GROUP):], key, now)
-            elif key.startswith(COMPOSITE) and self.composite is not None:
-                self.composite.cycle(key[len(COMPOSITE):], key, now)
+            mark = len(self._out)
+            try:
+                self._cycle(key, now)
+            except StateCorrupted:
+                raise
+            except Exception as exc:  # one entry's failure, whatever it is, fails that entry alone
+                self._cycle_failed(key, exc, mark, now)
             else:
-                self._pod_cycle(key[len(POD):], key, now)
+                self._errors.pop(key, None)
         return self._out
+
+    def _cycle(self, key: str, now: float) -> None:
+        if key.startswith(GROUP):
+            self._group_cycle(key[len(GROUP):], key, now)
+        elif key.startswith(COMPOSITE) and self.composite is not None:
+            self.composite.cycle(key[len(COMPOSITE):], key, now)
+        else:
+            self._pod_cycle(key[len(POD):], key, now)
+
+    # --- a cycle that failed ----------------------------------------------------------------------------
+
+    def _cycle_failed(self, entry: str, exc: Exception, mark: int, now: float) -> None:
+        """kube-scheduler's handling of a cycle that ends in an error (a plugin's Error status, or here any
+        exception): what the cycle changed is undone (its trials already were, as they ended; the bindings it
+        decided are taken back here), its pods get PodScheduled=False with reason SchedulerError and its
+        PodGroups PodGroupInitiallyScheduled=False/SchedulerError, and the entry retries after the error
+        backoff, which no event cuts short (`SchedulingQueue.errored`: asleep while nothing changes, as the same
+        books fail the same way). The error is logged once per entry and message."""
+        message = _error_message(exc)
+        self._log_error(entry, message, exc)
+        pods, groups = self._entry_objects(entry)
+        undone = self._undo_bindings(pods, mark)
+        own = {pod.key for pod in pods} | {GROUP + group.key for group in groups}
+        self._out[mark:] = [d for d in self._out[mark:] if not self._superseded(d, undone, own)]
+        pending = [pod for pod in pods if pod.key not in self.cluster.bound]
+        for pod in pending:
+            self.messages[pod.key] = message
+            self._out.append(Unschedulable(pod, message, "SchedulerError"))
+        for group in groups:
+            self.messages[GROUP + group.key] = message
+            self._condition(group, False, "SchedulerError", message)
+        if pending:
+            self.queue.errored(entry, self.priority_of(pending[0]), min(p.arrival for p in pending), now,
+                               size=len(pending))
+        else:
+            self.queue.done(entry)
+
+    def _log_error(self, entry: str, message: str, exc: Exception) -> None:
+        """Log an entry's error once (again only when it changes)."""
+        if self._errors.get(entry) == message:
+            return
+        self._errors[entry] = message
+        if isinstance(exc, PluginError):  # what the input asks for cannot be done: its message says why
+            LOG.warning("scheduling %s failed: %s", entry, message)
+        else:  # a fault of the engine's own: the traceback is what fixing it needs
+            LOG.error("scheduling %s failed: %s", entry, message, exc_info=exc)
+
+    def _entry_objects(self, entry: str) -> tuple[list[Pod], list[PodGroup]]:
+        """The pods a queue entry schedules (pending or bound), and its PodGroups (a tree's leaves)."""
+        if entry.startswith(GROUP):
+            group = self.groups.get(entry[len(GROUP):])
+            keys = sorted(self.members.get(entry[len(GROUP):], ()))
+            return [self.pods[k] for k in keys if k in self.pods], [group] if group is not None else []
+        if entry.startswith(COMPOSITE):
+            root = entry[len(COMPOSITE):]
+            composite = self.composite
+            if composite is None or root not in composite.forest.composites:
+                return [], []
+            leaves = list(composite.forest.tree(root).leaves())
+            keys = sorted(k for leaf in leaves for k in self.members.get(leaf.key, ()))
+            return [self.pods[k] for k in keys if k in self.pods], leaves
+        pod = self.pods.get(entry[len(POD):])
+        return [pod] if pod is not None else [], []
+
+    def _undo_bindings(self, pods: Sequence[Pod], mark: int) -> set[str]:
+        """Take back the bindings of the entry's pods that its failed cycle decided (a Bind since `mark`) or
+        had only half made (on a node in the books, not yet running): they wait for the retry."""
+        decided = {d.pod.key for d in self._out[mark:] if isinstance(d, Bind)}
+        undone: set[str] = set()
+        for pod in pods:
+            key = pod.key
+            if key in decided or (key in self.cluster.bound and key not in self.running.node_of):
+                self.assumed.pop(key, None)
+                if key in self.running.node_of:
+                    self.running.remove(key)
+                if key in self.cluster.bound:
+                    self.cycle.unreserve(key, pod)
+                undone.add(key)
+        return undone
+
+    def _superseded(self, decision: Decision, undone: set[str], own: set[str]) -> bool:
+        """A decision of the failed cycle that its error replaces: the bindings taken back, the outcomes of the
+        entry's own pods and PodGroups (`own`: pod keys, GROUP + PodGroup keys; a condition True is forgotten
+        with them). Evictions and nominations stay: they were carried out in the books already, and the
+        victims go either way."""
+        if isinstance(decision, Bind):
+            return decision.pod.key in undone
+        if isinstance(decision, Unschedulable):
+            return decision.pod.key in own
+        if isinstance(decision, GroupCondition) and GROUP + decision.group.key in own:
+            if decision.status:
+                self.initially_scheduled.discard(decision.group.key)
+            return True
+        return False
 
     def next_retry(self) -> float | None:
         """When the scheduler next has work without a new event: a backoff ending, a device toleration running
@@ -533,6 +660,8 @@ class Scheduler:
         return self.devices.pod_devices(pod)
 
     def _bind_decision(self, pod: Pod, node: int) -> Bind:
+        if self._fit_checked:
+            self.cluster.check_fits(pod.key)  # the engine never binds past allocatable: if it did, its books are wrong
         claims: list[tuple[str, dict[str, object]]] = []
         if self.devices is not None and pod.resource_claims:
             for state in self.devices.pod_claims(pod):
@@ -755,6 +884,13 @@ class Scheduler:
 
 
 PREEMPT_LOWER = "PreemptLowerPriority"
+MAX_ERROR_MESSAGE = 1024
+
+
+def _error_message(exc: Exception) -> str:
+    """What a failed cycle's pods are told: a plugin's error as it words it, anything else by its type."""
+    text = str(exc) if isinstance(exc, PluginError) else f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= MAX_ERROR_MESSAGE else text[:MAX_ERROR_MESSAGE - 1] + "…"
 
 
 def group_priority(group: PodGroup) -> int:

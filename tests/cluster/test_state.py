@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from phalanx.cluster.state import StateCorrupted
 from tests.builders import MakeNode, MakePod, make_cluster
 
 GI = 2**30
@@ -89,3 +90,15 @@ def test_hidden_pods_leave_the_pod_index_and_all_come_back_even_after_an_error()
     assert (len(index), cluster.affinity_pods, len(index.terms)) == before
     assert cluster.bound.keys() == {web.key, loner.key}  # resources were never touched
     assert index._terminating[index._slot[web.key]]  # still terminating once shown again
+
+
+def test_a_pod_bound_twice_or_past_allocatable_is_state_corruption() -> None:
+    cluster = make_cluster([MakeNode("a").alloc(cpu="2", memory="8Gi")])
+    small, big = MakePod("small").req(cpu="1", memory="1Gi").obj(), MakePod("big").req(cpu="2", memory="1Gi").obj()
+    cluster.assume(small, 0)
+    cluster.check_fits("default/small")
+    with pytest.raises(StateCorrupted, match="already bound"):
+        cluster.assume(small, 0)
+    cluster.assume(big, 0)
+    with pytest.raises(StateCorrupted, match="node a is over-committed in cpu with pod default/big"):
+        cluster.check_fits("default/big")

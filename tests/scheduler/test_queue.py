@@ -279,3 +279,25 @@ def test_without_backoff_a_failed_group_retries_after_the_instants_other_entries
     assert queue.pop(5.0) == "pod"  # the higher-priority group comes after it: as the real one, a backoff later
     queue.done("pod")
     assert queue.pop(5.0) == "group"
+
+
+def test_an_errored_entry_sleeps_until_an_event_then_retries_after_its_backoff() -> None:
+    queue = SchedulingQueue()
+    queue.add("pod:a", 0, 0.0)
+    assert queue.pop(0.0) == "pod:a"
+    queue.errored("pod:a", 0, 0.0, now=0.0)
+    assert queue.pop(0.0) is None and queue.next_backoff() is None  # the same state fails the same way
+    queue.move_all(0.5)
+    assert queue.next_backoff() == 2.0 and queue.pop(0.5) is None  # never taken early, even with activeQ empty
+    assert queue.pop(2.0) == "pod:a"
+
+
+def test_an_entry_its_cycle_finished_before_the_error_comes_back() -> None:
+    queue = SchedulingQueue()
+    queue.add("group:g", 5, 1.0)
+    assert queue.pop(1.0) == "group:g"
+    queue.done("group:g")
+    queue.errored("group:g", 5, 1.0, now=1.0, size=4)
+    assert queue.entries["group:g"].attempts == 1 and queue.entries["group:g"].size == 4
+    queue.move("group:g", 1.0)
+    assert queue.pop(1.0) is None and queue.pop(queue.next_backoff() or math.inf) == "group:g"
