@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -27,9 +28,17 @@ from phalanx.api.dra import DeviceRequest, ExactRequest
 from phalanx.api.objects import Pod
 from phalanx.cluster.devices import Choice, ClaimState, DeviceState, device_state
 from phalanx.cluster.state import BoolArray, ClusterState, IntArray
+from phalanx.scheduler.framework import PluginError
 
 MAX_HALL_REQUESTS = 4
 SEARCH_BUDGET = 20_000  # device choices tried per node before a search gives up (counts as "cannot allocate")
+MAX_CLAIM_DEVICES = 32  # AllocationResultsMaxSize: the most devices one claim's allocation holds
+
+
+class AllocationError(PluginError):
+    """A claim the allocator refuses outright, whatever the node's devices: asking for more than
+    MAX_CLAIM_DEVICES (structured/internal/*/allocator_*.go). kube-scheduler's DynamicResources Filter returns an
+    error status for it, not Unschedulable, so the pod's (or its group's) cycle fails with SchedulerError."""
 
 
 class _Missing:
@@ -126,6 +135,7 @@ class DeviceAllocator:
                 pending.append(state)
         if not pending or not mask.any():
             return mask
+        self._check_sizes(pending, mask)
         requests = [r for state in pending for r in state.claim.spec.requests]
         search = self._needs_search(pending)
         groups: list[list[tuple[BoolArray, IntArray, BoolArray]]] = []  # per request: alternatives
@@ -151,8 +161,10 @@ class DeviceAllocator:
         if not mask.any():
             return mask
         if not search and len(groups) > 1:
-            mask &= self._hall([options[0] for options in groups], mask)
-        elif search:
+            counted = self._hall([options[0] for options in groups], mask)
+            if counted is not None:
+                return counted
+        if search or len(groups) > 1:  # the counts left it open: the search settles each node
             for node in np.flatnonzero(mask).tolist():
                 if self.search(pod, node, pending) is None:
                     mask[node] = False
@@ -167,10 +179,37 @@ class DeviceAllocator:
                 pending.append(state)
             elif not self.state.usable_nodes(state)[node]:
                 return False
+        if pending:
+            self._check_sizes(pending, np.arange(len(self.state.cluster)) == node)
         return not pending or self.search(pod, node, pending) is not None
 
-    def _hall(self, items: list[tuple[BoolArray, IntArray, BoolArray]], mask: BoolArray) -> BoolArray:
-        """Hall's condition for requests that compete for devices: every subset's devices cover its count."""
+    def _check_sizes(self, pending: Sequence[ClaimState], nodes: BoolArray) -> None:
+        """Raise AllocationError when a claim would need more than MAX_CLAIM_DEVICES devices on one of `nodes`
+        (the fewest its requests could take: `count`, every matching device for `All`, the smallest of a
+        `firstAvailable` list), naming the first request that goes over, as the allocator's Allocate does."""
+        n = nodes.shape[0]
+        for state in pending:
+            accounted = np.zeros(n, dtype=np.int64)
+            for request in state.claim.spec.requests:
+                adding: IntArray | None = None
+                for alt in request.alternatives:
+                    count = self.state.count_per_node(self.eligible(alt)[0]) if alt.allocation_mode == "All" \
+                        else np.full(n, alt.count, dtype=np.int64)
+                    adding = count if adding is None else np.minimum(adding, count)
+                if adding is None:
+                    continue
+                over = np.flatnonzero(nodes & (adding > MAX_CLAIM_DEVICES - accounted))
+                if over.size:
+                    node = int(over[0])
+                    raise AllocationError(
+                        f'running "DynamicResources" filter plugin: claim {state.key}, request {request.name}: '
+                        f"adding {int(adding[node])} devices exceeds the claim limit of {MAX_CLAIM_DEVICES}, with "
+                        f"{int(accounted[node])} already accounted for")
+                accounted += adding
+
+    def _hall(self, items: list[tuple[BoolArray, IntArray, BoolArray]], mask: BoolArray) -> BoolArray | None:
+        """Hall's condition for requests that compete for devices: every subset's devices cover its count. None
+        when too many requests overlap to count every subset (the search decides then)."""
         k = len(items)
         out = mask.copy()
         # Requests whose available devices are disjoint never compete: only overlapping ones need subsets.
@@ -178,7 +217,7 @@ class DeviceAllocator:
         if not any(overlap[i][j] for i in range(k) for j in range(k) if i != j):
             return out
         if k > MAX_HALL_REQUESTS:
-            return np.zeros_like(mask)  # the caller's search settles it
+            return None
         for size in range(2, k + 1):
             for subset in itertools.combinations(range(k), size):
                 union = np.zeros(len(self.state), dtype=bool)
@@ -208,82 +247,12 @@ class DeviceAllocator:
                 return {slots[0][0].key: tuple(
                     Choice(alt.name, d, tuple(int(x) for x in need[d]) if self.state.shared[d] else (), alt.tolerations)
                     for d in picked.tolist())}
-        used: set[int] = set()
-        chosen: dict[int, list[Choice]] = {i: [] for i in range(len(slots))}
-        budget = [SEARCH_BUDGET]
-
-        def candidates(alt: ExactRequest) -> list[int]:
-            avail = self.available(alt)
-            return [d for d in local.tolist() if avail[d] and d not in used]
-
-        def attribute(d: int, name: str) -> object:
-            return self.state.devices[d].attributes.get(name, _MISSING)
-
-        def consistent(slot: int, d: int, request_name: str) -> bool:
-            state = slots[slot][0]
-            for constraint in state.claim.spec.constraints:
-                if constraint.requests and request_name.split("/")[0] not in constraint.requests and \
-                        request_name not in constraint.requests:
-                    continue
-                attr = constraint.match_attribute or constraint.distinct_attribute or ""
-                value = attribute(d, attr)
-                if value is _MISSING:
-                    return False
-                others = [attribute(c.device, attr) for i in range(len(slots)) if slots[i][0] is state
-                          for c in chosen[i]
-                          if not constraint.requests or c.request.split("/")[0] in constraint.requests
-                          or c.request in constraint.requests]
-                if constraint.match_attribute and any(v != value for v in others):
-                    return False
-                if constraint.distinct_attribute and any(v == value for v in others):
-                    return False
-            return True
-
-        def pick(slot: int, alt: ExactRequest, pool: list[int], count: int, first: int) -> bool:
-            """Choose `count` more devices for the slot from `pool[first:]` (in order), then the next slots."""
-            if count == 0:
-                return place(slot + 1)
-            need = self.eligible(alt)[1]
-            for pos in range(first, len(pool)):
-                budget[0] -= 1
-                if budget[0] <= 0:
-                    return False
-                d = pool[pos]
-                if d in used or not consistent(slot, d, alt.name):
-                    continue
-                used.add(d)
-                consumed = tuple(int(x) for x in need[d]) if self.state.shared[d] else ()
-                chosen[slot].append(Choice(alt.name, d, consumed, alt.tolerations))
-                if pick(slot, alt, pool, count - 1, pos + 1):
-                    return True
-                chosen[slot].pop()
-                used.discard(d)
-            return False
-
-        def place(slot: int) -> bool:
-            if slot == len(slots):
-                return True
-            _, request = slots[slot]
-            for alt in request.alternatives:
-                cands = candidates(alt)
-                count = alt.count
-                if alt.allocation_mode == "All":
-                    eligible = self.eligible(alt)[0] & self.state.tolerated(alt.tolerations)
-                    every = [d for d in local.tolist() if eligible[d]]
-                    if not every or any(d not in cands for d in every):
-                        continue
-                    cands, count = every, len(every)
-                if pick(slot, alt, cands, count, 0):
-                    return True
-                if budget[0] <= 0:
-                    return False
-            return False
-
-        if not place(0):
+        found = _Search(self, local, slots).run()
+        if found is None:
             return None
         out: dict[str, list[Choice]] = {}
-        for i, (state, _) in enumerate(slots):
-            out.setdefault(state.key, []).extend(chosen[i])
+        for (state, _), choices in zip(slots, found, strict=True):
+            out.setdefault(state.key, []).extend(choices)
         return {k: tuple(v) for k, v in out.items()}
 
     def pinned(self, state: ClaimState) -> tuple[Choice, ...] | None:
@@ -319,6 +288,136 @@ class DeviceAllocator:
                 return None
             found.update(result)
         return found
+
+
+@dataclass(slots=True)
+class _Slot:
+    """A search step: which alternative of request slot `slot` to try next."""
+
+    slot: int
+    next_alternative: int = 0
+
+
+@dataclass(slots=True)
+class _Pick:
+    """A search step: one more device for `slot` from `pool[position:]`, `left` of them still to choose (this
+    one included); `device` is the one chosen now, undone before the next is tried."""
+
+    slot: int
+    alternative: ExactRequest
+    pool: list[int]
+    left: int
+    position: int = 0
+    device: int | None = None
+
+
+class _Search:
+    """The per-node search of `DeviceAllocator.search` over request slots (a claim's request each): a slot
+    takes the first of its alternatives that can be served, picking devices from the node's available ones
+    in slice order; a constraint (`matchAttribute`, `distinctAttribute`) that fails sends it back to try
+    other devices, then other alternatives, then earlier slots. The steps live on a stack of their own, not
+    on Python's: a request for every device of a node (`allocationMode: All`) is as deep as the node has
+    devices. At most SEARCH_BUDGET device choices are tried before the search gives up."""
+
+    def __init__(self, allocator: DeviceAllocator, local: IntArray,
+                 slots: Sequence[tuple[ClaimState, DeviceRequest]]) -> None:
+        self.allocator = allocator
+        self.state = allocator.state
+        self.local = local
+        self.slots = slots
+        self.used: set[int] = set()
+        self.chosen: list[list[Choice]] = [[] for _ in slots]
+        self.budget = SEARCH_BUDGET
+
+    def run(self) -> list[list[Choice]] | None:
+        """The devices chosen for each slot, or None when there is no way (or the budget ran out)."""
+        stack: list[_Slot | _Pick] = [_Slot(0)]
+        while stack:
+            step = stack[-1]
+            if isinstance(step, _Slot):
+                if step.slot == len(self.slots):
+                    return self.chosen
+                following = self._alternative(step)
+            else:
+                following = self._device(step)
+            if following is None:
+                stack.pop()
+                if self.budget <= 0:
+                    return None
+            else:
+                stack.append(following)
+        return None
+
+    def _alternative(self, step: _Slot) -> _Pick | _Slot | None:
+        """The first step of the slot's next alternative that has devices enough on the node; None when none
+        is left."""
+        alternatives = self.slots[step.slot][1].alternatives
+        while step.next_alternative < len(alternatives):
+            alt = alternatives[step.next_alternative]
+            step.next_alternative += 1
+            avail = self.allocator.available(alt)
+            pool = [d for d in self.local.tolist() if avail[d] and d not in self.used]
+            count = alt.count
+            if alt.allocation_mode == "All":
+                eligible = self.allocator.eligible(alt)[0] & self.state.tolerated(alt.tolerations)
+                every = [d for d in self.local.tolist() if eligible[d]]
+                free = set(pool)
+                if not every or any(d not in free for d in every):
+                    continue
+                pool, count = every, len(every)
+            if count == 0:
+                return _Slot(step.slot + 1)
+            return _Pick(step.slot, alt, pool, count)
+        return None
+
+    def _device(self, step: _Pick) -> _Pick | _Slot | None:
+        """Undo the step's last device and choose the next one that keeps the constraints; the step after it
+        (another device for the slot, or the next slot); None when the pool is exhausted or the budget spent."""
+        if step.device is not None:
+            self.chosen[step.slot].pop()
+            self.used.discard(step.device)
+            step.device = None
+        alt = step.alternative
+        need = self.allocator.eligible(alt)[1]
+        for position in range(step.position, len(step.pool)):
+            self.budget -= 1
+            if self.budget <= 0:
+                return None
+            d = step.pool[position]
+            if d in self.used or not self._consistent(step.slot, d, alt.name):
+                continue
+            self.used.add(d)
+            consumed = tuple(int(x) for x in need[d]) if self.state.shared[d] else ()
+            self.chosen[step.slot].append(Choice(alt.name, d, consumed, alt.tolerations))
+            step.device, step.position = d, position + 1
+            if step.left > 1:
+                return _Pick(step.slot, alt, step.pool, step.left - 1, position + 1)
+            return _Slot(step.slot + 1)
+        return None
+
+    def _attribute(self, d: int, name: str) -> object:
+        return self.state.devices[d].attributes.get(name, _MISSING)
+
+    def _consistent(self, slot: int, d: int, request_name: str) -> bool:
+        """Whether device `d` for the slot keeps every constraint of its claim with the devices chosen so far."""
+        claim = self.slots[slot][0]
+        for constraint in claim.claim.spec.constraints:
+            if constraint.requests and request_name.split("/")[0] not in constraint.requests and \
+                    request_name not in constraint.requests:
+                continue
+            attr = constraint.match_attribute or constraint.distinct_attribute or ""
+            value = self._attribute(d, attr)
+            if value is _MISSING:
+                return False
+            others = [self._attribute(c.device, attr) for i, (state, _) in enumerate(self.slots) if state is claim
+                      for c in self.chosen[i]
+                      if not constraint.requests or c.request.split("/")[0] in constraint.requests
+                      or c.request in constraint.requests]
+            if constraint.match_attribute and any(v != value for v in others):
+                return False
+            if constraint.distinct_attribute and any(v == value for v in others):
+                return False
+        return True
 
 
 def device_allocator(cluster: ClusterState) -> DeviceAllocator:

@@ -4,6 +4,7 @@ properties: a device's capacity is never exceeded, an untolerated NoSchedule dev
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phalanx.api.load import Inputs
+from phalanx.api.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.scheduler import Bind, Scheduler, Unschedulable
 from tests import dra_builders as b
@@ -38,6 +39,13 @@ def run(tmp_path: Path, *docs: Doc, profile: str = "default") -> tuple[Scheduler
     binds = {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
     failures = {d.pod.name: d.message for d in decisions if isinstance(d, Unschedulable)}
     return s, binds, failures
+
+
+def load_json(tmp_path: Path, *docs: Doc) -> Inputs:
+    """The documents as one JSON List (read much faster than YAML: for inputs of a thousand devices)."""
+    path = tmp_path / "input.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": list(docs)}), encoding="utf-8")
+    return load_paths([str(path)])
 
 
 def devices_of(s: Scheduler, pod: str, namespace: str = "default") -> list[str]:
@@ -432,3 +440,48 @@ def test_an_allocated_claim_nobody_reserves_does_not_hold_its_device(tmp_path: P
     s = scheduler_for(inputs)
     s.add_pod(b_pod(tmp_path, "mine"), 0.0)
     assert {d.pod.name for d in s.schedule(0.0) if isinstance(d, Bind)} == {"mine"}
+
+
+def test_a_search_over_a_thousand_devices_needs_no_recursion(tmp_path: Path) -> None:
+    # 32 claims of 32 devices each (the most one claim holds) from one class, all on one node, for one pod: too
+    # many competing requests to count every subset (Hall), so the per-node search decides, choosing 1,024
+    # devices one after another on a stack of its own.
+    devices = [b.gpu(f"gpu-{i}", index=i) for i in range(1024)]
+    slices = [b.gpu_slice("n0", devices[k:k + 128], pool=f"p{k // 128}") for k in range(0, 1024, 128)]
+    every = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": b.DRIVER}, "spec": {}}
+    claims = [b.claim(f"c{j}", b.claim_spec(b.request("gpus", b.exactly(32)))) for j in range(32)]
+    refs = [{"name": f"c{j}", "resourceClaimName": f"c{j}"} for j in range(32)]
+    s = scheduler_for(load_json(tmp_path, every, b.node("n0"), *slices, *claims, b.pod("p", claims=refs)))
+    decisions = s.schedule(0.0)
+    assert {d.pod.name: d.node for d in decisions if isinstance(d, Bind)} == {"p": "n0"}
+    assert len(devices_of(s, "p")) == 1024 and len(set(devices_of(s, "p"))) == 1024
+
+
+def test_all_devices_of_a_node_with_1024_fails_its_pod_alone_with_a_scheduler_error(tmp_path: Path) -> None:
+    # The campaign's poison claim: allocationMode All on a node of 8 slices of 128 devices. The allocator refuses
+    # a claim of more than 32 devices (AllocationResultsMaxSize), DynamicResources' Filter returns an error, and
+    # the pod's cycle fails with SchedulerError; the plain pod binds.
+    slices = [b.gpu_slice("n0", [b.gpu(f"g{k}-{i}", index=i) for i in range(128)], pool=f"p{k}") for k in range(8)]
+    claim = b.claim("all", b.claim_spec(b.request("every", b.exactly(None, mode="All"))))
+    s = scheduler_for(load_json(tmp_path, b.device_class(), b.node("n0"), *slices, claim,
+                                b.pod("p", claim_name="all"), b.pod("plain")))
+    assert {d.pod.name: d.node for d in s.schedule(0.0) if isinstance(d, Bind)} == {"plain": "n0"}
+    failed = [d for d in s.schedule(0.0) if isinstance(d, Unschedulable)]
+    assert failed == []  # asleep: nothing changed since
+    s.add_nodes([], 1.0)
+    retry = s.next_retry()
+    assert retry is not None
+    (again,) = [d for d in s.schedule(retry) if isinstance(d, Unschedulable)]
+    assert again.reason == "SchedulerError" and again.message == (
+        'running "DynamicResources" filter plugin: claim default/all, request every: adding 1024 devices exceeds '
+        "the claim limit of 32, with 0 already accounted for")
+
+
+def test_a_claim_of_32_devices_is_allocated_and_33_is_an_error(tmp_path: Path) -> None:
+    slice_ = b.gpu_slice("n0", [b.gpu(f"g{i}", index=i) for i in range(40)])
+    asks = {"fits": b.exactly(32), "over": b.exactly(33)}
+    claims = [b.claim(name, b.claim_spec(b.request("gpus", exact))) for name, exact in asks.items()]
+    s, binds, failures = run(tmp_path, b.device_class(), b.node("n0"), slice_, *claims,
+                             b.pod("fits", claim_name="fits"), b.pod("over", claim_name="over"))
+    assert binds == {"fits": "n0"} and len(devices_of(s, "fits")) == 32
+    assert failures["over"].endswith("adding 33 devices exceeds the claim limit of 32, with 0 already accounted for")
