@@ -13,6 +13,11 @@ annotation for is Phalanx's own:
 
 A template is not a node of the cluster. The group's nodes are copies named `<group>-<i>` (i from 0) with the
 label `phalanx.dev/node-group: <group>`; the first min-size of them exist at time 0.
+
+The sizes are read as the provider reads them (strconv.Atoi: ASCII digits after an optional sign; a negative
+size is invalid). A group holds at most MAX_GROUP_SIZE nodes, the most Kubernetes supports in one cluster: a
+larger min-size is an error (those nodes would exist from the start), a larger max-size is capped (the report's
+`notModelled` says so).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import dataclass, replace
 from phalanx.api.fields import Manifest, Meta, object_name
 from phalanx.api.objects import Node, Source
 from phalanx.api.parse import parse_node
-from phalanx.api.quantity import parse_duration
+from phalanx.api.quantity import MAX_INT64, parse_duration
 from phalanx.errors import InputError
 
 NODE_GROUP_ANNOTATION = "phalanx.dev/node-group"
@@ -42,6 +47,9 @@ GROUP_ANNOTATIONS = (NODE_GROUP_ANNOTATION, MIN_SIZE_ANNOTATION, MAX_SIZE_ANNOTA
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_LABEL_MAX = 63
 _DECIMAL = re.compile(r"^[0-9]+(\.[0-9]+)?$")
+_SIZE = re.compile(r"([+-]?)([0-9]+)", re.ASCII)
+# Kubernetes' largest supported cluster ("Considerations for large clusters": at most 5,000 nodes).
+MAX_GROUP_SIZE = 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +62,7 @@ class NodeGroup:
     max_size: int
     provisioning_delay: float = DEFAULT_PROVISIONING_DELAY
     cost_per_hour: float = 0.0
+    max_size_given: int | None = None  # the annotation's max-size when it was above MAX_GROUP_SIZE
 
     def node_name(self, index: int) -> str:
         return f"{self.name}-{index}"
@@ -76,19 +85,29 @@ def group_of(node: Node) -> str | None:
     return node.labels.get(NODE_GROUP_LABEL)
 
 
+def _clipped(raw: str) -> str:
+    """The value as messages quote it, short enough for one line."""
+    text = repr(raw)
+    return text if len(text) <= 40 else f"{text[:30]}…({len(raw)} characters)"
+
+
 def _size(annotations: Mapping[str, str], key: str, default: int | None) -> int:
+    """A size as the provider's strconv.Atoi reads it, then held to int64 and to non-negative values."""
     field = f"metadata.annotations[{key}]"
     if key not in annotations:
         if default is None:
             raise InputError("is required on a node group template", field=field)
         return default
-    raw = annotations[key].strip()
-    if not raw.lstrip("+-").isdigit():
-        raise InputError(f"must be a whole number, got {annotations[key]!r}", field=field)
-    value = int(raw)
-    if value < 0:
-        raise InputError(f"must not be negative, got {value}", field=field)
-    return value
+    raw = annotations[key]
+    match = _SIZE.fullmatch(raw)
+    if match is None:
+        raise InputError(f"must be a whole number, got {_clipped(raw)}", field=field)
+    sign, digits = match.group(1), match.group(2).lstrip("0") or "0"
+    if len(digits) > 19 or int(digits) > MAX_INT64:  # never int() of thousands of digits
+        raise InputError(f"{_clipped(raw)} is out of range (at most {MAX_INT64})", field=field)
+    if sign == "-" and digits != "0":
+        raise InputError(f"must not be negative, got {_clipped(raw)}", field=field)
+    return int(digits)
 
 
 def _group_name(annotations: Mapping[str, str]) -> str:
@@ -139,8 +158,13 @@ def parse_node_group(doc: Manifest, source: Source) -> NodeGroup | None:
         if min_size > max_size:
             raise InputError(f"min-size {min_size} is larger than max-size {max_size}",
                              field=f"metadata.annotations[{MIN_SIZE_ANNOTATION}]")
-        return NodeGroup(name=name, template=template, min_size=min_size, max_size=max_size,
-                         provisioning_delay=_delay(annotations), cost_per_hour=_cost(annotations))
+        if min_size > MAX_GROUP_SIZE:
+            raise InputError(f"min-size {min_size} is more than {MAX_GROUP_SIZE}, the most nodes Kubernetes "
+                             "supports in a cluster", field=f"metadata.annotations[{MIN_SIZE_ANNOTATION}]")
+        given = max_size if max_size > MAX_GROUP_SIZE else None
+        return NodeGroup(name=name, template=template, min_size=min_size, max_size=min(max_size, MAX_GROUP_SIZE),
+                         provisioning_delay=_delay(annotations), cost_per_hour=_cost(annotations),
+                         max_size_given=given)
     except InputError as exc:
         raise exc.at(file=source.file, obj=object_name(doc)) from None
 

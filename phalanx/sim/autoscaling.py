@@ -24,7 +24,7 @@ from phalanx.autoscale.cluster_autoscaler import (
     node_hours,
     nodes_added,
 )
-from phalanx.autoscale.nodegroups import NodeGroup, group_of
+from phalanx.autoscale.nodegroups import MAX_GROUP_SIZE, NodeGroup, group_of
 from phalanx.sim.engine import ARRIVAL
 
 if TYPE_CHECKING:
@@ -236,9 +236,15 @@ class NodeAutoscaling:
             "totalCost": round(sum(costs.values()), 6),
             "idleNodeHours": round(idle_node_hours(added, end), 6),
             "unhelped": [{"name": k, "reason": v} for k, v in sorted(self.unhelped.items())],
-            "notModelled": [f"{what} of {len(keys)} pending pod(s) ({first_few(sorted(keys))}): scale-up's "
-                            "template check does not see them" for what, keys in sorted(self.unseen.items())],
+            "notModelled": [*(f"{what} of {len(keys)} pending pod(s) ({first_few(sorted(keys))}): scale-up's "
+                              "template check does not see them" for what, keys in sorted(self.unseen.items())),
+                            *self._capped()],
         }
+
+    def _capped(self) -> list[str]:
+        return [f"node group {name}: max-size {group.max_size_given} is more than {MAX_GROUP_SIZE} nodes, the most "
+                f"Kubernetes supports in a cluster: capped at {group.max_size}"
+                for name, group in sorted(self.groups.items()) if group.max_size_given is not None]
 
     def _initial_names(self) -> set[str]:
         return {g.node_name(i) for g in self.groups.values() for i in range(g.min_size)}

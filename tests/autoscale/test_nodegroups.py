@@ -10,6 +10,7 @@ from phalanx.api.objects import Source
 from phalanx.autoscale.nodegroups import (
     COST_ANNOTATION,
     DEFAULT_PROVISIONING_DELAY,
+    MAX_GROUP_SIZE,
     MAX_SIZE_ANNOTATION,
     MIN_SIZE_ANNOTATION,
     NODE_GROUP_ANNOTATION,
@@ -93,6 +94,15 @@ def test_nodegroup_initial_nodes_are_named_copies_of_the_template() -> None:
     ({MAX_SIZE_ANNOTATION: "-3"}, MAX_SIZE_ANNOTATION, "must not be negative"),
     ({MAX_SIZE_ANNOTATION: "five"}, MAX_SIZE_ANNOTATION, "whole number"),
     ({MIN_SIZE_ANNOTATION: "1.5"}, MIN_SIZE_ANNOTATION, "whole number"),
+    ({MIN_SIZE_ANNOTATION: "+-5"}, MIN_SIZE_ANNOTATION, "whole number"),
+    ({MAX_SIZE_ANNOTATION: "--5"}, MAX_SIZE_ANNOTATION, "whole number"),
+    ({MAX_SIZE_ANNOTATION: " 5"}, MAX_SIZE_ANNOTATION, "whole number"),  # strconv.Atoi takes no spaces
+    ({MAX_SIZE_ANNOTATION: "\u0665"}, MAX_SIZE_ANNOTATION, "whole number"),  # an Arabic-Indic 5
+    ({MAX_SIZE_ANNOTATION: "\u00b2"}, MAX_SIZE_ANNOTATION, "whole number"),  # isdigit() says yes, int() no
+    ({MAX_SIZE_ANNOTATION: "9" * 5000}, MAX_SIZE_ANNOTATION, "out of range"),
+    ({MIN_SIZE_ANNOTATION: "-" + "9" * 5000}, MIN_SIZE_ANNOTATION, "out of range"),
+    ({MIN_SIZE_ANNOTATION: "100000000", MAX_SIZE_ANNOTATION: "100000000"}, MIN_SIZE_ANNOTATION,
+     "more than 5000, the most nodes Kubernetes supports"),
     ({MAX_SIZE_ANNOTATION: None}, MAX_SIZE_ANNOTATION, "is required"),
     ({PROVISIONING_DELAY_ANNOTATION: "soon"}, PROVISIONING_DELAY_ANNOTATION, "invalid duration"),
     ({PROVISIONING_DELAY_ANNOTATION: "-5s"}, PROVISIONING_DELAY_ANNOTATION, "invalid duration"),
@@ -111,6 +121,25 @@ def test_nodegroup_bad_input_is_one_line_naming_the_field(overrides: dict[str, s
     assert "\n" not in message
     assert message.startswith(f"groups.yaml: Node tpl-cpu: metadata.annotations[{field}]: ")
     assert words in message
+
+
+def test_nodegroup_bad_sizes_fit_one_short_line() -> None:
+    with pytest.raises(InputError) as caught:
+        parse_node_group(group_doc(**{MAX_SIZE_ANNOTATION: "9" * 5000}), SOURCE)
+    assert len(str(caught.value)) < 300
+
+
+@pytest.mark.parametrize(("raw", "size"), [("+5", 5), ("-0", 0), ("0" * 5000 + "7", 7)])
+def test_nodegroup_sizes_read_as_strconv_atoi(raw: str, size: int) -> None:
+    """The Cluster API provider reads the sizes with strconv.Atoi: a sign, then ASCII digits of any length
+    within int64 (leading zeros too)."""
+    assert parse(group_doc(**{MIN_SIZE_ANNOTATION: raw, MAX_SIZE_ANNOTATION: "10"})).min_size == size
+
+
+def test_nodegroup_max_size_above_the_cap_is_capped() -> None:
+    group = parse(group_doc(**{MAX_SIZE_ANNOTATION: "100000000"}))
+    assert (group.max_size, group.max_size_given) == (MAX_GROUP_SIZE, 100_000_000)
+    assert parse(group_doc(**{MAX_SIZE_ANNOTATION: str(MAX_GROUP_SIZE)})).max_size_given is None
 
 
 def test_nodegroup_bad_node_fields_are_located_too() -> None:

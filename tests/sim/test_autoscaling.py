@@ -174,3 +174,33 @@ def test_the_gang_pool_example_reads_as_docs_autoscaling_md_says(capsys: pytest.
     assert gang["nodesAdded"] == {"h100-pool": 4} and gang["idleNodeHours"] == 0
     assert per_pod["nodesAdded"]["h100-pool"] > 6 and per_pod["idleNodeHours"] > 6
     assert per_pod["totalCost"] > 1.2 * gang["totalCost"]
+
+
+@pytest.mark.parametrize(("min_size", "max_size", "words"), [
+    ("100000000", "100000000", "min-size 100000000 is more than 5000, the most nodes Kubernetes supports"),
+    ("+-5", "10", "must be a whole number, got '+-5'"),
+    ("9" * 5000, "10", "is out of range"),
+], ids=["min-size-1e8", "plus-minus", "5000-digits"])
+def test_node_group_sizes_that_would_blow_up_or_crash_end_with_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], min_size: str, max_size: str, words: str) -> None:
+    """min-size 1e8 made 10^8 nodes at load (7.9 GB in 60 s); `+-5` and 5,000 digits were tracebacks."""
+    doc = template(max_size=0)
+    annotations = doc["metadata"]["annotations"]
+    annotations["cluster.x-k8s.io/cluster-api-autoscaler-node-group-min-size"] = min_size
+    annotations["cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size"] = max_size
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump(doc))
+    assert main(["simulate", str(tmp_path / "in.yaml")]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"phalanx: error: {tmp_path / 'in.yaml'}: Node gpu-pool-template: metadata.annotations[")
+    assert words in line
+
+
+def test_a_max_size_above_the_cap_is_capped_with_a_line_in_the_report_and_on_stderr(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([template(max_size=2**31 - 1), SYSTEM, TRAINING]))
+    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "gang", "--until", "1h", "-o", "json"]) == 0
+    captured = capsys.readouterr()
+    line = ("node group gpu-pool: max-size 2147483647 is more than 5000 nodes, the most Kubernetes supports in a "
+            "cluster: capped at 5000")
+    assert json.loads(captured.out)["autoscaler"]["notModelled"] == [line]
+    assert f"phalanx: gang: not modelled: {line}" in captured.err
