@@ -7,17 +7,26 @@ The file may come bare, as YAML text, or inside a ConfigMap under `data["volcano
 An action Volcano does not have is an error (Volcano refuses to start, `UnmarshalSchedulerConf`); a plugin or
 action Volcano has but Phalanx does not model is named by `not_modelled()`. Volcano also refuses proportion
 together with drf's `enableHierarchy`; so does this parser.
+
+Plugin arguments are read as Volcano's plugins read them (`framework/arguments.go`): the binpack and nodeorder
+weights with `GetInt`, whose type assertion passes only a YAML integer that fits Go's int (int64); anything
+else (a float, NaN, inf, `1e30`, a quoted "10", true) Volcano ignores with "Could not parse argument" and keeps
+its default, which is never what the author meant, so Phalanx refuses it naming the argument.
+`overcommit-factor` is read with `GetFloat64` (a float or an int), and must be finite here. Weights above a
+kube-scheduler score weight (int32) are capped at 2147483647 for Phalanx's scoring, with a note.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
-from phalanx.api.fields import fail, mapping, sequence, text
+from phalanx.api.fields import fail, mapping, object_name, sequence, text
+from phalanx.api.reading import MAX_NESTING, check_nesting
 from phalanx.errors import InputError
 
 CONF_KEY = "volcano-scheduler.conf"
@@ -48,6 +57,8 @@ VOLCANO_PLUGINS = (*MODELLED_PLUGINS, "capacity", "cdp", "deviceshare", "extende
                    "nodegroup", "numaaware", "pdb", "rescheduling", "resource-strategy-fit", "resourcequota", "sla",
                    "task-topology", "tdm", "usage")
 DEFAULT_OVERCOMMIT_FACTOR = 1.2  # overcommit plugin, `overcommit-factor`
+_GO_INT = (-(2**63), 2**63 - 1)  # Go's int on the 64-bit platforms Volcano ships for
+MAX_SCORE_WEIGHT = 2**31 - 1  # kube-scheduler's score weights are int32
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,29 +117,51 @@ def default_conf() -> VolcanoConf:
 
 
 def parse_volcano_conf(source: str | Mapping[str, Any]) -> VolcanoConf:
-    """A conf from its YAML text, its parsed mapping, or a ConfigMap holding it under `volcano-scheduler.conf`."""
+    """A conf from its YAML text, its parsed mapping, or a ConfigMap holding it under `volcano-scheduler.conf`.
+    InputError names the object (the ConfigMap, else `volcano-scheduler.conf`) and the field."""
     try:
-        return _parse(source)
+        doc = _load_text(source, "(text)") if isinstance(source, str) else source
+        doc = mapping(doc, "(document)", required=True)
     except InputError as exc:
         raise exc.at(obj="volcano-scheduler.conf") from None
+    if doc.get("kind") != "ConfigMap":
+        try:
+            return _conf(doc)
+        except InputError as exc:
+            raise exc.at(obj="volcano-scheduler.conf") from None
+    try:
+        conf = _config_map_text(doc)
+        try:
+            return _conf(conf)
+        except InputError as exc:
+            raise InputError(exc.detail, field=f"data[{CONF_KEY}].{exc.field}") from None
+    except InputError as exc:
+        raise exc.at(obj=object_name(doc)) from None
+
+
+def _config_map_text(doc: Mapping[str, Any]) -> Any:
+    data = mapping(doc.get("data"), "data", required=True)
+    if CONF_KEY not in data:
+        raise fail("data", f"has no {CONF_KEY!r} key")
+    raw = text(data[CONF_KEY], f"data[{CONF_KEY}]", required=True)
+    return mapping(_load_text(raw, f"data[{CONF_KEY}]"), f"data[{CONF_KEY}]", required=True)
 
 
 def _load_text(raw: str, where: str) -> Any:
     try:
+        check_nesting(raw, file="")
         return yaml.safe_load(raw)
+    except InputError:
+        raise fail(where, f"nests deeper than {MAX_NESTING} levels") from None
     except yaml.YAMLError as exc:
         raise fail(where, f"is not valid YAML: {str(exc).splitlines()[0]}") from None
+    except ValueError:  # an integer past Python's digit limit
+        raise fail(where, "is not valid YAML here: a number has too many digits") from None
+    except RecursionError:
+        raise fail(where, f"nests deeper than {MAX_NESTING} levels") from None
 
 
-def _parse(source: str | Mapping[str, Any]) -> VolcanoConf:
-    doc = _load_text(source, "(text)") if isinstance(source, str) else source
-    doc = mapping(doc, "(document)", required=True)
-    if doc.get("kind") == "ConfigMap":
-        data = mapping(doc.get("data"), "data", required=True)
-        if CONF_KEY not in data:
-            raise fail("data", f"has no {CONF_KEY!r} key")
-        raw = text(data[CONF_KEY], f"data[{CONF_KEY}]", required=True)
-        doc = mapping(_load_text(raw, f"data[{CONF_KEY}]"), f"data[{CONF_KEY}]", required=True)
+def _conf(doc: Mapping[str, Any]) -> VolcanoConf:
     actions_text = text(doc.get("actions"), "actions", required=True)
     actions = tuple(a.strip() for a in actions_text.split(","))
     for action in actions:
@@ -164,16 +197,37 @@ def _parse(source: str | Mapping[str, Any]) -> VolcanoConf:
     return conf
 
 
-def _number(plugin: PluginConf, key: str, where: str) -> float | None:
+def _factor(plugin: PluginConf, key: str, where: str) -> None:
+    """A float argument (Arguments.GetFloat64: a float or an int), finite."""
     value = plugin.arguments.get(key)
     if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise fail(f"{where}.arguments.{key}", f"must be a number, got {value!r}")
-    try:
-        return float(value)
-    except ValueError:
-        raise fail(f"{where}.arguments.{key}", f"must be a number, got {value!r}") from None
+        return
+    number: float | None = None
+    if isinstance(value, int | float | str) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except (ValueError, OverflowError):
+            number = None
+    if number is None or not math.isfinite(number):
+        raise fail(f"{where}.arguments.{key}", f"must be a finite number, got {_shown(value)}")
+
+
+def _whole(plugin: PluginConf, key: str, where: str) -> None:
+    """An int argument (Arguments.GetInt): a YAML integer within Go's int."""
+    value = plugin.arguments.get(key)
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not _GO_INT[0] <= value <= _GO_INT[1]:
+        raise fail(f"{where}.arguments.{key}",
+                   f"must be a whole number that fits a 64-bit int, got {_shown(value)} (Volcano reads it with "
+                   "GetInt and ignores anything else with \"Could not parse argument\")")
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
+        return f"a {len(str(abs(value)))}-digit number"
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _check_arguments(conf: VolcanoConf) -> None:
@@ -181,17 +235,25 @@ def _check_arguments(conf: VolcanoConf) -> None:
         for j, plugin in enumerate(tier):
             where = f"tiers[{i}].plugins[{j}]"
             if plugin.name == "overcommit":
-                _number(plugin, "overcommit-factor", where)
+                _factor(plugin, "overcommit-factor", where)
             elif plugin.name == "binpack":
-                for key in plugin.arguments:
-                    if key != "binpack.resources":
-                        _number(plugin, str(key), where)
+                _check_binpack(plugin, where)
             elif plugin.name == "nodeorder":
                 for key in plugin.arguments:
                     if str(key).endswith(".weight"):
-                        _number(plugin, str(key), where)
+                        _whole(plugin, str(key), where)
             elif plugin.name == "drf" and plugin.flags.get("enableHierarchy") and conf.has_plugin("proportion"):
                 raise fail(f"{where}.enableHierarchy", "drf with hierarchy conflicts with proportion (as Volcano)")
+
+
+def _check_binpack(plugin: PluginConf, where: str) -> None:
+    names = plugin.arguments.get("binpack.resources")
+    if names is not None and not isinstance(names, str):
+        raise fail(f"{where}.arguments.binpack.resources",
+                   f"must be a string of resource names separated by commas, got {_shown(names)}")
+    for key in plugin.arguments:
+        if key != "binpack.resources" and str(key).startswith("binpack."):
+            _whole(plugin, str(key), where)
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,9 +279,17 @@ class PlacementScoring:
         return {name: weight for name, weight in out.items() if weight > 0}
 
 
-def _int_arg(plugin: PluginConf, key: str, default: int) -> int:
+def _int_arg(plugin: PluginConf, key: str, default: int, notes: list[str]) -> int:
+    """A checked int argument (or its default), capped at a kube-scheduler score weight."""
     value = plugin.arguments.get(key)
-    return default if value is None else int(float(value))
+    if not isinstance(value, int):
+        return default
+    if abs(value) > MAX_SCORE_WEIGHT:
+        capped = MAX_SCORE_WEIGHT if value > 0 else -MAX_SCORE_WEIGHT
+        notes.append(f"{plugin.name} argument {key} {value} is beyond a kube-scheduler score weight (int32): "
+                     f"{capped} is used")
+        return capped
+    return value
 
 
 def placement_scoring(conf: VolcanoConf) -> PlacementScoring:
@@ -227,31 +297,46 @@ def placement_scoring(conf: VolcanoConf) -> PlacementScoring:
     weights (`binpack.cpu`, `binpack.memory`, `binpack.resources.<name>`; a negative cpu or memory weight
     counts as 1, as binpack.go `calculateWeight`); without binpack, nodeorder's weights choose (defaults
     leastrequested 1, mostrequested 0, balancedresource 1: kube-scheduler's least-allocated plus balance).
-    Without either, no resource scoring at all."""
+    Without either, no resource scoring at all. A negative score weight (Volcano then favours the other end)
+    cannot be given to a Phalanx score: that score is dropped, with a note."""
     binpack = conf.plugin("binpack")
     nodeorder = conf.plugin("nodeorder")
     notes: list[str] = []
     if binpack is not None:
-        cpu = _int_arg(binpack, "binpack.cpu", 1)
-        memory = _int_arg(binpack, "binpack.memory", 1)
-        resources = {"cpu": cpu if cpu >= 0 else 1, "memory": memory if memory >= 0 else 1}
-        for name in str(binpack.arguments.get("binpack.resources") or "").split(","):
-            name = name.strip()
-            if name:
-                resources[name] = _int_arg(binpack, f"binpack.resources.{name}", 1)
-        resources = {k: v for k, v in resources.items() if v > 0} or {"cpu": 1, "memory": 1}
-        balanced = _int_arg(nodeorder, "balancedresource.weight", 1) if nodeorder is not None else 0
-        if nodeorder is not None and _int_arg(nodeorder, "leastrequested.weight", 1) > 0:
-            notes.append("nodeorder's leastrequested score is dropped: binpack's most-allocated takes its place")
-        return PlacementScoring("MostAllocated", resources, _int_arg(binpack, "binpack.weight", 1), balanced,
-                                tuple(notes))
+        return _binpack_scoring(binpack, nodeorder, notes)
     if nodeorder is not None:
-        least = _int_arg(nodeorder, "leastrequested.weight", 1)
-        most = _int_arg(nodeorder, "mostrequested.weight", 0)
-        balanced = _int_arg(nodeorder, "balancedresource.weight", 1)
+        least = _score_weight(nodeorder, "leastrequested.weight", 1, notes)
+        most = _score_weight(nodeorder, "mostrequested.weight", 0, notes)
+        balanced = _score_weight(nodeorder, "balancedresource.weight", 1, notes)
         if most > 0 and least > 0:
             notes.append("nodeorder weights both leastrequested and mostrequested; the larger weight is used")
         strategy, weight = ("MostAllocated", most) if most > least else ("LeastAllocated", least)
         return PlacementScoring(strategy, {"cpu": 1, "memory": 1}, weight, balanced, tuple(notes))
     return PlacementScoring("LeastAllocated", {"cpu": 1, "memory": 1}, 0, 0,
                             ("neither binpack nor nodeorder is on: nodes are not scored by resources",))
+
+
+def _binpack_scoring(binpack: PluginConf, nodeorder: PluginConf | None, notes: list[str]) -> PlacementScoring:
+    cpu = _int_arg(binpack, "binpack.cpu", 1, notes)
+    memory = _int_arg(binpack, "binpack.memory", 1, notes)
+    resources = {"cpu": cpu if cpu >= 0 else 1, "memory": memory if memory >= 0 else 1}
+    for name in str(binpack.arguments.get("binpack.resources") or "").split(","):
+        name = name.strip()
+        if name:
+            weight = _int_arg(binpack, f"binpack.resources.{name}", 1, notes)
+            resources[name] = weight if weight >= 0 else 1
+    resources = {k: v for k, v in resources.items() if v > 0} or {"cpu": 1, "memory": 1}
+    balanced = _score_weight(nodeorder, "balancedresource.weight", 1, notes) if nodeorder is not None else 0
+    if nodeorder is not None and _int_arg(nodeorder, "leastrequested.weight", 1, []) > 0:
+        notes.append("nodeorder's leastrequested score is dropped: binpack's most-allocated takes its place")
+    fit = _score_weight(binpack, "binpack.weight", 1, notes)
+    return PlacementScoring("MostAllocated", resources, fit, balanced, tuple(notes))
+
+
+def _score_weight(plugin: PluginConf, key: str, default: int, notes: list[str]) -> int:
+    weight = _int_arg(plugin, key, default, notes)
+    if weight < 0:
+        notes.append(f"{plugin.name} argument {key} {weight} is negative (Volcano then favours the nodes this "
+                     "score ranks last): not modelled, the score is dropped")
+        return 0
+    return weight

@@ -113,7 +113,8 @@ def test_bad_conf_names_the_field(source: object, field: str) -> None:
     with pytest.raises(InputError) as err:
         parse_volcano_conf(source)  # type: ignore[arg-type]
     assert err.value.field == field
-    assert err.value.obj == "volcano-scheduler.conf"
+    config_map = isinstance(source, dict) and source.get("kind") == "ConfigMap"
+    assert err.value.obj == ("ConfigMap (unnamed)" if config_map else "volcano-scheduler.conf")
 
 
 def test_binpack_implies_most_allocated() -> None:
@@ -141,3 +142,76 @@ def test_nodeorder_mostrequested_and_nothing() -> None:
     assert (scoring.strategy, scoring.score_weights()) == ("MostAllocated", {"NodeResourcesFit": 2})
     bare = placement_scoring(parse_volcano_conf({"actions": "allocate", "tiers": [{"plugins": [{"name": "gang"}]}]}))
     assert bare.score_weights() == {} and bare.notes
+
+
+def _binpack(**arguments: object) -> dict[str, object]:
+    return {"actions": "allocate", "tiers": [{"plugins": [{"name": "binpack", "arguments": arguments}]}]}
+
+
+def _nodeorder(**arguments: object) -> dict[str, object]:
+    return {"actions": "allocate", "tiers": [{"plugins": [{"name": "nodeorder", "arguments": arguments}]}]}
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf"), "1e30", 1e30, 2.5, 4.0, "10", True,
+                                   2**63, -(2**63) - 1, 10**400, [1], {"a": 1}])
+@pytest.mark.parametrize("key", ["binpack.weight", "binpack.cpu", "binpack.memory"])
+def test_binpack_weights_are_whole_numbers_as_volcano_reads_them(key: str, value: object) -> None:
+    """binpack.go calculateWeight reads its weights with Arguments.GetInt (framework/arguments.go): only a YAML
+    integer that fits Go's int passes its type assertion; NaN, inf, 1e30, 2.5, "10" and true do not (Volcano
+    logs "Could not parse argument" and keeps 1). Phalanx refuses them, naming the argument."""
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf(_binpack(**{key: value}))
+    assert err.value.field == f"tiers[0].plugins[0].arguments.{key}"
+    assert "whole number" in err.value.detail
+
+
+@pytest.mark.parametrize("key", ["leastrequested.weight", "mostrequested.weight", "balancedresource.weight",
+                                 "nodeaffinity.weight", "tainttoleration.weight"])
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "1e30", 1e30, "3"])
+def test_nodeorder_weights_are_whole_numbers(key: str, value: object) -> None:
+    """nodeorder.go calculateWeight: every `<score>.weight` through Arguments.GetInt."""
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf(_nodeorder(**{key: value}))
+    assert err.value.field == f"tiers[0].plugins[0].arguments.{key}"
+
+
+def test_a_named_resources_weight_is_a_whole_number_too() -> None:
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf(_binpack(**{"binpack.resources": "nvidia.com/gpu",
+                                       "binpack.resources.nvidia.com/gpu": float("nan")}))
+    assert err.value.field == "tiers[0].plugins[0].arguments.binpack.resources.nvidia.com/gpu"
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf(_binpack(**{"binpack.resources": ["nvidia.com/gpu"]}))
+    assert err.value.field == "tiers[0].plugins[0].arguments.binpack.resources"
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "inf", "nan", True, [2]])
+def test_overcommit_factor_is_a_finite_number(value: object) -> None:
+    """overcommit.go reads the factor with GetFloat64 (a float or an int); NaN would compare false with every
+    idle amount (nothing ever enqueued) and inf would enqueue everything: refused."""
+    conf = {"actions": "enqueue", "tiers": [{"plugins": [{"name": "overcommit",
+                                                          "arguments": {"overcommit-factor": value}}]}]}
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf(conf)
+    assert err.value.field == "tiers[0].plugins[0].arguments.overcommit-factor"
+
+
+def test_huge_weights_are_capped_with_a_note() -> None:
+    """A weight Volcano takes (any int64) but larger than a kube-scheduler score weight (int32) is capped at
+    2147483647 for Phalanx's scoring, and the note says so; the run does not overflow."""
+    scoring = placement_scoring(parse_volcano_conf(_binpack(**{"binpack.weight": 2**62, "binpack.cpu": 2**40})))
+    assert scoring.fit_weight == 2**31 - 1 and scoring.resources["cpu"] == 2**31 - 1
+    assert any("2147483647" in note for note in scoring.notes)
+    NodeResourcesFit(scoring.plugin_args()["NodeResourcesFit"])
+
+
+def test_conf_text_that_nests_too_deep_or_has_huge_numbers_is_bad_input() -> None:
+    deep = "actions: allocate\ntiers: " + "[" * 5000 + "]" * 5000 + "\n"
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf({"kind": "ConfigMap", "data": {"volcano-scheduler.conf": deep}})
+    assert err.value.field == "data[volcano-scheduler.conf]"
+    digits = "actions: allocate\ntiers:\n- plugins:\n  - name: binpack\n    arguments: {binpack.weight: " \
+             + "9" * 5000 + "}\n"
+    with pytest.raises(InputError) as err:
+        parse_volcano_conf({"kind": "ConfigMap", "data": {"volcano-scheduler.conf": digits}})
+    assert err.value.field == "data[volcano-scheduler.conf]"

@@ -299,3 +299,31 @@ def test_the_volcano_conf_decides_how_nodes_are_scored(tmp_path: Path) -> None:
     assert sim.profile.scores["NodeResourcesBalancedAllocation"] == 1
     packed = Simulation(load_paths(["examples/peers"]), builtin("volcano"))  # binpack in its conf
     assert packed.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
+
+
+def volcano_conf(arguments: str, plugin: str = "binpack") -> Doc:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
+            "data": {"volcano-scheduler.conf": 'actions: "enqueue, allocate, backfill"\n'
+                                               f"tiers:\n- plugins:\n  - name: {plugin}\n"
+                                               f"    arguments: {{{arguments}}}\n"}}
+
+
+@pytest.mark.parametrize("command", ["validate", "simulate"])
+@pytest.mark.parametrize(("arguments", "key"), [
+    ("binpack.weight: .nan", "binpack.weight"), ("binpack.weight: .inf", "binpack.weight"),
+    ("binpack.cpu: 1e30", "binpack.cpu"), ("binpack.memory: 2.5", "binpack.memory")])
+def test_a_weight_volcano_cannot_read_ends_the_run_naming_the_argument(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str, arguments: str, key: str) -> None:
+    """Issue 28: NaN, inf or 1e30 binpack/nodeorder weights crashed the run and `validate --queues` called them
+    valid. Volcano's GetInt reads a whole number only: exit 2, one line naming the file, the ConfigMap and the
+    argument."""
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump(node("n1")))
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump(volcano_conf(arguments)))
+    argv = [command, str(tmp_path / "in.yaml"), "--queues", str(tmp_path / "q.yaml")]
+    assert main(argv + (["--profile", "volcano"] if command == "simulate" else [])) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"phalanx: error: {tmp_path / 'q.yaml'}: ConfigMap volcano-system/volcano-scheduler-"
+                          f"configmap: data[volcano-scheduler.conf].tiers[0].plugins[0].arguments.{key}: must be "
+                          "a whole number")
