@@ -6,6 +6,7 @@ cost, and node-hours of added nodes that no pod ever used (partial scale-ups).""
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ class AutoscalerScan:
 
 
 class NodeAutoscaling:
+    skip_quiet_scans = True  # tests turn it off to compare with a scan every SCAN_INTERVAL
+
     def __init__(self, groups: Iterable[NodeGroup], initial: Iterable[Node], mode: str) -> None:
         self.groups = {g.name: g for g in groups}
         self.autoscaler = ClusterAutoscaler(list(self.groups.values()), mode="gang" if mode == "gang" else "pod")
@@ -66,6 +69,8 @@ class NodeAutoscaling:
         self.unschedulable: set[str] = set()  # pods the scheduler could not place, not yet bound or gone
         self._due = 0.0
         self._woken: set[float] = set()
+        self._arriving: dict[str, float] = {}  # nodes being provisioned -> when they become Ready
+        self._quiet_from: float | None = None  # the scan after which scans that would change nothing are skipped
         self.unhelped: dict[str, str] = {}  # pod or gang key -> why no node group helped it at the latest scan
         self.removed = 0
         self.unseen: dict[str, set[str]] = {}  # what the template check ignores -> pending pods that used it
@@ -81,6 +86,7 @@ class NodeAutoscaling:
         self.size[group] += 1
         if node.name in self.records:
             self.upcoming[group] -= 1
+            self._arriving.pop(node.name, None)
         else:  # a min-size node, there from the start
             self.records[node.name] = NodeRecord(node.name, group, added=now)
 
@@ -92,13 +98,22 @@ class NodeAutoscaling:
     def scan(self, sim: Simulation) -> None:
         """Called after each event batch: a scan when one is due (at most one per SCAN_INTERVAL)."""
         now = sim.now
+        if self._quiet_from is not None:  # the skipped scans keep their times: the next is on their grid
+            self._due = max(self._due, self._on_grid(now))
         if now < self._due:
             self._wake(sim, self._due)
             return
         self._due = now + SCAN_INTERVAL
+        self._quiet_from = None
         wake: list[float] = []
-        if self._scale_up(sim) or any(self.upcoming.values()):
+        if self._scale_up(sim) or (self._arriving and not self.skip_quiet_scans):
             wake.append(now + SCAN_INTERVAL)
+        elif self._arriving and self.skip_quiet_scans:
+            # Scans while nodes are provisioning ask the same question and get the same answer until the first
+            # of them arrives or some event calls `scan`: skip to the first scan at or after that arrival (a
+            # scan every 10 s through a provisioning delay of 292 years never ended).
+            self._quiet_from = now
+            wake.append(self._on_grid(min(self._arriving.values())))
         if any(self.size[g] > group.min_size for g, group in self.groups.items()):
             if self._scale_down(sim):
                 wake.append(now + SCAN_INTERVAL)
@@ -107,6 +122,11 @@ class NodeAutoscaling:
                 wake.append(max(now + SCAN_INTERVAL, min(unneeded.values()) + self.autoscaler.scale_down_delay))
         if wake:
             self._wake(sim, min(wake))
+
+    def _on_grid(self, time: float) -> float:
+        """The first time at or after `time` of the scans every SCAN_INTERVAL from `_quiet_from`."""
+        assert self._quiet_from is not None
+        return self._quiet_from + SCAN_INTERVAL * max(math.ceil((time - self._quiet_from) / SCAN_INTERVAL), 1)
 
     def unschedulable_pod(self, sim: Simulation, key: str) -> None:
         """The scheduler could not place the pod: a scan looks at it as soon as one is allowed."""
@@ -160,6 +180,7 @@ class NodeAutoscaling:
                 self.records[node.name] = NodeRecord(node.name, up.group, added=sim.now)
                 self._added_for[node.name] = asked[0]
                 self.upcoming[up.group] += 1
+                self._arriving[node.name] = node.arrival
                 sim.events.push(node.arrival, ARRIVAL, node)
         return bool(ups)
 

@@ -13,6 +13,7 @@ import yaml
 from phalanx.api.load import load_paths
 from phalanx.cli import main
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.autoscaling import NodeAutoscaling
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 
@@ -204,3 +205,51 @@ def test_a_max_size_above_the_cap_is_capped_with_a_line_in_the_report_and_on_std
             "cluster: capped at 5000")
     assert json.loads(captured.out)["autoscaler"]["notModelled"] == [line]
     assert f"phalanx: gang: not modelled: {line}" in captured.err
+
+
+class _Rounds:
+    """An observer that fails a run past `limit` engine rounds (a loop per tick would go on for ever)."""
+
+    def __init__(self, limit: int) -> None:
+        self.count, self.limit = 0, limit
+
+    def __call__(self, sim: Simulation) -> None:
+        self.count += 1
+        assert self.count <= self.limit, f"more than {self.limit} rounds by t={sim.now}"
+
+
+def test_a_provisioning_delay_of_292_years_ends_in_a_few_rounds(tmp_path: Path) -> None:
+    """Scans every 10 s while a node was provisioning: a delay of 292 years (Go's longest duration) never
+    ended. The scans that could change nothing are skipped; the node arrives and the pod runs there."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ml"},
+           "spec": {"containers": [{"name": "c", "image": "c", "resources": {"requests": {"cpu": "4"}}}]}}
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([template(max_size=1, delay="2562047h"), pod]))
+    sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("gang"))
+    sim.observers.append(_Rounds(100))
+    report = build_report(sim.run())
+    assert report["autoscaler"]["nodesAdded"] == {"gpu-pool": 1}
+    assert report["pods"][0]["node"] == "gpu-pool-0"
+    assert report["endTime"] >= 2562047 * 3600
+
+
+@pytest.mark.parametrize("delay", ["4m", "3601s", "1h", "17m3s"])
+@pytest.mark.parametrize("mode", ["pod", "gang"])
+def test_skipping_quiet_scans_changes_no_outcome(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, delay: str,
+                                                 mode: str) -> None:
+    docs = [template(max_size=6, delay=delay), SYSTEM, TRAINING, affine_pod("cache")]
+    skipped = run(tmp_path, docs, mode, until=6 * 3600.0)
+    monkeypatch.setattr(NodeAutoscaling, "skip_quiet_scans", False)
+    every = run(tmp_path, docs, mode, until=6 * 3600.0)
+    assert skipped["autoscaler"] == every["autoscaler"]
+    assert skipped["pods"] == every["pods"]
+    assert _close(skipped["summary"], every["summary"])  # the books add up over fewer steps: rounding differs
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float) or isinstance(b, float):
+        return bool(a == pytest.approx(b, rel=1e-12))
+    return bool(a == b)
