@@ -534,18 +534,14 @@ class Preemptor:
                 possible &= allocatable  # v1.37.2: the dry run's Filter pass sees the victims' devices held
             elif not allocatable.all():
                 short = ~allocatable
-        # Potential nodes (not UnschedulableAndUnresolvable) are visited from a random offset among them;
-        # the nodes where evictions could make room keep that order.
-        if unresolvable is not None and unresolvable.any():
-            potential = np.flatnonzero(~unresolvable)
-            if potential.size == 0:
-                return None
-            first = int(potential[int(self.rng.integers(potential.size))])
+        offset = self.offset(unresolvable)
+        if offset is None:
+            return None
+        first, candidates = offset
+        if candidates < n:
+            assert unresolvable is not None
             possible &= ~unresolvable
-        else:
-            potential = None
-            first = int(self.rng.integers(n))
-        wanted = num_candidates(n if potential is None else int(potential.size))
+        wanted = num_candidates(candidates)
         nodes = np.flatnonzero(possible)
         if nodes.size == 0:
             return None
@@ -585,6 +581,20 @@ class Preemptor:
         node = int(batch.nodes[row])
         return Outcome(victims=batch.victims_of(row, self.running), nominations={pod.key: cluster.names[node]},
                        node=cluster.names[node], priority=priority)
+
+    def offset(self, unresolvable: BoolArray | None) -> tuple[int, int] | None:
+        """Where `for_pod` starts visiting nodes: a random one among the potential nodes (those not
+        UnschedulableAndUnresolvable), and how many potential nodes there are; None (and nothing drawn) when
+        there are none. A failed attempt answered without its run draws it too, keeping the stream the same."""
+        n = len(self.cluster)
+        if n == 0:
+            return None
+        if unresolvable is not None and unresolvable.any():
+            potential = np.flatnonzero(~unresolvable)
+            if potential.size == 0:
+                return None
+            return int(potential[int(self.rng.integers(potential.size))]), int(potential.size)
+        return int(self.rng.integers(n)), n
 
     def _devices(self, pod: Pod) -> DynamicResources | None:
         """The profile's DynamicResources filter when the pod has claims (None otherwise)."""

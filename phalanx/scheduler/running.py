@@ -47,6 +47,7 @@ class RunningPods:
         self.terminating: dict[str, str] = {}  # victim -> preemptor that evicted it
         # Decides whether a newly bound pod needs one-by-one treatment by preemption (set by the Preemptor).
         self.classify: Callable[[str], bool] | None = None
+        self.version = 0  # bumped by every change: a pod added, removed, terminating, nominated or not
         self._next_seq = 0
         self._requests: dict[str, IntArray] = {}
         self._by_priority: dict[int, IntArray] = {}
@@ -257,6 +258,7 @@ class RunningPods:
 
     def add(self, key: str, node: int, priority: int, started: float, *, member: bool = False) -> None:
         requests = self.cluster.bound[key][1].requests
+        self.version += 1
         self.on_node[node].add(key)
         self.node_of[key] = node
         self.priority[key] = priority
@@ -276,6 +278,7 @@ class RunningPods:
     def mark_terminating(self, key: str, preemptor: str) -> None:
         """An evicted pod keeps its node until it is gone, but is no longer a victim to choose."""
         if key in self.node_of and key not in self.terminating:
+            self.version += 1
             self.terminating[key] = preemptor
             self.cluster.mark_terminating(key)
             self._unaccount(key)
@@ -286,6 +289,7 @@ class RunningPods:
         node = self.node_of.get(key)
         if node is None:
             return
+        self.version += 1
         requests = self._requests[key]
         if key not in self.terminating:
             self._unaccount(key)
@@ -305,6 +309,7 @@ class RunningPods:
         with the nominated pods of equal or higher priority); without a priority, every preemptor does.
         """
         self.clear_nomination(key)
+        self.version += 1
         self._nominated[key] = (node, requests, priority)
         level = priority if priority is not None else EMPTY_PRIORITY
         self._table(self._incoming, level)[: requests.shape[0], node] += requests
@@ -312,6 +317,7 @@ class RunningPods:
     def clear_nomination(self, key: str) -> None:
         entry = self._nominated.pop(key, None)
         if entry is not None:
+            self.version += 1
             node, requests, priority = entry
             level = priority if priority is not None else EMPTY_PRIORITY
             self._table(self._incoming, level)[: requests.shape[0], node] -= requests

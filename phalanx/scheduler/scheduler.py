@@ -19,7 +19,8 @@ from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, Resourc
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray, StateCorrupted
-from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.cycle import PodCycle, Result
+from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin, PluginError
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
@@ -157,6 +158,7 @@ class Scheduler:
             if DYNAMIC_RESOURCES in profile.filters else None
         self._extended = extended_resources(profile.plugin_args.get(DYNAMIC_RESOURCES))
         self._errors: dict[str, str] = {}  # queue entry -> the error its last cycle failed with (logged once)
+        self._failures = FailedPods(self)
         self._fit_checked = FIT in profile.filters
 
     # --- events from the driver ------------------------------------------------------------------------
@@ -197,6 +199,7 @@ class Scheduler:
         self.nominated.pop(key, None)
         self.rejectors.pop(POD + key, None)
         self._errors.pop(POD + key, None)
+        self._failures.forget(key)
         self.running.clear_nomination(key)
         if key in self.cluster.bound:
             self.running.remove(key)
@@ -485,6 +488,7 @@ class Scheduler:
         A cycle that raises fails alone (`_cycle_failed`), whatever it was doing; only a broken invariant of
         the books (StateCorrupted) goes on up."""
         self._out = self._device_evictions(now)
+        self._failures.clear()  # events came in since the last round
         while (key := self.queue.pop(now)) is not None:
             mark = len(self._out)
             try:
@@ -695,26 +699,46 @@ class Scheduler:
         if pod is None or pod_key in self.cluster.bound:
             self.queue.done(entry)
             return
-        result = self.cycle.schedule(pod)
+        like = self._failures.like(pod, self._books())
+        result = like or self.cycle.schedule(pod)
         if result.node is None:
-            message = result.message or "no node fits"
-            self.messages[pod_key] = message
-            self._rejected(entry, {pod_key: result.rejectors})
-            self.queue.failed(entry, now)
-            self._out.append(Unschedulable(pod, message))
-            priority = self.priority_of(pod)
-            if self.preemptor.eligible(pod, priority, self.nominated.get(pod_key), result.unresolvable):
-                outcome = self.preemptor.for_pod(pod, priority, result.unresolvable)
-                if outcome is not None:
-                    self._preempt(pod_key, False, outcome, f"pod {pod_key}")
-                else:  # preemption.go Preempt: no candidate clears the pod's nominatedNodeName
-                    self._clear_nominations([pod])
+            self._pod_failed(pod, entry, result, now, known=like is not None)
             return
         self._bound(pod, result.node, now, reserve=True)
         self.messages.pop(pod_key, None)
         self.queue.done(entry)
         self.assumed[pod_key] = ""
         self._out.append(self._bind_decision(pod, result.node))
+
+    def _pod_failed(self, pod: Pod, entry: str, result: Result, now: float, *, known: bool) -> None:
+        """A pod fits nowhere: it waits with the Filter's reasons, and preempts if it may. `known`: the result is
+        an equivalent pod's at these very books (`FailedPods`), so preemption would find no candidate either
+        (only its random start is drawn, as the run would)."""
+        pod_key = pod.key
+        message = result.message or "no node fits"
+        self.messages[pod_key] = message
+        self._rejected(entry, {pod_key: result.rejectors})
+        self.queue.failed(entry, now)
+        self._out.append(Unschedulable(pod, message))
+        priority = self.priority_of(pod)
+        if self.preemptor.eligible(pod, priority, self.nominated.get(pod_key), result.unresolvable):
+            if known:
+                self.preemptor.offset(result.unresolvable)
+                outcome = None
+            else:
+                outcome = self.preemptor.for_pod(pod, priority, result.unresolvable)
+            if outcome is not None:
+                self._preempt(pod_key, False, outcome, f"pod {pod_key}")
+                return
+            self._clear_nominations([pod])  # preemption.go Preempt: no candidate clears its nominatedNodeName
+        if not known:
+            self._failures.remember(pod, self._books(), result)
+
+    def _books(self) -> tuple[int, ...]:
+        """Changes every time something a pod's Filter or preemption reads changes: resources, labels and
+        taints, running, terminating and nominated pods, devices."""
+        devices = self.devices.version if self.devices is not None else 0
+        return self.cluster.generation, self.cluster.version, self.running.version, devices
 
     def _group_cycle(self, group_key: str, entry: str, now: float) -> None:
         group = self.groups.get(group_key)
