@@ -496,9 +496,11 @@ class Driver:
             elif isinstance(decision, Unschedulable):
                 pod = decision.pod
                 self.counters.unschedulable += 1
-                self.binder.unschedulable(pod.namespace, pod.name, decision.message, uid=self._uids.get(pod.key))
+                self.binder.unschedulable(pod.namespace, pod.name, decision.message, reason=decision.reason,
+                                          uid=self._uids.get(pod.key))
                 if self.metrics is not None:
-                    self.metrics.attempt("unschedulable", profile, seconds)
+                    self.metrics.attempt("error" if decision.reason == "SchedulerError" else "unschedulable",
+                                         profile, seconds)
             elif isinstance(decision, Nominate):
                 self.binder.nominate(decision.pod.namespace, decision.pod.name, decision.node)
             elif isinstance(decision, Evict):
