@@ -70,7 +70,6 @@ from phalanx.admission.quota import (
     path_to_root,
     potential_available,
     quantities_fit_in_quota,
-    root,
 )
 from phalanx.api.fields import Manifest, fail
 from phalanx.api.objects import Source
@@ -248,7 +247,7 @@ class KueueAdmission:
         self._lq_counters: dict[str, _Counters] = {}
         # a version per cohort tree (root node), bumped on every change of its quota usage or admitted
         # workloads: a nomination depends only on its own ClusterQueue's cohort tree
-        self._root_of: dict[str, Node] = {name: root(node) for name, node in self.tree.cqs.items()}
+        self._root_of: dict[str, Node] = {name: self.tree.root_of(node) for name, node in self.tree.cqs.items()}
         self._versions: dict[Node, int] = {node: 0 for node in self._root_of.values()}
         # the last nomination per ClusterQueue and the tree version it saw: reused while the tree is unchanged
         self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
@@ -392,20 +391,24 @@ class KueueAdmission:
         labels = dict(self.namespace_labels.get(wl.namespace, {}))
         labels.setdefault(NAMESPACE_NAME_LABEL, wl.namespace)
         if cq.namespace_selector is None or not cq.namespace_selector.matches(labels):
-            return None, f"the workload's namespace doesn't match ClusterQueue {cq.name}'s namespaceSelector"
+            return None, "Workload namespace doesn't match ClusterQueue selector"
         inactive = self._inactive_reason(cq)
         if inactive:
             return None, inactive
         return cq.name, ""
 
     def _inactive_reason(self, cq: ClusterQueue) -> str:
+        """The Workload's QuotaReserved=False message for a ClusterQueue that admits nothing, in Kueue's words
+        (workload_controller.go, scheduler.go nominate), with the ClusterQueue's own Active=False reason
+        (clusterqueue.go inactiveReason) or the cohort cycle (cache: "cohort has a cycle") after it."""
         if cq.stop_policy != "None":
             return f"ClusterQueue {cq.name} is stopped ({cq.stop_policy})"
-        missing = sorted({fq.name for g in cq.resource_groups for fq in g.flavors} - set(self.flavors))
+        missing = [fq.name for g in cq.resource_groups for fq in g.flavors if fq.name not in self.flavors]
         if missing:
-            return f"ClusterQueue {cq.name} is inactive: ResourceFlavor {', '.join(missing)} not found"
+            return (f"ClusterQueue {cq.name} is inactive: FlavorNotFound: Can't admit new workloads: references "
+                    f"missing ResourceFlavor(s): {','.join(missing)}.")
         if not self.tree.active(cq.name):
-            return f"ClusterQueue {cq.name} is inactive: its cohort tree has a cycle"
+            return f"ClusterQueue {cq.name} is inactive: {self.tree.cycle_reason(cq.name)}"
         return ""
 
     # --- one scheduling pass --------------------------------------------------------------------------------
@@ -846,19 +849,24 @@ class KueueAdmission:
                 out.append(_Candidate(adm, lca, variant))  # type: ignore[arg-type]
         return out
 
-    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, current: Node, subtree_root: Node,
+    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, subtree_root: Node,
                             skip: Node | None, frs: set[FlavorResource], advantage: bool,
                             result: list[_Candidate]) -> None:
         """collectCandidatesInSubtree: ClusterQueues over their quota in the cohort's subtree, not descending
-        into the subtree already searched or into cohorts within their quota."""
-        for child in current.child_cohorts:
-            if child is skip or is_within_nominal(child, frs):
+        into the subtree already searched or into cohorts within their quota; a child cohort's candidates
+        before its parent's own ClusterQueues', as Kueue's recursion lists them (walked here with a stack)."""
+        stack: list[tuple[Node, bool]] = [(subtree_root, False)]
+        while stack:
+            current, expanded = stack.pop()
+            if not expanded:
+                stack.append((current, True))
+                stack.extend((child, False) for child in reversed(current.child_cohorts)
+                             if child is not skip and not is_within_nominal(child, frs))
                 continue
-            self._collect_in_subtree(cq, wl, child, subtree_root, skip, frs, advantage, result)
-        for child_cq in current.child_cqs:
-            if child_cq.name == cq.name or is_within_nominal(child_cq, frs):
-                continue
-            result.extend(self._from_cq(cq, wl, child_cq.name, subtree_root, frs, advantage))
+            for child_cq in current.child_cqs:
+                if child_cq.name == cq.name or is_within_nominal(child_cq, frs):
+                    continue
+                result.extend(self._from_cq(cq, wl, child_cq.name, subtree_root, frs, advantage))
 
     def _targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
                  frs: set[FlavorResource]) -> list[_Candidate]:
@@ -891,7 +899,7 @@ class KueueAdmission:
             previous: Node | None = None
             for subtree_root in path_to_root(node):
                 target_list = hierarchy if advantage else by_priority
-                self._collect_in_subtree(cq, wl, subtree_root, subtree_root, previous, frs, advantage, target_list)
+                self._collect_in_subtree(cq, wl, subtree_root, previous, frs, advantage, target_list)
                 subtree_fits, remaining = quantities_fit_in_quota(subtree_root, remaining)
                 advantage = advantage or subtree_fits
                 previous = subtree_root

@@ -12,6 +12,9 @@ A node's *local quota* is what it does not lend: subtree − lendingLimit, at le
 lendingLimit (then everything unused can be lent). A ClusterQueue can use its local quota plus what its
 ancestors have available, each step capped by borrowingLimit. Amounts are ints in Phalanx units; Python's
 ints do not saturate, so Kueue's "Unlimited" amounts never arise: a missing limit is simply not applied.
+
+Kueue bounds neither the depth nor the width of the hierarchy, so every walk over it here is a loop (a parent
+chain of thousands of cohorts is as good as a flat one), and a parent cycle is found in one pass.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Node:
     child_cqs: list[Node] = field(default_factory=list)
     subtree: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
+    height: int | None = None  # getNodeHeight, kept by QuotaTree.build for cohorts
 
     def nominal(self, fr: FlavorResource) -> int:
         limits = self.quotas.get(fr)
@@ -66,20 +70,33 @@ def local_available(node: Node, fr: FlavorResource) -> int:
     return max(0, local_quota(node, fr) - node.usage.get(fr, 0))
 
 
+def _ancestry(node: Node) -> list[Node]:
+    """The node and its ancestors, root last."""
+    chain = [node]
+    parent = node.parent
+    while parent is not None:
+        chain.append(parent)
+        parent = parent.parent
+    return chain
+
+
 def _available(node: Node, fr: FlavorResource) -> int:
     """available: the root has subtree − usage; below it, local availability plus the parent's availability,
     the latter capped by borrowingLimit (what the node stored in the parent, minus what it already uses
-    there, plus the limit)."""
-    if node.parent is None:
-        return node.subtree.get(fr, 0) - node.usage.get(fr, 0)
-    parent_available = _available(node.parent, fr)
-    limits = node.quotas.get(fr)
-    if limits is not None and limits.borrowing_limit is not None:
-        lq = local_quota(node, fr)
-        stored_in_parent = node.subtree.get(fr, 0) - lq
-        used_in_parent = max(0, node.usage.get(fr, 0) - lq)
-        parent_available = min(stored_in_parent - used_in_parent + limits.borrowing_limit, parent_available)
-    return local_available(node, fr) + parent_available
+    there, plus the limit). Computed from the root down."""
+    chain = _ancestry(node)
+    top = chain[-1]
+    value = top.subtree.get(fr, 0) - top.usage.get(fr, 0)
+    for below in reversed(chain[:-1]):
+        parent_available = value
+        limits = below.quotas.get(fr)
+        if limits is not None and limits.borrowing_limit is not None:
+            lq = local_quota(below, fr)
+            stored_in_parent = below.subtree.get(fr, 0) - lq
+            used_in_parent = max(0, below.usage.get(fr, 0) - lq)
+            parent_available = min(stored_in_parent - used_in_parent + limits.borrowing_limit, parent_available)
+        value = local_available(below, fr) + parent_available
+    return value
 
 
 def available(node: Node, fr: FlavorResource) -> int:
@@ -90,30 +107,38 @@ def available(node: Node, fr: FlavorResource) -> int:
 def potential_available(node: Node, fr: FlavorResource) -> int:
     """potentialAvailable: the most the node could use were nothing else admitted — the root's whole subtree,
     or local quota plus the parent's potential, capped by subtree + borrowingLimit."""
-    if node.parent is None:
-        return node.subtree.get(fr, 0)
-    avail = local_quota(node, fr) + potential_available(node.parent, fr)
-    limits = node.quotas.get(fr)
-    if limits is not None and limits.borrowing_limit is not None:
-        avail = min(node.subtree.get(fr, 0) + limits.borrowing_limit, avail)
-    return avail
+    chain = _ancestry(node)
+    value = chain[-1].subtree.get(fr, 0)
+    for below in reversed(chain[:-1]):
+        value += local_quota(below, fr)
+        limits = below.quotas.get(fr)
+        if limits is not None and limits.borrowing_limit is not None:
+            value = min(below.subtree.get(fr, 0) + limits.borrowing_limit, value)
+    return value
 
 
 def add_usage(node: Node, fr: FlavorResource, value: int) -> None:
     """addUsage: what does not fit in the node's unused local quota is also usage of its parent."""
-    local = local_available(node, fr)
-    node.usage[fr] = node.usage.get(fr, 0) + value
-    if node.parent is not None and value > local:
-        add_usage(node.parent, fr, value - local)
+    current: Node | None = node
+    while current is not None:
+        local = local_available(current, fr)
+        current.usage[fr] = current.usage.get(fr, 0) + value
+        if value <= local:
+            return
+        value -= local
+        current = current.parent
 
 
 def remove_usage(node: Node, fr: FlavorResource, value: int) -> None:
     """removeUsage: the inverse of add_usage; the parent gives back at most what was stored there."""
-    stored_in_parent = node.usage.get(fr, 0) - local_quota(node, fr)
-    node.usage[fr] = node.usage.get(fr, 0) - value
-    if stored_in_parent <= 0 or node.parent is None:
-        return
-    remove_usage(node.parent, fr, min(value, stored_in_parent))
+    current: Node | None = node
+    while current is not None:
+        stored_in_parent = current.usage.get(fr, 0) - local_quota(current, fr)
+        current.usage[fr] = current.usage.get(fr, 0) - value
+        if stored_in_parent <= 0:
+            return
+        value = min(value, stored_in_parent)
+        current = current.parent
 
 
 def borrowing_with(node: Node, fr: FlavorResource, value: int) -> bool:
@@ -160,21 +185,36 @@ def root(node: Node) -> Node:
 
 
 def subtree_cluster_queues(node: Node) -> Iterator[Node]:
-    """Every ClusterQueue under a node (SubtreeClusterQueues), or the node itself if it is one."""
+    """Every ClusterQueue under a node (SubtreeClusterQueues), or the node itself if it is one; depth first,
+    a cohort's own ClusterQueues before its child cohorts'."""
     if not node.is_cohort:
         yield node
         return
-    yield from node.child_cqs
-    for child in node.child_cohorts:
-        yield from subtree_cluster_queues(child)
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield from current.child_cqs
+        stack.extend(reversed(current.child_cohorts))
 
 
 def node_height(node: Node) -> int:
-    """getNodeHeight: 1 for a cohort with only ClusterQueues, one more per level of child cohorts."""
-    height = min(len(node.child_cohorts) + len(node.child_cqs), 1)
-    for child in node.child_cohorts:
-        height = max(height, node_height(child) + 1)
-    return height
+    """getNodeHeight: 1 for a cohort with only ClusterQueues, one more per level of child cohorts (0 for a
+    childless one). QuotaTree.build keeps each cohort's height; other nodes are measured here, bottom up."""
+    if node.height is not None:
+        return node.height
+    heights: dict[int, int] = {}
+    stack: list[tuple[Node, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        if not expanded:
+            stack.append((current, True))
+            stack.extend((child, False) for child in current.child_cohorts)
+            continue
+        height = min(len(current.child_cohorts) + len(current.child_cqs), 1)
+        for child in current.child_cohorts:
+            height = max(height, heights[id(child)] + 1)
+        heights[id(current)] = height
+    return heights[id(node)]
 
 
 def borrowing_level(cq: Node, fr: FlavorResource, value: int) -> tuple[int, bool]:
@@ -202,6 +242,9 @@ class QuotaTree:
         self.cqs: dict[str, Node] = {}
         self.cohorts: dict[str, Node] = {}
         self.cyclic: set[str] = set()  # cohort names in or under a parent cycle
+        self.cycles: list[list[str]] = []  # each parent cycle, in parent order
+        self._cycle_of: dict[str, int] = {}  # a cohort in or under a cycle -> its index in `cycles`
+        self._roots: dict[str, Node] = {}  # cohort name -> the root of its tree (after cycles are cut)
 
     def _cohort(self, name: str) -> Node:
         if name not in self.cohorts:
@@ -227,46 +270,93 @@ class QuotaTree:
         for node in self.cohorts.values():
             node.child_cohorts.clear()
             node.child_cqs.clear()
-        for name, node in self.cohorts.items():
-            seen: list[str] = [name]
-            current = node.parent
-            while current is not None:
-                if current.name in seen:
-                    self.cyclic.update(seen[seen.index(current.name):])
-                    break
-                seen.append(current.name)
-                current = current.parent
-        for name in self.cyclic:
-            self.cohorts[name].parent = None
-        cut = set(self.cyclic)
+        self._cut_cycles()
         for node in self.cohorts.values():
             if node.parent is not None:
                 node.parent.child_cohorts.append(node)
-            if root(node).name in cut:
-                self.cyclic.add(node.name)
+        self._find_roots()
         for cq in self.cqs.values():
             if cq.parent is not None:
                 cq.parent.child_cqs.append(cq)
-        for cq in self.cqs.values():
             cq.subtree = {fr: q.nominal for fr, q in cq.quotas.items()}
             cq.usage = {}
         for node in self.cohorts.values():
             if node.parent is None:
                 self._update(node)
 
-    def _update(self, cohort: Node) -> None:
-        cohort.subtree = {fr: q.nominal for fr, q in cohort.quotas.items()}
-        cohort.usage = {}
-        for child in cohort.child_cohorts:
-            self._update(child)
-        for child in [*cohort.child_cohorts, *cohort.child_cqs]:
-            for fr, quota in child.subtree.items():
-                cohort.subtree[fr] = cohort.subtree.get(fr, 0) + quota - local_quota(child, fr)
+    def _cut_cycles(self) -> None:
+        """Find every parent cycle in one pass over the cohorts (each is walked up once) and cut it: its
+        members lose their parent, so the tree is a forest and walks up it end."""
+        done: set[str] = set()
+        for node in self.cohorts.values():
+            path: dict[str, int] = {}
+            current: Node | None = node
+            while current is not None and current.name not in done and current.name not in path:
+                path[current.name] = len(path)
+                current = current.parent
+            if current is not None and current.name in path:
+                names = list(path)[path[current.name]:]
+                for name in names:
+                    self._cycle_of[name] = len(self.cycles)
+                self.cycles.append(names)
+            done.update(path)
+        for cycle in self.cycles:
+            for name in cycle:
+                self.cohorts[name].parent = None
+
+    def _find_roots(self) -> None:
+        """Each cohort's root, and which cohorts hang under a cut cycle (their tree is inactive too)."""
+        for node in self.cohorts.values():
+            path: list[Node] = []
+            current = node
+            while current.name not in self._roots and current.parent is not None:
+                path.append(current)
+                current = current.parent
+            top = self._roots.get(current.name, current)
+            for below in [*path, current]:
+                self._roots[below.name] = top
+                if top.name in self._cycle_of:
+                    self._cycle_of[below.name] = self._cycle_of[top.name]
+                    self.cyclic.add(below.name)
+
+    def _update(self, top: Node) -> None:
+        """Subtree quotas and heights bottom up under `top` (a root), as updateCohortResourceNode."""
+        stack: list[tuple[Node, bool]] = [(top, False)]
+        while stack:
+            cohort, expanded = stack.pop()
+            if not expanded:
+                cohort.subtree = {fr: q.nominal for fr, q in cohort.quotas.items()}
+                cohort.usage = {}
+                stack.append((cohort, True))
+                stack.extend((child, False) for child in cohort.child_cohorts)
+                continue
+            height = min(len(cohort.child_cohorts) + len(cohort.child_cqs), 1)
+            for child in cohort.child_cohorts:
+                height = max(height, (child.height or 0) + 1)
+            cohort.height = height
+            for child in [*cohort.child_cohorts, *cohort.child_cqs]:
+                for fr, quota in child.subtree.items():
+                    cohort.subtree[fr] = cohort.subtree.get(fr, 0) + quota - local_quota(child, fr)
+
+    def root_of(self, node: Node) -> Node:
+        """The root of the node's tree (itself for a ClusterQueue without a cohort)."""
+        if node.is_cohort:
+            return self._roots.get(node.name, node)
+        return node if node.parent is None else self._roots.get(node.parent.name, node.parent)
 
     def active(self, cq: str) -> bool:
         """False for a ClusterQueue in a cohort tree with a parent cycle."""
         node = self.cqs[cq]
         return node.parent is None or node.parent.name not in self.cyclic
+
+    def cycle_reason(self, cq: str) -> str:
+        """Why the ClusterQueue is inactive, in Kueue's words, naming the cycle (a long one shortened)."""
+        node = self.cqs[cq]
+        if node.parent is None or node.parent.name not in self._cycle_of:
+            return ""
+        names = self.cycles[self._cycle_of[node.parent.name]]
+        shown = names if len(names) <= 6 else [*names[:5], f"… ({len(names)} cohorts)"]
+        return "cohort has a cycle: " + " → ".join([*shown, names[0]])
 
     def add(self, cq: str, usage: Mapping[FlavorResource, int]) -> None:
         for fr, value in usage.items():

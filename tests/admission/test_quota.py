@@ -14,9 +14,11 @@ from phalanx.admission.quota import (
     available,
     borrowing_level,
     local_quota,
+    node_height,
     potential_available,
+    subtree_cluster_queues,
 )
-from tests.admission.kueue_helpers import cohort, cpu_cq, load, workload
+from tests.admission.kueue_helpers import cohort, cpu_cq, load, quotas, workload
 
 CPU = ("default", "cpu")
 GPU = ("default", "example.com/gpu")
@@ -150,6 +152,71 @@ def test_cohort_cycle_disables_its_queues() -> None:
     tree.build()
     assert not tree.active("in-cycle")
     assert tree.active("fine")
+
+
+def _chain(depth: int, root_quota: int) -> QuotaTree:
+    """Cohorts c0 ← c1 ← … ← c<depth-1> (c0 the root, holding the quota) and one ClusterQueue under the last."""
+    tree = QuotaTree()
+    tree.add_cohort("c0", {CPU: Limits(root_quota)})
+    for i in range(1, depth):
+        tree.add_cohort(f"c{i}", {}, f"c{i - 1}")
+    tree.add_cluster_queue("leaf", {CPU: Limits(0)}, f"c{depth - 1}")
+    tree.build()
+    return tree
+
+
+def test_a_parent_chain_of_thousands_of_cohorts_is_walked_without_recursion() -> None:
+    """Issue 28: a Cohort parent chain of ~1,000 crashed the run (RecursionError). Kueue sets no depth bound on
+    the hierarchy; every walk here is a loop: the leaf borrows the root's quota through 5,000 cohorts."""
+    tree = _chain(5_000, 8_000)
+    leaf = tree.cqs["leaf"]
+    assert available(leaf, CPU) == potential_available(leaf, CPU) == 8_000
+    assert borrowing_level(leaf, CPU, 8_000) == (5_000, False)
+    tree.add("leaf", {CPU: 3_000})
+    assert tree.cohorts["c0"].usage[CPU] == 3_000 and available(leaf, CPU) == 5_000
+    tree.remove("leaf", {CPU: 3_000})
+    assert tree.cohorts["c0"].usage[CPU] == 0
+    assert [n.name for n in subtree_cluster_queues(tree.cohorts["c0"])] == ["leaf"]
+    assert node_height(tree.cohorts["c0"]) == 5_000
+
+
+def test_a_long_chain_admits_through_the_policy() -> None:
+    docs = [cohort("c0", groups=[quotas(["cpu"], [("default", [(4, None, None)])])])]
+    docs += [cohort(f"c{i}", f"c{i - 1}") for i in range(1, 1_200)]
+    docs.append(cpu_cq("leaf", 0, "c1199"))
+    policy = load(*docs)
+    policy.submit(workload("a", "leaf", 4), 0)
+    assert [d.key for d in policy.cycle(0) if isinstance(d, Admit)] == ["default/a"]
+
+
+def test_reclaiming_down_a_deep_branch_walks_it_without_recursion() -> None:
+    """Preemption looks for victims over the whole cohort tree (collectCandidatesInSubtree): two branches of
+    1,000 cohorts under one root; b reclaims the quota a borrowed from it."""
+    docs = [cohort("root")]
+    for side in ("a", "b"):
+        docs += [cohort(f"{side}1", "root")] + [cohort(f"{side}{i}", f"{side}{i - 1}") for i in range(2, 1_001)]
+        docs.append(cpu_cq(side, 2, f"{side}1000", preemption={"reclaimWithinCohort": "Any"}))
+    policy = load(*docs)
+    policy.submit(workload("first", "a", 4), 0)
+    assert [d.key for d in policy.cycle(0) if isinstance(d, Admit)] == ["default/first"]
+    policy.submit(workload("second", "b", 2, created=1), 1)
+    evicted = [d.key for d in policy.cycle(1) if not isinstance(d, Admit)]
+    assert evicted == ["default/first"]
+
+
+def test_a_long_cohort_cycle_is_found_and_named() -> None:
+    """A cycle of 3,000 cohorts, and a chain hanging under it: every ClusterQueue below is inactive (Kueue's
+    snapshot leaves out a ClusterQueue whose cohort has a cycle), and the cycle is named in Kueue's words."""
+    tree = QuotaTree()
+    for i in range(3_000):
+        tree.add_cohort(f"c{i}", {}, f"c{(i + 1) % 3_000}")
+    tree.add_cohort("under", {}, "c17")
+    tree.add_cluster_queue("cq", {CPU: Limits(1)}, "under")
+    tree.add_cluster_queue("free", {CPU: Limits(1)}, "other")
+    tree.build()
+    assert not tree.active("cq") and tree.active("free")
+    reason = tree.cycle_reason("cq")
+    assert reason == "cohort has a cycle: c0 → c1 → c2 → c3 → c4 → … (3000 cohorts) → c0"
 
 
 # --- property ----------------------------------------------------------------------------------------------
