@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from phalanx.admission.crd import shown
 from phalanx.api.fields import fail, mapping, object_name, sequence, text
 from phalanx.api.reading import MAX_NESTING, check_nesting
 from phalanx.errors import InputError
@@ -209,7 +210,7 @@ def _factor(plugin: PluginConf, key: str, where: str) -> None:
         except (ValueError, OverflowError):
             number = None
     if number is None or not math.isfinite(number):
-        raise fail(f"{where}.arguments.{key}", f"must be a finite number, got {_shown(value)}")
+        raise fail(f"{where}.arguments.{key}", f"must be a finite number, got {shown(value)}")
 
 
 def _whole(plugin: PluginConf, key: str, where: str) -> None:
@@ -219,15 +220,8 @@ def _whole(plugin: PluginConf, key: str, where: str) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or not _GO_INT[0] <= value <= _GO_INT[1]:
         raise fail(f"{where}.arguments.{key}",
-                   f"must be a whole number that fits a 64-bit int, got {_shown(value)} (Volcano reads it with "
+                   f"must be a whole number that fits a 64-bit int, got {shown(value)} (Volcano reads it with "
                    "GetInt and ignores anything else with \"Could not parse argument\")")
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**30:
-        return f"a {len(str(abs(value)))}-digit number"
-    shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _check_arguments(conf: VolcanoConf) -> None:
@@ -250,7 +244,7 @@ def _check_binpack(plugin: PluginConf, where: str) -> None:
     names = plugin.arguments.get("binpack.resources")
     if names is not None and not isinstance(names, str):
         raise fail(f"{where}.arguments.binpack.resources",
-                   f"must be a string of resource names separated by commas, got {_shown(names)}")
+                   f"must be a string of resource names separated by commas, got {shown(names)}")
     for key in plugin.arguments:
         if key != "binpack.resources" and str(key).startswith("binpack."):
             _whole(plugin, str(key), where)

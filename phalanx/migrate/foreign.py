@@ -12,6 +12,19 @@
   `kueue.x-k8s.io/pod-group-total-count`) and `kueue.x-k8s.io` Workloads (`podSets[].count`, `minCount`).
 
 What has no native equivalent (queues, quotas, `minResources`, timeouts) is named in a warning.
+
+Counts are read as each project's API server and webhooks read them (phalanx.admission.crd: a JSON integer or
+an integral number, within int32), and what they refuse is an InputError naming the object and the field:
+- Volcano PodGroup `minMember`: int32, no minimum in its CRD; Volcano's gang plugin requires no member when it
+  is 0 or less, so a negative one becomes minCount 1, with a warning.
+- scheduler-plugins and KAI PodGroup `minMember`: int32, at least 1 (their CRDs' `Minimum=1`).
+- Volcano Job (webhooks/admission/jobs/validate, mutate): at least one task, task names DNS-1123 labels and
+  distinct (unnamed ones are `default<i>`), `replicas` int32 ≥ 0 (0 when unset), `minAvailable` ≥ 0 and at
+  most the total; 0 or unset means the sum of the tasks' `minAvailable` (each defaulting to its replicas).
+  Phalanx writes every replica out as a Pod, so a Job of more than MAX_JOB_PODS pods is refused, as the
+  simulator refuses such a batch/v1 Job.
+- Kueue Workload `podSets[].count` int32 ≥ 0 (default 1), `minCount` 1..count.
+The translated gang's `minCount` is an int32 too (a sum past it is refused).
 """
 
 from __future__ import annotations
@@ -20,7 +33,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.api.fields import VOLCANO_QUEUE_ANNOTATION
+from phalanx.admission.crd import MAX_INT32, crd_int, shown
+from phalanx.api.fields import VOLCANO_QUEUE_ANNOTATION, fail, object_name
+from phalanx.api.names import label_problem
+from phalanx.api.parse import MAX_JOB_PODS
+from phalanx.errors import InputError
 from phalanx.migrate import native
 
 Doc = dict[str, Any]
@@ -46,8 +63,22 @@ def _spec(doc: Mapping[str, Any]) -> Mapping[str, Any]:
     return spec if isinstance(spec, Mapping) else {}
 
 
-def _count(value: object, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+def _located(translate: Callable[[Mapping[str, Any]], tuple[list[Doc], Change]],
+             ) -> Callable[[Mapping[str, Any]], tuple[list[Doc], Change]]:
+    """The translator, its InputErrors naming the object it read."""
+    def located(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
+        try:
+            return translate(doc)
+        except InputError as exc:
+            raise exc.at(obj=object_name(doc)) from None
+    located.__doc__ = translate.__doc__
+    return located
+
+
+def _gang_size(total: int, field: str) -> int:
+    if total > MAX_INT32:
+        raise fail(field, f"adds up to {shown(total)}, more than a v1.37 gang's minCount (an int32) can be")
+    return total
 
 
 def _keep_queue(docs: list[Doc], queue: object, change: Change) -> None:
@@ -62,71 +93,135 @@ def _keep_queue(docs: list[Doc], queue: object, change: Change) -> None:
     change.notes.append(f"queue {queue} kept as the annotation {VOLCANO_QUEUE_ANNOTATION} on the PodGroup")
 
 
-def _group(doc: Mapping[str, Any], label: str, min_key: str = "minMember") -> tuple[list[Doc], Change]:
+def _group(doc: Mapping[str, Any], label: str, minimum: int | None) -> tuple[list[Doc], Change]:
     """A foreign PodGroup with a minimum member count: a Workload and a PodGroup of the same name."""
     namespace, name = _meta(doc)
     spec = _spec(doc)
-    min_count = _count(spec.get(min_key), 1)
+    raw = spec.get("minMember")
+    min_count = 0 if raw is None else crd_int(raw, "spec.minMember", minimum=minimum)
     priority = spec.get("priorityClassName") if isinstance(spec.get("priorityClassName"), str) else None
     change = Change(f"{label} {namespace}/{name} ({doc.get('apiVersion')})")
-    change.notes.append(f"{min_key} {min_count} -> Workload and PodGroup {name} with gang.minCount {min_count}")
+    gang = max(1, min_count)
+    change.notes.append(f"minMember {min_count} -> Workload and PodGroup {name} with gang.minCount {gang}")
+    if min_count < 0:
+        change.warnings.append(f"minMember {min_count}: Volcano's gang plugin then waits for no minimum, so any "
+                               "member may run alone (gang.minCount 1)")
     if priority:
         change.notes.append(f"priorityClassName {priority} kept on the PodGroup template")
     if spec.get("queue"):
-        change.warnings.append(f"queue {spec['queue']!r} has no native equivalent (admission queues are Kueue's)")
+        change.warnings.append(f"queue {shown(spec['queue'])} has no native equivalent (admission queues are "
+                               "Kueue's)")
     if spec.get("minResources"):
         change.warnings.append("minResources has no native equivalent (the gang waits for minCount pods instead)")
     if spec.get("scheduleTimeoutSeconds") is not None:
         change.warnings.append("scheduleTimeoutSeconds has no native equivalent (v1.37 gangs retry with backoff)")
     if spec.get("subGroups"):
         change.warnings.append("subGroups have no native equivalent short of CompositePodGroup (alpha); dropped")
-    return native.gang(namespace, name, min_count, priority), change
+    return native.gang(namespace, name, gang, priority), change
 
 
+@_located
 def volcano_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    docs, change = _group(doc, "Volcano PodGroup")
+    docs, change = _group(doc, "Volcano PodGroup", None)
     _keep_queue(docs, _spec(doc).get("queue"), change)
     return docs, change
 
 
+@_located
 def coscheduling_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    return _group(doc, "scheduler-plugins PodGroup")
+    return _group(doc, "scheduler-plugins PodGroup", 1)
 
 
+@_located
 def kai_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    return _group(doc, "KAI PodGroup")
+    return _group(doc, "KAI PodGroup", 1)
 
 
+@dataclass(frozen=True)
+class _Task:
+    name: str
+    replicas: int
+    min_available: int  # its own minAvailable, defaulting to its replicas
+    template: Mapping[str, Any]
+
+
+def _tasks(spec: Mapping[str, Any]) -> list[_Task]:
+    """A Volcano Job's tasks, checked as its validating webhook checks them (and defaulted as its mutating
+    webhook defaults them); more than MAX_JOB_PODS pods in all is refused."""
+    raw = spec.get("tasks")
+    if not isinstance(raw, list) or not raw:
+        raise fail("spec.tasks", "No task specified in job spec (a Volcano Job needs at least one task)")
+    tasks: list[_Task] = []
+    seen: set[str] = set()
+    total = 0
+    for i, item in enumerate(raw):
+        where = f"spec.tasks[{i}]"
+        if not isinstance(item, Mapping):
+            raise fail(where, f"must be an object, got {type(item).__name__}")
+        name = item.get("name") or f"default{i}"
+        if not isinstance(name, str) or label_problem(name):
+            raise fail(f"{where}.name", f"must be a DNS-1123 label, got {shown(name)}")
+        if name in seen:
+            raise fail(f"{where}.name", f"duplicated task name {name}")
+        seen.add(name)
+        replicas = 0 if item.get("replicas") is None else crd_int(item["replicas"], f"{where}.replicas", minimum=0)
+        own = replicas if item.get("minAvailable") is None else crd_int(
+            item["minAvailable"], f"{where}.minAvailable", minimum=0, maximum=replicas)
+        total += replicas
+        if total > MAX_JOB_PODS:
+            raise fail(f"{where}.replicas", f"the Job's tasks ask for {total} pods by here, more than the "
+                                            f"{MAX_JOB_PODS} Phalanx writes out for one Job (the simulator's cap)")
+        template = item.get("template") if isinstance(item.get("template"), Mapping) else {}
+        assert isinstance(template, Mapping)
+        tasks.append(_Task(name, replicas, own, template))
+    return tasks
+
+
+def _task_pods(job: str, namespace: str, task: _Task, priority: str | None) -> list[Doc]:
+    out: list[Doc] = []
+    for i in range(task.replicas):
+        raw_meta = task.template.get("metadata")
+        meta = dict(raw_meta) if isinstance(raw_meta, Mapping) else {}
+        meta.update(name=f"{job}-{task.name}-{i}", namespace=namespace)
+        raw_labels = meta.get("labels")
+        labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
+        meta["labels"] = {**labels, "volcano.sh/job-name": job, "volcano.sh/task-spec": task.name}
+        raw_spec = task.template.get("spec")
+        pod_spec = dict(raw_spec) if isinstance(raw_spec, Mapping) else {}
+        if priority and "priorityClassName" not in pod_spec:
+            pod_spec["priorityClassName"] = priority
+        pod_spec.pop("schedulerName", None)
+        pod: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
+        out.append(native.join(pod, job))
+    return out
+
+
+@_located
 def volcano_job(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    """A Volcano Job: a gang of `minAvailable` (default: every replica) and its pods, `<job>-<task>-<i>`."""
+    """A Volcano Job: a gang of `minAvailable` (default: the tasks' minimums) and its pods, `<job>-<task>-<i>`."""
     namespace, name = _meta(doc)
     spec = _spec(doc)
-    tasks = [t for t in spec.get("tasks") or [] if isinstance(t, Mapping)]
-    total = sum(_count(t.get("replicas"), 1) for t in tasks)
-    min_count = _count(spec.get("minAvailable"), total)
+    tasks = _tasks(spec)
+    total = sum(t.replicas for t in tasks)
+    raw = spec.get("minAvailable")
+    min_count = 0 if raw is None else crd_int(raw, "spec.minAvailable", minimum=0)
+    if min_count > total:
+        raise fail("spec.minAvailable", f"job 'minAvailable' ({min_count}) should not be greater than total "
+                                        f"replicas in tasks ({total})")
+    if min_count == 0:
+        min_count = _gang_size(sum(t.min_available for t in tasks), "spec.tasks[*].minAvailable")
     priority = spec.get("priorityClassName") if isinstance(spec.get("priorityClassName"), str) else None
     change = Change(f"Volcano Job {namespace}/{name} ({doc.get('apiVersion')})")
     out = native.gang(namespace, name, min_count, priority)
-    change.notes.append(f"minAvailable {min_count} -> Workload and PodGroup {name} with gang.minCount {min_count}")
+    change.notes.append(f"minAvailable {min_count} -> Workload and PodGroup {name} with gang.minCount "
+                        f"{max(1, min_count)}")
     for task in tasks:
-        task_name = str(task.get("name") or "task")
-        template = task.get("template") if isinstance(task.get("template"), Mapping) else {}
-        assert isinstance(template, Mapping)
-        for i in range(_count(task.get("replicas"), 1)):
-            meta = dict(template.get("metadata") or {})
-            meta.update(name=f"{name}-{task_name}-{i}", namespace=namespace)
-            meta["labels"] = {**(meta.get("labels") or {}), "volcano.sh/job-name": name,
-                              "volcano.sh/task-spec": task_name}
-            pod_spec = dict(template.get("spec") or {})
-            if priority and "priorityClassName" not in pod_spec:
-                pod_spec["priorityClassName"] = priority
-            pod_spec.pop("schedulerName", None)
-            pod: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
-            out.append(native.join(pod, name))
-        change.notes.append(f"task {task_name}: {_count(task.get('replicas'), 1)} pod(s) written out as Pods "
-                            f"{name}-{task_name}-0.. in the group (v1.37 has no multi-task Job)")
+        out.extend(_task_pods(name, namespace, task, priority))
+        change.notes.append(f"task {task.name}: {task.replicas} pod(s) written out as Pods "
+                            f"{name}-{task.name}-0.. in the group (v1.37 has no multi-task Job)")
     if spec.get("queue"):
-        change.warnings.append(f"queue {spec['queue']!r} has no native equivalent (admission queues are Kueue's)")
+        change.warnings.append(f"queue {shown(spec['queue'])} has no native equivalent (admission queues are "
+                               "Kueue's)")
         _keep_queue(out, spec["queue"], change)
     for key in ("policies", "plugins", "maxRetry"):
         if spec.get(key):
@@ -134,16 +229,32 @@ def volcano_job(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
     return out, change
 
 
+def _pod_set_minimum(item: Any, where: str) -> int:
+    """What a Kueue pod set needs at least: `minCount` (1..count) when set, else `count` (≥ 0, default 1)."""
+    if not isinstance(item, Mapping):
+        raise fail(where, f"must be an object, got {type(item).__name__}")
+    count = 1 if item.get("count") is None else crd_int(item["count"], f"{where}.count", minimum=0)
+    if item.get("minCount") is None:
+        return count
+    return crd_int(item["minCount"], f"{where}.minCount", minimum=1, maximum=max(count, 1))
+
+
+@_located
 def kueue_workload(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
     """A Kueue Workload of a pod group: a gang of every pod set's `minCount` (else `count`) together."""
     namespace, name = _meta(doc)
     spec = _spec(doc)
-    sets = [s for s in spec.get("podSets") or [] if isinstance(s, Mapping)]
-    min_count = sum(_count(s.get("minCount"), _count(s.get("count"), 1)) for s in sets)
+    raw_sets = spec.get("podSets")
+    if raw_sets is not None and not isinstance(raw_sets, list):
+        raise fail("spec.podSets", f"must be a list, got {type(raw_sets).__name__}")
+    sets = raw_sets or []
+    min_count = _gang_size(sum(_pod_set_minimum(s, f"spec.podSets[{i}]") for i, s in enumerate(sets)),
+                           "spec.podSets")
     change = Change(f"Kueue Workload {namespace}/{name} ({doc.get('apiVersion')})")
-    change.notes.append(f"podSets ({len(sets)}) -> Workload and PodGroup {name} with gang.minCount {min_count}")
+    change.notes.append(f"podSets ({len(sets)}) -> Workload and PodGroup {name} with gang.minCount "
+                        f"{max(1, min_count)}")
     if spec.get("queueName"):
-        change.warnings.append(f"queueName {spec['queueName']!r}: Kueue admission (quotas) has no native "
+        change.warnings.append(f"queueName {shown(spec['queueName'])}: Kueue admission (quotas) has no native "
                                "equivalent")
     priority = spec.get("priorityClassName") if isinstance(spec.get("priorityClassName"), str) else None
     return native.gang(namespace, name, min_count, priority), change

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from phalanx.api.load import raw_documents
+from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
 from phalanx.migrate.rewrite import Migrator
 
@@ -20,8 +21,11 @@ def migrate_paths(paths: Sequence[str]) -> tuple[list[Pair], list[Change]]:
     """Every document under `paths` rewritten (documents already native unchanged), and the changes made."""
     migrator = Migrator()
     out: list[Pair] = []
-    for _, doc in raw_documents(paths):
-        out.extend(migrator.feed(doc))
+    for source, doc in raw_documents(paths):
+        try:
+            out.extend(migrator.feed(doc))
+        except InputError as exc:
+            raise exc.at(file=source.file) from None
     out.extend(migrator.finish())
     return out, migrator.changes
 

@@ -4,22 +4,30 @@
 Change that made it; `finish()` adds the PodGroups only known once every pod was seen (Kueue pod groups,
 the per-replica-key groups of v1.35 pods). Pods pointing at a translated group are linked to it
 (`spec.schedulingGroup.podGroupName`) and a foreign `schedulerName` is dropped, so that the default
-scheduler (v1.37 native gangs) places them. Nothing here raises: a shape it cannot read passes through
-unchanged and the loader names what is wrong with it.
+scheduler (v1.37 native gangs) places them. A shape it cannot read passes through unchanged and the loader
+names what is wrong with it; a count the other project would refuse (phalanx.migrate.foreign, and a Kueue pod
+group's total count, which Kueue's pod webhook reads with strconv.Atoi and wants ≥ 1) raises InputError
+naming the object and the field.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.admission.crd import MAX_INT32, shown
+from phalanx.api.fields import fail, object_name
+from phalanx.errors import InputError
 from phalanx.migrate import alpha, foreign, native
 from phalanx.migrate.foreign import Change
 
 Doc = dict[str, Any]
 Out = list[tuple[Mapping[str, Any], Change | None]]
+_ATOI = re.compile(r"[+-]?[0-9]+")  # what Go's strconv.Atoi reads: an optional sign and ASCII digits
+_MAX_INT64 = 2**63 - 1
 
 
 @dataclass
@@ -117,7 +125,10 @@ class Migrator:
     def _kueue_member(self, pod: Mapping[str, Any], namespace: str, group: str) -> None:
         annotations = (pod.get("metadata") or {}).get("annotations") or {}
         raw = annotations.get(foreign.KUEUE_TOTAL) if isinstance(annotations, Mapping) else None
-        total = int(raw) if isinstance(raw, str) and raw.isascii() and raw.isdigit() else 0
+        try:
+            total = 0 if raw is None else _total_count(raw)
+        except InputError as exc:
+            raise exc.at(obj=object_name(pod)) from None
         known = self._kueue.get((namespace, group))
         count = max(total, known[0] if known else 0)
         change = known[1] if known else Change(f"Kueue pod group {namespace}/{group}")
@@ -169,3 +180,18 @@ def _where(doc: Mapping[str, Any]) -> tuple[str, str]:
     if not isinstance(meta, Mapping):
         return "default", ""
     return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def _total_count(raw: object) -> int:
+    """`kueue.x-k8s.io/pod-group-total-count` as Kueue's pod webhook reads it (groupTotalCount: strconv.Atoi,
+    then at least 1); the native gang it becomes holds an int32."""
+    field = f"metadata.annotations[{foreign.KUEUE_TOTAL}]"
+    text = raw if isinstance(raw, str) else str(raw)
+    if len(text) > 25 or not _ATOI.fullmatch(text) or abs(int(text)) > _MAX_INT64:
+        raise fail(field, f"invalid value {shown(text)}: must be an integer (strconv.Atoi)")
+    total = int(text)
+    if total < 1:
+        raise fail(field, f"incorrect annotation value '{text}': group total count should be greater than zero")
+    if total > MAX_INT32:
+        raise fail(field, f"{total} is more than a v1.37 gang's minCount (an int32) can be")
+    return total

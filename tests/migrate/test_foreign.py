@@ -235,3 +235,151 @@ def test_migrate_of_a_missing_file_is_a_one_line_error(tmp_path: Path, capsys: p
     assert main(["migrate", str(tmp_path / "nope.yaml")]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.strip().endswith("no such file or directory") and len(err.splitlines()) == 1
+
+
+# --- counts, as the other projects' API servers and webhooks read them (issue 28) ------------------------------
+
+def _migrate_error(tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]) -> str:
+    path = write(tmp_path, text)
+    assert main(["migrate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    prefix = f"phalanx: error: {path}: "
+    assert err.startswith(prefix)
+    return err.strip()[len(prefix):]
+
+
+def _volcano_group(min_member: str, api: str = "scheduling.volcano.sh/v1beta1") -> str:
+    return f"""
+---
+apiVersion: {api}
+kind: PodGroup
+metadata: {{name: train, namespace: ml}}
+spec: {{minMember: {min_member}}}
+""" + pods(4, annotations="{scheduling.k8s.io/group-name: train}", labels="{scheduling.x-k8s.io/pod-group: train}")
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ('"4"', 'must be of type integer, got string \'4\''),
+    ("4.5", "must be of type integer, got number 4.5"),
+    ("true", "must be of type integer, got boolean true"),
+    ("2147483648", "must fit in a 32-bit integer"),
+    (".nan", "must be of type integer"),
+])
+def test_a_volcano_min_member_the_api_server_refuses_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 value: str, problem: str) -> None:
+    """Issue 28: minMember "4" (a string) silently became minCount 1 and 2 of 4 members bound. The CRD types it
+    `integer, format: int32`: kube-apiserver refuses a string, a fraction or a boolean."""
+    error = _migrate_error(tmp_path, _volcano_group(value), capsys)
+    assert error.startswith(f"PodGroup ml/train: spec.minMember: {problem}")
+
+
+def test_an_integral_min_member_is_read_as_its_integer(tmp_path: Path) -> None:
+    """kube-openapi's type validator takes 4.0 for `type: integer` (it is stored as 4): a gang of four."""
+    inputs = load_paths([str(write(tmp_path, _volcano_group("4.0")))])
+    [group] = inputs.pod_groups
+    assert group.min_count == 4
+
+
+def test_a_negative_volcano_min_member_is_no_minimum_with_a_warning(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Volcano's CRD sets no minimum on minMember and its gang plugin's readiness (ready ≥ minAvailable) holds
+    for any count when it is negative: each member may run alone. Read so, and said so."""
+    path = write(tmp_path, _volcano_group("-4"))
+    assert main(["migrate", str(path)]) == 0
+    out, err = capsys.readouterr()
+    assert "minCount: 1" in out
+    assert "minMember -4: Volcano's gang plugin then waits for no minimum" in err
+
+
+@pytest.mark.parametrize("api", ["scheduling.x-k8s.io/v1alpha1", "scheduling.run.ai/v2alpha2"])
+@pytest.mark.parametrize("value", ["0", "-4"])
+def test_other_pod_groups_need_a_min_member_of_one(tmp_path: Path, capsys: pytest.CaptureFixture[str], api: str,
+                                                   value: str) -> None:
+    """scheduler-plugins' and KAI's PodGroup types carry `+kubebuilder:validation:Minimum=1` on minMember."""
+    text = _volcano_group(value, api).replace("scheduling.k8s.io/group-name", "pod-group-name")
+    error = _migrate_error(tmp_path, text, capsys)
+    assert error.startswith("PodGroup ml/train: spec.minMember: should be greater than or equal to 1")
+
+
+def _vcjob(spec: str) -> str:
+    return f"""
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {{name: train, namespace: ml}}
+spec:
+{spec}"""
+
+
+TASK = "    template: {spec: {containers: [{name: c, image: img, resources: {requests: {cpu: '1'}}}]}}\n"
+
+
+def test_a_billion_replicas_is_refused_before_any_pod_is_written(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 28: a Volcano Job task with replicas 1e9 took 6.5 GB in 44 s. A billion fits Volcano's int32, but
+    Phalanx writes every replica out as a Pod: past the simulator's cap of 100,000 pods a Job is refused."""
+    error = _migrate_error(tmp_path, _vcjob("  tasks:\n  - name: worker\n    replicas: 1000000000\n" + TASK), capsys)
+    assert error.startswith("Job ml/train: spec.tasks[0].replicas: the Job's tasks ask for 1000000000 pods")
+    many = "  tasks:\n" + "".join(f"  - name: t{i}\n    replicas: 40000\n" + TASK for i in range(3))
+    assert _migrate_error(tmp_path, _vcjob(many), capsys).startswith("Job ml/train: spec.tasks[2].replicas: ")
+
+
+@pytest.mark.parametrize(("spec", "error"), [
+    ("  tasks:\n  - name: w\n    replicas: '3'\n" + TASK, "spec.tasks[0].replicas: must be of type integer"),
+    ("  tasks:\n  - name: w\n    replicas: -1\n" + TASK, "spec.tasks[0].replicas: should be greater than or equal"),
+    ("  minAvailable: -1\n  tasks:\n  - name: w\n    replicas: 2\n" + TASK, "spec.minAvailable: should be greater"),
+    ("  minAvailable: 3\n  tasks:\n  - name: w\n    replicas: 2\n" + TASK,
+     "spec.minAvailable: job 'minAvailable' (3) should not be greater than total replicas in tasks (2)"),
+    ("  tasks: []\n", "spec.tasks: No task specified in job spec"),
+    ("  tasks:\n  - name: w\n    replicas: 1\n" + TASK + "  - name: w\n    replicas: 1\n" + TASK,
+     "spec.tasks[1].name: duplicated task name w"),
+    ("  tasks:\n  - name: Big_Name\n    replicas: 1\n" + TASK, "spec.tasks[0].name: must be a DNS-1123 label"),
+    ("  tasks:\n  - name: w\n    replicas: 2\n    minAvailable: 3\n" + TASK, "spec.tasks[0].minAvailable: must fit"),
+])
+def test_a_volcano_job_the_webhook_refuses_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      spec: str, error: str) -> None:
+    """Volcano's job webhook (validateJobCreate) and CRD: replicas and minAvailable int32 ≥ 0, minAvailable at
+    most the total, at least one task, task names distinct DNS-1123 labels."""
+    assert _migrate_error(tmp_path, _vcjob(spec), capsys).startswith(f"Job ml/train: {error}")
+
+
+def test_a_volcano_job_defaults_as_its_mutating_webhook(tmp_path: Path) -> None:
+    """mutate_job.go: minAvailable 0 (or unset) is the sum of the tasks' minAvailable, each defaulting to the
+    task's replicas; an unset replicas is 0; an unnamed task is `default<i>`."""
+    spec = ("  minAvailable: 0\n  tasks:\n  - replicas: 2\n    minAvailable: 1\n" + TASK
+            + "  - name: w\n    replicas: 3\n" + TASK + "  - name: idle\n" + TASK)
+    inputs = load_paths([str(write(tmp_path, _vcjob(spec)))])
+    [group] = inputs.pod_groups
+    assert group.min_count == 4
+    assert sorted(p.name for p in inputs.pods) == ["train-default0-0", "train-default0-1", "train-w-0", "train-w-1",
+                                                   "train-w-2"]
+
+
+@pytest.mark.parametrize(("pod_sets", "error"), [
+    ("[{name: main, count: '2'}]", "spec.podSets[0].count: must be of type integer"),
+    ("[{name: main, count: -1}]", "spec.podSets[0].count: should be greater than or equal to 0"),
+    ("[{name: main, count: 2, minCount: 0}]", "spec.podSets[0].minCount: should be greater than or equal to 1"),
+    ("[{name: main, count: 2, minCount: 3}]", "spec.podSets[0].minCount: must fit"),
+    ("[{name: a, count: 2147483647}, {name: b, count: 2147483647}]",
+     "spec.podSets: adds up to 4294967294, more than a v1.37 gang's minCount"),
+])
+def test_a_kueue_workload_with_counts_kueue_refuses_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                pod_sets: str, error: str) -> None:
+    """Kueue's PodSet: count int32 ≥ 0 (default 1), minCount 1..count (its CRD and CEL rule)."""
+    text = f"""
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {{name: train, namespace: ml}}
+spec: {{podSets: {pod_sets}}}
+"""
+    assert _migrate_error(tmp_path, text, capsys).startswith(f"Workload ml/train: {error}")
+
+
+@pytest.mark.xfail(strict=True, reason="needs phalanx/api/load.py to add the file to a Migrator.feed InputError "
+                                       "(asked of the api slice's owner): remove this mark when it does")
+def test_simulate_names_the_file_of_a_refused_count_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, _volcano_group('"4"'))
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"phalanx: error: {path}: PodGroup ml/train: spec.minMember: ")

@@ -1,0 +1,53 @@
+"""The rewrite's Kueue pod groups: the total count annotation read as Kueue's pod webhook reads it."""
+
+from __future__ import annotations
+
+import resource
+from pathlib import Path
+
+import pytest
+
+from phalanx.cli import main
+from tests.migrate.test_foreign import pods, write
+
+TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+
+
+def kueue_group(total: str, n: int = 2) -> str:
+    return pods(n, labels="{kueue.x-k8s.io/pod-group-name: train, kueue.x-k8s.io/queue-name: q}",
+                annotations=f"{{{TOTAL}: '{total}'}}", scheduler="default-scheduler")
+
+
+@pytest.mark.parametrize(("total", "problem"), [
+    ("9" * 5_000, "must be an integer (strconv.Atoi)"),
+    ("abc", "must be an integer"), ("4.0", "must be an integer"), (" 4", "must be an integer"),
+    ("٤", "must be an integer"), ("1_000", "must be an integer"), ("", "must be an integer"),
+    ("9223372036854775808", "must be an integer"),
+    ("0", "group total count should be greater than zero"), ("-3", "should be greater than zero"),
+    ("2147483648", "more than a v1.37 gang's minCount"),
+])
+def test_a_total_count_kueue_refuses_is_refused_naming_the_pod(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                total: str, problem: str) -> None:
+    """Issue 28: a total count of 5,000 digits crashed `migrate`. Kueue's pod webhook reads it with
+    strconv.Atoi (an optional sign and ASCII digits, within int64) and wants it ≥ 1; the native gang it
+    becomes is an int32."""
+    path = write(tmp_path, kueue_group(total))
+    assert main(["migrate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith(f"phalanx: error: {path}: Pod ml/w-0: metadata.annotations[{TOTAL}]: ")
+    assert problem in err
+
+
+def test_a_signed_total_count_is_read_as_atoi_reads_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["migrate", str(write(tmp_path, kueue_group("+2")))]) == 0
+    assert "minCount: 2" in capsys.readouterr().out
+
+
+def test_refusing_a_huge_job_takes_no_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    text = ("\n---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j, namespace: ml}\n"
+            "spec:\n  tasks:\n  - name: w\n    replicas: 2000000000\n")
+    assert main(["migrate", str(write(tmp_path, text))]) == 2
+    capsys.readouterr()
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
