@@ -84,3 +84,8 @@ class AdmissionPolicy(Protocol):
     def not_modelled(self) -> list[str]:
         """Fields the inputs use that the policy does not model, named for stderr and the report."""
         ...
+
+    def pending_reason(self, key: str) -> str:
+        """Why a submitted workload is not admitted now, in the peer's words where it has them ("" when the
+        policy does not know it as waiting)."""
+        ...

@@ -374,6 +374,31 @@ class KueueAdmission:
                        "workloads are admitted whole")
         return out
 
+    def pending_reason(self, key: str) -> str:
+        """The Workload's QuotaReserved=False message: why routing parked it, why its ClusterQueue set it aside,
+        or that it waits its turn."""
+        parked = self._parked.get(key)
+        if parked is not None:
+            return parked.reason
+        for cq_name, pending in self._pending.items():
+            entry = pending.get(key)
+            if entry is not None:
+                return entry.reason or f"waiting for its turn in ClusterQueue {cq_name}"
+        return ""
+
+    def object_warnings(self) -> list[str]:
+        """What in the objects leaves a queue admitting nothing though each object is valid: a ClusterQueue
+        inactive (a missing ResourceFlavor, a cohort cycle), a LocalQueue naming a missing ClusterQueue."""
+        out: list[str] = []
+        for cq in self.cluster_queues.values():
+            reason = self._inactive_reason(cq)
+            if reason and cq.stop_policy == "None":
+                out.append(reason)
+        for lq in self.local_queues.values():
+            if lq.cluster_queue not in self.cluster_queues:
+                out.append(f"LocalQueue {lq.key}: ClusterQueue {lq.cluster_queue or '(none)'} doesn't exist")
+        return out
+
     # --- routing --------------------------------------------------------------------------------------------
 
     def _route(self, wl: QueuedWorkload) -> tuple[str | None, str]:

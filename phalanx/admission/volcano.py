@@ -159,6 +159,7 @@ class _Job:
     elastic: bool  # has pods above its gang minimum
     submitted: float
     state: str = PENDING
+    reason: str = ""  # why the last session left it where it is
 
 
 @dataclass
@@ -277,6 +278,17 @@ class VolcanoAdmission:
             })
         return rows
 
+    def pending_reason(self, key: str) -> str:
+        job = self._jobs.get(key)
+        if job is None or job.state == RUNNING:
+            return ""
+        queue = self.queues.get(job.queue)
+        if queue is None:
+            return f"queue {job.queue} is not defined: the PodGroup stays Pending (Volcano's webhook refuses it)"
+        if not queue.open:
+            return f"queue {job.queue} is {queue.state}: only an Open queue takes jobs"
+        return job.reason or f"{job.state}: waiting for its turn in queue {job.queue}"
+
     def not_modelled(self) -> list[str]:
         out = self.conf.not_modelled()
         capacity_plugin = self.conf.has_plugin("capacity")
@@ -381,8 +393,12 @@ class VolcanoAdmission:
                     name, queue.weight, {}, {k: float(v) for k, v in queue.capability.items()},
                     {k: float(v) for k, v in queue.guarantee.items()}))
                 ok = _fits(_add(held.get(name, {}), job.minimum), cap)
+                job.reason = "" if ok else (f"Pending: not enqueued, its minimum and what queue {name}'s jobs hold "
+                                            "exceed the queue's capability (proportion's JobEnqueueable)")
             if ok and factor is not None:
                 ok = _fits(_add(inqueue_total, job.minimum), idle)
+                job.reason = "" if ok else ("Pending: not enqueued, the Inqueue jobs' minimums and its own exceed "
+                                            "the cluster's idle resources (overcommit's JobEnqueueable)")
             if ok:
                 job.state = INQUEUE
                 held[name] = _add(held.get(name, {}), job.minimum)
@@ -424,7 +440,12 @@ class VolcanoAdmission:
             job = waiting[name].pop()
             if not waiting[name]:
                 del waiting[name]
-            if self._fits_queue(job, self._allocated(name)) and self._fits_cluster(job, used):
+            if not self._fits_queue(job, self._allocated(name)):
+                job.reason = (f"Inqueue: its request and what queue {name} holds exceed the queue's deserved "
+                              "share (proportion's Allocatable)")
+            elif not self._fits_cluster(job, used):
+                job.reason = "Inqueue: the cluster's free resources do not hold its request"
+            else:
                 self._run(job, now, out)
                 used = _add(used, job.total)
 

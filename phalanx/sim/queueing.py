@@ -255,14 +255,41 @@ class AdmissionGate:
         return out
 
     def workload_rows(self) -> list[dict[str, object]]:
-        """One row per queued workload: its queue, whether admitted, waits for admission, evictions."""
+        """One row per queued workload: its queue, whether admitted, waits for admission, evictions, and for one
+        held at the end why it waits (`reason`, None once admitted)."""
         out: list[dict[str, object]] = []
         for work in self.workloads.values():
+            admitted = work.admission is not None or work.done
             out.append({"name": work.key, "queue": work.queue,
-                        "admitted": work.admission is not None or work.done, "finished": work.done,
+                        "admitted": admitted, "finished": work.done,
                         "admittedBy": work.admission.queue if work.admission is not None else None,
-                        "admissionWaits": [round(w, 6) for w in work.waits], "evictions": work.evictions})
+                        "admissionWaits": [round(w, 6) for w in work.waits], "evictions": work.evictions,
+                        "reason": None if work.admission is not None else self._held_reason(work)})
         return out
+
+    def _held_reason(self, work: _Workload) -> str | None:
+        if work.done:
+            return None
+        if not work.offered:
+            missing = work.min_members - len(work.held)
+            return (f"its pod group waits for {missing} more member(s) of {work.min_members} before it is "
+                    "queued")
+        return self.policy.pending_reason(work.key) or WAITING_FOR_ADMISSION
+
+
+def held_lines(rows: Sequence[Mapping[str, object]], shown: int = 3) -> list[str]:
+    """The report's held workloads (`admission.workloads` rows with a reason) as one line per reason, the most
+    held first: `2 workload(s) held: LocalQueue lq doesn't exist (Job ml/a, Job ml/b)`."""
+    by_reason: dict[str, list[str]] = {}
+    for row in rows:
+        reason = row.get("reason")
+        if isinstance(reason, str) and reason:
+            by_reason.setdefault(reason, []).append(str(row.get("name")))
+    lines = []
+    for reason, names in sorted(by_reason.items(), key=lambda item: (-len(item[1]), item[0])):
+        more = f" and {len(names) - shown} more" if len(names) > shown else ""
+        lines.append(f"{len(names)} workload(s) held: {reason} ({', '.join(names[:shown])}{more})")
+    return lines
 
 
 def _pod_sets(members: list[Pod]) -> list[PodSet]:
@@ -342,10 +369,14 @@ def queue_report(gate: AdmissionGate) -> list[dict[str, object]]:
     return out
 
 
-def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> None:
-    """Read the queueing objects as both peers would, so that a bad one fails before any profile runs."""
-    build_gate(queue_docs, "kueue", {})
+def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> list[str]:
+    """Read the queueing objects as both peers would, so that a bad one fails before any profile runs; answer
+    what leaves a queue admitting nothing though every object is valid (a Kueue ClusterQueue inactive for a
+    missing ResourceFlavor or a cohort cycle, a LocalQueue naming a missing ClusterQueue), for stderr."""
+    kueue = build_gate(queue_docs, "kueue", {})
     build_gate(queue_docs, "volcano", {})
+    warnings = getattr(kueue.policy, "object_warnings", None)
+    return list(warnings()) if warnings is not None else []
 
 
 def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:

@@ -13,6 +13,7 @@ import yaml
 from phalanx.api.load import load_paths
 from phalanx.cli import main
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 
@@ -327,3 +328,67 @@ def test_a_weight_volcano_cannot_read_ends_the_run_naming_the_argument(
     assert err.startswith(f"phalanx: error: {tmp_path / 'q.yaml'}: ConfigMap volcano-system/volcano-scheduler-"
                           f"configmap: data[volcano-scheduler.conf].tiers[0].plugins[0].arguments.{key}: must be "
                           "a whole number")
+
+
+def _reasons(report: dict[str, Any]) -> dict[str, Any]:
+    return {w["name"]: w["reason"] for w in report["admission"]["workloads"]}
+
+
+def test_every_held_kueue_workload_has_a_reason_in_kueues_words(tmp_path: Path) -> None:
+    """Issue 28: a cohort cycle, a ClusterQueue naming a missing ResourceFlavor and a Job naming a missing
+    LocalQueue got no reason anywhere. Each held workload's row says why, as Kueue's Workload condition
+    (QuotaReserved=False, Inadmissible) and ClusterQueue Active=False condition say it."""
+    cycle = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": a},
+              "spec": {"parentName": b}} for a, b in (("a", "b"), ("b", "a"))]
+    docs = [node("n1", "16"), flavor("default"),
+            cluster_queue("looped", {"default": "4"}, cohort="a"), local_queue("ml", "looped", "looped"),
+            cluster_queue("gpus", {"gpu-flavor": "4"}), local_queue("ml", "gpus", "gpus"),
+            cluster_queue("small", {"default": "1"}), local_queue("ml", "small", "small"),
+            *cycle,
+            job("ml", "in-cycle", cpu="1", pods=1, queue="looped"),
+            job("ml", "no-flavor", cpu="1", pods=1, queue="gpus"),
+            job("ml", "no-queue", cpu="1", pods=1, queue="nope"),
+            job("ml", "too-big", cpu="2", pods=1, queue="small"),
+            job("ml", "fine", cpu="1", pods=1, queue="small")]
+    report = run(tmp_path, docs, "kueue")
+    assert _reasons(report) == {
+        "Job ml/in-cycle": "ClusterQueue looped is inactive: cohort has a cycle: a → b → a",
+        "Job ml/no-flavor": "ClusterQueue gpus is inactive: FlavorNotFound: Can't admit new workloads: references "
+                            "missing ResourceFlavor(s): gpu-flavor.",
+        "Job ml/no-queue": "LocalQueue nope doesn't exist",
+        "Job ml/too-big": "pod set main: no flavor of cpu fits",
+        "Job ml/fine": None}
+
+
+def test_every_held_volcano_workload_has_a_reason(tmp_path: Path) -> None:
+    docs = [node("n1", "4"), volcano_queue("a"),
+            job("ml", "lost", cpu="1", pods=1, volcano="nope"),
+            job("ml", "first", cpu="4", pods=1, volcano="a"),
+            job("ml", "second", cpu="8", pods=1, volcano="a")]
+    reasons = _reasons(run(tmp_path, docs, "volcano"))
+    assert reasons["Job ml/first"] is None
+    assert reasons["Job ml/lost"].startswith("queue nope is not defined")
+    assert reasons["Job ml/second"].startswith(("Pending: not enqueued", "Inqueue: "))
+
+
+def test_held_reasons_are_one_line_each_for_stderr() -> None:
+    rows = [{"name": f"Job ml/j{i}", "reason": "LocalQueue lq doesn't exist"} for i in range(5)]
+    rows += [{"name": "Job ml/k", "reason": "ClusterQueue cq is stopped (Hold)"}, {"name": "Job ml/ok", "reason": None}]
+    assert held_lines(rows) == [
+        "5 workload(s) held: LocalQueue lq doesn't exist (Job ml/j0, Job ml/j1, Job ml/j2 and 2 more)",
+        "1 workload(s) held: ClusterQueue cq is stopped (Hold) (Job ml/k)"]
+
+
+def test_validate_names_what_leaves_a_queue_admitting_nothing(tmp_path: Path) -> None:
+    """Valid objects that Kueue would still mark inactive: said before any run (for stderr)."""
+    cycle = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": a},
+              "spec": {"parentName": b}} for a, b in (("a", "b"), ("b", "a"))]
+    docs = [flavor("default"), cluster_queue("looped", {"default": "4"}, cohort="a"),
+            cluster_queue("gpus", {"gpu-flavor": "4"}), local_queue("ml", "orphan", "missing"), *cycle]
+    (tmp_path / "q.yaml").write_text(yaml.safe_dump_all(docs))
+    warnings = check_queue_objects(load_queue_files([str(tmp_path / "q.yaml")]))
+    assert warnings == [
+        "ClusterQueue looped is inactive: cohort has a cycle: a → b → a",
+        "ClusterQueue gpus is inactive: FlavorNotFound: Can't admit new workloads: references missing "
+        "ResourceFlavor(s): gpu-flavor.",
+        "LocalQueue ml/orphan: ClusterQueue missing doesn't exist"]
