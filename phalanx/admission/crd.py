@@ -19,8 +19,10 @@ def crd_int(value: Any, field: str, *, minimum: int | None = None, maximum: int 
     number = _integer(value, field)
     if minimum is not None and number < minimum:
         raise fail(field, f"should be greater than or equal to {minimum}, got {shown(number)}")
-    if number > maximum or number < -maximum - 1:
-        raise fail(field, f"must fit in a 32-bit integer (at most {maximum}), got {shown(number)}")
+    if number > MAX_INT32 or number < -MAX_INT32 - 1:
+        raise fail(field, f"must fit in a 32-bit integer, got {shown(number)}")
+    if number > maximum:
+        raise fail(field, f"should be less than or equal to {maximum}, got {shown(number)}")
     return number
 
 

@@ -19,7 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.api.fields import Manifest, Meta, boolean, fail, integer, mapping, text
+from phalanx.admission.crd import crd_int
+from phalanx.api.fields import Manifest, Meta, boolean, fail, mapping, text
 from phalanx.api.quantity import QuantityError, resource_value
 from phalanx.errors import InputError
 
@@ -88,12 +89,11 @@ def _parse_queue(doc: Manifest) -> VolcanoQueue:
     meta = Meta(doc, namespaced=False)
     spec = mapping(doc.get("spec"), "spec")
     status = mapping(doc.get("status"), "status")
-    weight = 1 if spec.get("weight") is None else integer(spec["weight"], "spec.weight", minimum=1,
+    weight = 1 if spec.get("weight") is None else crd_int(spec["weight"], "spec.weight", minimum=1,
                                                           maximum=MAX_WEIGHT)
     guarantee = mapping(spec.get("guarantee"), "spec.guarantee")
     reclaimable = True if spec.get("reclaimable") is None else boolean(spec["reclaimable"], "spec.reclaimable")
-    priority = 0 if spec.get("priority") is None else integer(spec["priority"], "spec.priority", minimum=0,
-                                                              maximum=2**31 - 1)
+    priority = 0 if spec.get("priority") is None else crd_int(spec["priority"], "spec.priority", minimum=0)
     strategy = text(spec.get("dequeueStrategy"), "spec.dequeueStrategy") or "traverse"
     if strategy not in DEQUEUE_STRATEGIES:
         raise fail("spec.dequeueStrategy", f"must be one of {', '.join(DEQUEUE_STRATEGIES)}, got {strategy!r}")
@@ -115,16 +115,20 @@ def _parse_queue(doc: Manifest) -> VolcanoQueue:
 
 
 def check_hierarchy(queues: Mapping[str, VolcanoQueue]) -> None:
-    """Every `spec.parent` names a known queue (or `root`) and parents form no cycle."""
+    """Every `spec.parent` names a known queue (or `root`) and parents form no cycle (Volcano's queue webhook
+    refuses both). Each queue is walked up once: a chain of thousands is checked in linear time."""
+    done: set[str] = set()
     for queue in queues.values():
-        seen = {queue.name}
-        parent = queue.parent
-        while parent and parent != ROOT_QUEUE:
-            if parent not in queues:
-                raise InputError(f"names queue {parent!r}, which is not defined", obj=f"Queue {queue.name}",
+        path: dict[str, None] = {}
+        name = queue.name
+        while name and name != ROOT_QUEUE and name not in done:
+            if name in path:
+                raise InputError(f"queue parents form a cycle through {name!r}", obj=f"Queue {queue.name}",
                                  field="spec.parent")
-            if parent in seen:
-                raise InputError(f"queue parents form a cycle through {parent!r}", obj=f"Queue {queue.name}",
+            if name not in queues:
+                child = list(path)[-1]
+                raise InputError(f"names queue {name!r}, which is not defined", obj=f"Queue {child}",
                                  field="spec.parent")
-            seen.add(parent)
-            parent = queues[parent].parent
+            path[name] = None
+            name = queues[name].parent
+        done.update(path)

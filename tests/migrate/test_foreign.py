@@ -335,7 +335,8 @@ def test_a_billion_replicas_is_refused_before_any_pod_is_written(tmp_path: Path,
     ("  tasks:\n  - name: w\n    replicas: 1\n" + TASK + "  - name: w\n    replicas: 1\n" + TASK,
      "spec.tasks[1].name: duplicated task name w"),
     ("  tasks:\n  - name: Big_Name\n    replicas: 1\n" + TASK, "spec.tasks[0].name: must be a DNS-1123 label"),
-    ("  tasks:\n  - name: w\n    replicas: 2\n    minAvailable: 3\n" + TASK, "spec.tasks[0].minAvailable: must fit"),
+    ("  tasks:\n  - name: w\n    replicas: 2\n    minAvailable: 3\n" + TASK,
+     "spec.tasks[0].minAvailable: should be less than or equal to 2"),
 ])
 def test_a_volcano_job_the_webhook_refuses_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       spec: str, error: str) -> None:
@@ -360,7 +361,7 @@ def test_a_volcano_job_defaults_as_its_mutating_webhook(tmp_path: Path) -> None:
     ("[{name: main, count: '2'}]", "spec.podSets[0].count: must be of type integer"),
     ("[{name: main, count: -1}]", "spec.podSets[0].count: should be greater than or equal to 0"),
     ("[{name: main, count: 2, minCount: 0}]", "spec.podSets[0].minCount: should be greater than or equal to 1"),
-    ("[{name: main, count: 2, minCount: 3}]", "spec.podSets[0].minCount: must fit"),
+    ("[{name: main, count: 2, minCount: 3}]", "spec.podSets[0].minCount: should be less than or equal to 2"),
     ("[{name: a, count: 2147483647}, {name: b, count: 2147483647}]",
      "spec.podSets: adds up to 4294967294, more than a v1.37 gang's minCount"),
 ])

@@ -226,7 +226,7 @@ def test_queues_file_with_other_objects_is_refused(peers_dir: Path, tmp_path: Pa
 @pytest.mark.parametrize(("doc", "expected"), [
     (cluster_queue("bad", {"default": "-1"}),
      "ClusterQueue bad: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than"),
-    (volcano_queue("bad", weight=0), "Queue bad: spec.weight: must be at least 1"),
+    (volcano_queue("bad", weight=0), "Queue bad: spec.weight: should be greater than or equal to 1"),
 ])
 def test_a_bad_queue_object_fails_before_any_profile_runs(peers_dir: Path, doc: Doc, expected: str,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
