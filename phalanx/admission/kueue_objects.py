@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, cast
 
-from phalanx.api.fields import Manifest, Meta, fail, integer, labels, mapping, object_name, sequence, text
+from phalanx.admission.crd import crd_int
+from phalanx.api.fields import Manifest, Meta, fail, labels, mapping, object_name, sequence, text
 from phalanx.api.objects import LabelSelector, Source, Taint, Toleration
 from phalanx.api.quantity import QuantityError, parse_quantity, resource_value
 from phalanx.api.selectors import parse_selector
@@ -340,8 +341,7 @@ def _preemption(spec: Mapping[str, Any]) -> Preemption:
                    "Never")
     threshold = None
     if bwc.get("maxPriorityThreshold") is not None:
-        threshold = integer(bwc["maxPriorityThreshold"], "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
-                            minimum=_INT32[0], maximum=_INT32[1])
+        threshold = crd_int(bwc["maxPriorityThreshold"], "spec.preemption.borrowWithinCohort.maxPriorityThreshold")
     if reclaim == "Never" and policy != "Never":
         raise fail("spec.preemption", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never")
     return Preemption(cast(Any, within), cast(Any, reclaim), cast(Any, policy), threshold)
@@ -416,7 +416,7 @@ def parse_workload_priority_class(doc: Manifest, source: Source) -> WorkloadPrio
     meta = Meta(doc, namespaced=False)
     if doc.get("value") is None:
         raise fail("value", "is required")
-    value = integer(doc.get("value"), "value", minimum=_INT32[0], maximum=_INT32[1])
+    value = crd_int(doc.get("value"), "value")
     return WorkloadPriorityClass(meta.name, value, source)
 
 

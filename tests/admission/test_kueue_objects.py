@@ -184,6 +184,9 @@ def test_cohort_and_priority_class_rejected() -> None:
     pc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "WorkloadPriorityClass", "metadata": {"name": "p"}}
     assert "value: is required" in error(pc)
     assert "value" in error({**pc, "value": 2**31})
+    assert "value: must be of type integer, got string '7'" in error({**pc, "value": "7"})
+    whole = parse({**pc, "value": 7.0})  # kube-apiserver reads an integral number as an integer
+    assert isinstance(whole, WorkloadPriorityClass) and whole.value == 7
 
 
 def test_load_rejects_duplicates() -> None:
