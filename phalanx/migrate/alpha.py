@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from phalanx.api.fields import fail, mapping, sequence
 from phalanx.migrate import native
 from phalanx.migrate.foreign import Change
 
@@ -34,13 +35,14 @@ def _disruption(fields: Doc, change: Change, where: str) -> None:
 
 def workload(doc: Mapping[str, Any]) -> tuple[Doc, Change, dict[str, Doc]]:
     """The v1beta1 Workload, and its templates by name (for the PodGroups the pods need)."""
-    meta = dict(doc.get("metadata") or {})
-    spec = dict(doc.get("spec") or {})
+    meta = dict(mapping(doc.get("metadata"), "metadata"))
+    spec = dict(mapping(doc.get("spec"), "spec"))
     change = Change(f"Workload {meta.get('namespace') or 'default'}/{meta.get('name')} ({doc.get('apiVersion')})")
     change.notes.append(f"apiVersion {doc.get('apiVersion')} -> {native.V1BETA1}")
+    where = "spec.podGroups" if "podGroups" in spec else "spec.podGroupTemplates"
     if "podGroups" in spec:
         templates = []
-        for raw in spec.pop("podGroups") or []:
+        for raw in sequence(spec.pop("podGroups"), "spec.podGroups"):
             item = dict(raw) if isinstance(raw, Mapping) else {}
             if "policy" in item:
                 item["schedulingPolicy"] = item.pop("policy")
@@ -48,19 +50,21 @@ def workload(doc: Mapping[str, Any]) -> tuple[Doc, Change, dict[str, Doc]]:
         spec["podGroupTemplates"] = templates
         change.notes.append("spec.podGroups[].policy -> spec.podGroupTemplates[].schedulingPolicy")
     templates = []
-    for i, raw in enumerate(spec.get("podGroupTemplates") or []):
-        item = dict(raw) if isinstance(raw, Mapping) else {}
+    for i, raw in enumerate(sequence(spec.get("podGroupTemplates"), "spec.podGroupTemplates")):
+        item = dict(mapping(raw, f"{where}[{i}]"))
+        if not isinstance(item.get("name"), str) or not item["name"]:
+            raise fail(f"{where}[{i}].name", "is required (a pod group's name)")
         _disruption(item, change, f"podGroupTemplates[{i}].")
         templates.append(item)
     spec["podGroupTemplates"] = templates
     out = {**doc, "apiVersion": native.V1BETA1, "metadata": meta, "spec": spec}
-    by_name = {str(t.get("name")): t for t in templates}
+    by_name = {str(t["name"]): t for t in templates}
     return out, change, by_name
 
 
 def pod_group(doc: Mapping[str, Any]) -> tuple[Doc, Change]:
-    meta = dict(doc.get("metadata") or {})
-    spec = dict(doc.get("spec") or {})
+    meta = dict(mapping(doc.get("metadata"), "metadata"))
+    spec = dict(mapping(doc.get("spec"), "spec"))
     change = Change(f"PodGroup {meta.get('namespace') or 'default'}/{meta.get('name')} ({doc.get('apiVersion')})")
     change.notes.append(f"apiVersion {doc.get('apiVersion')} -> {native.V1BETA1}")
     ref = spec.pop("podGroupTemplateRef", None)

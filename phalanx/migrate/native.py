@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from phalanx.api.fields import mapping
+
 Doc = dict[str, Any]
 V1BETA1 = "scheduling.k8s.io/v1beta1"
 
@@ -38,7 +40,7 @@ def gang(namespace: str, name: str, min_count: int, priority_class: str | None =
 
 
 def join(pod: Mapping[str, Any], group: str) -> Doc:
-    """The pod linked to its PodGroup (a copy; the input is not changed)."""
-    spec = dict(pod.get("spec") or {})
+    """The pod linked to its PodGroup (a copy; the input is not changed). InputError if its spec is no object."""
+    spec = dict(mapping(pod.get("spec"), "spec"))
     spec["schedulingGroup"] = {"podGroupName": group}
     return {**pod, "spec": spec}

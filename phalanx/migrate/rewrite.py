@@ -52,6 +52,13 @@ class Migrator:
         return change
 
     def feed(self, doc: Mapping[str, Any]) -> Out:
+        """The documents that replace `doc`; InputError naming the object and the field when it cannot be read."""
+        try:
+            return self._feed(doc)
+        except InputError as exc:
+            raise exc.at(obj=object_name(doc)) from None
+
+    def _feed(self, doc: Mapping[str, Any]) -> Out:
         translate = foreign.translator(doc)
         if translate is not None:
             docs, change = translate(doc)
@@ -125,10 +132,7 @@ class Migrator:
     def _kueue_member(self, pod: Mapping[str, Any], namespace: str, group: str) -> None:
         annotations = (pod.get("metadata") or {}).get("annotations") or {}
         raw = annotations.get(foreign.KUEUE_TOTAL) if isinstance(annotations, Mapping) else None
-        try:
-            total = 0 if raw is None else _total_count(raw)
-        except InputError as exc:
-            raise exc.at(obj=object_name(pod)) from None
+        total = 0 if raw is None else _total_count(raw)
         known = self._kueue.get((namespace, group))
         count = max(total, known[0] if known else 0)
         change = known[1] if known else Change(f"Kueue pod group {namespace}/{group}")

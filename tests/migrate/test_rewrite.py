@@ -51,3 +51,22 @@ def test_refusing_a_huge_job_takes_no_memory(tmp_path: Path, capsys: pytest.Capt
     assert main(["migrate", str(write(tmp_path, text))]) == 2
     capsys.readouterr()
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 50_000  # KiB
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("\n---\napiVersion: scheduling.k8s.io/v1alpha1\nkind: Workload\nmetadata: {name: aw, namespace: ml}\nspec: 7\n",
+     "Workload ml/aw: spec: must be an object, got int"),
+    ("\n---\napiVersion: scheduling.k8s.io/v1alpha1\nkind: Workload\nmetadata: {name: aw, namespace: ml}\n"
+     "spec: {podGroups: true}\n", "Workload ml/aw: spec.podGroups: must be a list, got bool"),
+    ("\n---\napiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: [1]\nspec: {}\n",
+     "PodGroup (unnamed): metadata: must be an object, got list"),
+    ("\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml, annotations: {pod-group-name: g}}\n"
+     "spec: 1.5\n", "Pod ml/p: spec: must be an object, got float"),
+])
+def test_a_shape_migrate_must_rewrite_but_cannot_read_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  text: str, error: str) -> None:
+    """Fuzz (migrate surface): a metadata, spec or list of the wrong type in an object migrate rewrites was a
+    TypeError or ValueError; it is the one-line error the loader would give."""
+    path = write(tmp_path, text)
+    assert main(["migrate", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == f"phalanx: error: {path}: {error}"
