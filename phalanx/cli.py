@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 from rich.console import Console
@@ -27,11 +28,57 @@ from phalanx.sim.simulation import Simulation
 from phalanx.sim.synthetic import generate, load_workload
 from phalanx.sim.tables import render_compare, render_simulation
 from phalanx.sim.trace_file import Trace, load_traces
-from phalanx.traces.compare import PROTOCOLS, TRACES, compare_trace, parse_seeds, render_trace_compare
+from phalanx.sweep.grid import MAX_SEED, load_factor, seed_list
+from phalanx.traces.compare import PROTOCOLS, TRACES, compare_trace, render_trace_compare
+
+
+class _Exit(Exception):
+    """--help or --version said all there is to say: main returns this status."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose complaints are one-line input errors (`phalanx: error: --seed: ...`, exit 2) and whose
+    --help and --version return from main rather than exit the process."""
+
+    def error(self, message: str) -> NoReturn:
+        flag, sep, problem = message.partition(": ")
+        if sep and flag.startswith("argument "):
+            raise InputError(problem, field=flag.removeprefix("argument "))
+        raise InputError(message, field=self.prog.removeprefix("phalanx").strip() or None)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if message:
+            self._print_message(message, sys.stderr)
+        raise _Exit(status)
+
+
+def _seed(text: str) -> int:
+    """A seed: a whole number NumPy's generators take (0 to 2^64 − 1)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"want a whole number from 0 to {MAX_SEED}, got {text[:40]!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"want a positive number of seconds, got {text[:40]!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="phalanx",
         description="Workload-aware gang scheduling for Kubernetes, and a what-if simulator on the same engine.",
     )
@@ -45,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         p.add_argument("--until", metavar="DURATION",
                        help="stop the simulated clock at this time (e.g. 2h, 90m, 3600); default: when nothing "
                             "more can change")
-        p.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equal-score nodes")
+        p.add_argument("--seed", type=_seed, default=0, help="seed for tie-breaking among equal-score nodes")
         p.add_argument("--trace-file", action="append", default=[], metavar="FILE",
                        help="a JSON Lines trace of timed create/delete events replayed on top of the manifests "
                             "(docs/traces.md); repeatable")
@@ -91,8 +138,9 @@ def _parser() -> argparse.ArgumentParser:
     trace.add_argument("--protocol", choices=PROTOCOLS, default="fragmentation",
                        help="fragmentation: the FGD paper's seeded one-shot replay up to --load × GPU capacity; "
                             "timed: the trace's creation and deletion times (default: fragmentation)")
-    trace.add_argument("--load", type=float, default=1.3,
-                       help="arrived GPU requests as a multiple of GPU capacity (default: 1.3)")
+    trace.add_argument("--load", type=load_factor, default=1.3,
+                       help="arrived GPU requests as a multiple of GPU capacity, above 0 and at most 10 "
+                            "(default: 1.3)")
     trace.add_argument("--seeds", default="42", help="seeds: a range and/or a comma list, e.g. 42-51 (default: 42)")
 
     val = sub.add_parser("validate", help="load and validate manifests only")
@@ -114,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:
     ver.add_argument("--kube-bin", metavar="DIR",
                      help="the folder with etcd, kube-apiserver, kube-scheduler and kube-controller-manager "
                           "(default: where tools/kube/build.sh puts them)")
-    ver.add_argument("--seed", type=int, default=0, help="seed for Phalanx's tie-breaking")
+    ver.add_argument("--seed", type=_seed, default=0, help="seed for Phalanx's tie-breaking")
     ver.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
 
     run = sub.add_parser("run", help="schedule a real cluster's pods as a secondary scheduler (docs/live.md)",
@@ -137,12 +185,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--leader-elect-resource-namespace", metavar="NS",
                      help="the Lease's namespace (default: the pod's own in-cluster, else default)")
     run.add_argument("--leader-elect-resource-name", default="phalanx-scheduler", metavar="NAME")
-    run.add_argument("--leader-elect-lease-duration", type=float, default=15.0, metavar="SECONDS")
-    run.add_argument("--leader-elect-renew-deadline", type=float, default=10.0, metavar="SECONDS")
-    run.add_argument("--leader-elect-retry-period", type=float, default=2.0, metavar="SECONDS")
+    run.add_argument("--leader-elect-lease-duration", type=_seconds, default=15.0, metavar="SECONDS")
+    run.add_argument("--leader-elect-renew-deadline", type=_seconds, default=10.0, metavar="SECONDS")
+    run.add_argument("--leader-elect-retry-period", type=_seconds, default=2.0, metavar="SECONDS")
     run.add_argument("--metrics-bind-address", default="127.0.0.1:10351", metavar="HOST:PORT",
                      help="serve /metrics, /healthz and /readyz here (default: 127.0.0.1:10351)")
-    run.add_argument("--seed", type=int, default=0, help="seed for tie-breaking among equal-score nodes")
+    run.add_argument("--seed", type=_seed, default=0, help="seed for tie-breaking among equal-score nodes")
     run.add_argument("-v", "--verbose", action="store_true", help="debug logging (the default is info)")
 
     mig = sub.add_parser("migrate", help="print the manifests rewritten for v1.37 native gang scheduling",
@@ -161,7 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _sweep_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def _sweep_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
     sweep = sub.add_parser(
         "sweep", help="run a grid of simulations, locally or on a Ray cluster, and report means over seeds",
         description="Run a grid of simulations and report each cell and, per (input, load or what-if, profile), "
@@ -357,6 +405,7 @@ def _emit(document: Any, output: str) -> None:
 
 def _run(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    _tolerant_stdout()
     if getattr(args, "report", None) is not None and args.command != "sweep":  # sweep checks its own files
         from phalanx.sim.output import check_report_directory
 
@@ -444,7 +493,7 @@ def _compare_trace(args: argparse.Namespace, console: Console) -> int:
         if not value:
             raise InputError("is required with --trace, --nodes and --pods", field=flag)
     specs = [spec.strip() for spec in args.profiles.split(",") if spec.strip()]
-    results = compare_trace(args.trace, args.nodes, args.pods, args.protocol, args.load, parse_seeds(args.seeds),
+    results = compare_trace(args.trace, args.nodes, args.pods, args.protocol, args.load, seed_list(args.seeds),
                             specs)
     if args.report:
         _write_report(args.report, {"schemaVersion": SCHEMA_VERSION, "results": results})
@@ -514,7 +563,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
                          "NODES.csv --pods PODS.csv...) or --manifests PATHS", field="sweep")
     workers = os.cpu_count() or 1
     if args.workers is not None:
-        if not args.workers.isdigit() or int(args.workers) < 1:
+        if not (args.workers.isascii() and args.workers.isdigit()) or int(args.workers) < 1:
             raise InputError(f"want a whole number of processes, at least 1, got {args.workers!r}", field="--workers")
         workers = int(args.workers)
     profiles = [spec.strip() for spec in (args.profiles or ("random,dotprod,clustering,packing,bestfit,fgd"
@@ -524,7 +573,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         raise InputError("name at least one profile", field="--profiles")
     for spec in profiles:
         load_profile(spec)
-    seeds = parse_seeds(args.seeds or ("42" if traced else "0"))
+    seeds = seed_list(args.seeds or ("42" if traced else "0"))
     if traced:
         for flag, value in (("--what-if", args.what_if), ("--until", args.until)):
             if value is not None:
@@ -542,6 +591,9 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
             raise InputError("applies to a trace, not to --manifests", field="--load")
         edits = sweep.parse_edits(args.what_if or "base")
         sets = [[p.strip() for p in spec.split(",") if p.strip()] for spec in args.manifests]
+        for spec, paths in zip(args.manifests, sets, strict=True):
+            if not paths:
+                raise InputError(f"names no file or directory: {spec[:40]!r}", field="--manifests")
         for paths in sets:
             inputs = load_paths(paths)  # bad manifests and edits that cannot apply fail here, before any run
             for edit in edits:
@@ -574,11 +626,22 @@ COMMANDS: dict[str, Command] = {
 }
 
 
+def _tolerant_stdout() -> None:
+    """Names and messages from the input may hold what the output's encoding cannot (a lone surrogate from a
+    JSON escape): written escaped, as stderr writes them, rather than failing halfway through a table."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None and getattr(sys.stdout, "errors", None) == "strict":
+        reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _run(argv)
+    except _Exit as done:
+        return done.status
     except PhalanxError as exc:
-        print(f"phalanx: error: {exc}", file=sys.stderr)
+        # One line, whatever the input put in a name or a path.
+        print("phalanx: error: " + str(exc).replace("\r", "\\r").replace("\n", "\\n"), file=sys.stderr)
         return 2
     except BrokenPipeError:
         return 1

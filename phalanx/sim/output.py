@@ -515,8 +515,25 @@ def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[s
 
 # --- the directory ---------------------------------------------------------------------------------------
 
+def printable(value: Any) -> Any:
+    """The document with every string UTF-8 can encode: a lone surrogate (from a JSON escape in the input) is
+    written escaped, as Python writes it to stderr, rather than failing the plots and the files halfway."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, Mapping):
+        return {printable(key): printable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(item) for item in value]
+    return value
+
+
 def render_report(document: Report) -> dict[str, bytes]:
     """Every file of a report directory, by name, rendered in memory (nothing is written)."""
+    document = printable(document)
     results = results_of(document)
     labels = labels_of(results)
     unit = _time_unit(results)
@@ -537,12 +554,17 @@ def render_report(document: Report) -> dict[str, bytes]:
     services = services_plot(labels, results)
     if services is not None:
         pngs["services.png"] = services
-    files = {"report.json": (dumps(document) + "\n").encode("utf-8")}
+    files = {"report.json": utf8(dumps(document) + "\n")}
     if with_series:
-        files["series.csv"] = series_csv(results).encode("utf-8")
+        files["series.csv"] = utf8(series_csv(results))
     files.update(pngs)
-    files["index.html"] = index_html(labels, results, pngs).encode("utf-8")
+    files["index.html"] = utf8(index_html(labels, results, pngs))
     return files
+
+
+def utf8(text: str) -> bytes:
+    """The text as UTF-8; what UTF-8 cannot hold (a lone surrogate from a JSON escape in the input) escaped."""
+    return text.encode("utf-8", "backslashreplace")
 
 
 def _umask() -> int:

@@ -1,9 +1,10 @@
 """What-if edits for a sweep over manifests: a small vocabulary that changes the loaded objects, never the files.
 
     base          the manifests as written
-    nodes=N       N nodes: the first N in document order, or copies added after the last one
-    nodes*F       round(F × the number of nodes) nodes, as nodes=N
-    arrivals*F    every `phalanx.dev/arrival` time × F (F < 1 packs the same work into less time)
+    nodes=N       N nodes (1 to 50,000): the first N in document order, or copies added after the last one
+    nodes*F       round(F × the number of nodes) nodes (F above 0, at most 1,000), as nodes=N
+    arrivals*F    every `phalanx.dev/arrival` time × F (F from 0 to 1,000; F < 1 packs the same work into less
+                  time), each still within Go's longest duration (about 292 years)
 
 Edits combine with `+` (`nodes*2+arrivals*0.5`). A node copy is named `<node>-copy<i>` and keeps every label
 and taint (a label whose value was the node's name, such as kubernetes.io/hostname, takes the copy's name);
@@ -22,10 +23,15 @@ from typing import Any
 from phalanx.api.dra import ResourceSlice
 from phalanx.api.load import Inputs
 from phalanx.api.objects import Node
+from phalanx.api.quantity import MAX_DURATION_SECONDS
 from phalanx.errors import InputError
 
 FIELD = "--what-if"
-_TERM = re.compile(r"(?P<target>nodes|arrivals)(?P<op>[=*])(?P<value>\d+(?:\.\d*)?|\.\d+)")
+_TERM = re.compile(r"(?P<target>nodes|arrivals)(?P<op>[=*])(?P<value>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+# Ten times the 5,000 nodes Kubernetes documents as a cluster's limit: every copy is simulated, so the bound keeps
+# an edit's memory and time proportional to something sensible rather than to a number in its text.
+MAX_NODES = 50_000
+MAX_FACTOR = 1000.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,21 +44,25 @@ def parse_edit(text: str) -> Edit:
     text = text.strip()
     if text == "base":
         return Edit(text)
-    terms: list[tuple[str, str, float]] = []
-    for part in text.split("+"):
-        match = _TERM.fullmatch(part.strip())
-        if match is None:
-            raise InputError(f"invalid edit {part.strip()!r}: want base, nodes=N, nodes*F or arrivals*F "
-                             "(combined with +)", field=FIELD)
-        target, op, value = match["target"], match["op"], float(match["value"])
-        if target == "arrivals" and op == "=":
-            raise InputError(f"invalid edit {part.strip()!r}: arrivals take a factor (arrivals*F)", field=FIELD)
-        if op == "=" and not value.is_integer():
-            raise InputError(f"invalid edit {part.strip()!r}: nodes=N takes a whole number", field=FIELD)
-        if value <= 0 and not (target == "arrivals" and value == 0):
-            raise InputError(f"invalid edit {part.strip()!r}: must be positive", field=FIELD)
-        terms.append((target, op, value))
-    return Edit(text, tuple(terms))
+    return Edit(text, tuple(_term(part.strip()) for part in text.split("+")))
+
+
+def _term(part: str) -> tuple[str, str, float]:
+    """One term of an edit, its value within the documented range (a number too large for a float is inf)."""
+    match = _TERM.fullmatch(part)
+    shown = repr(part[:40] + ("…" if len(part) > 40 else ""))
+    if match is None:
+        raise InputError(f"invalid edit {shown}: want base, nodes=N, nodes*F or arrivals*F (combined with +)",
+                         field=FIELD)
+    target, op, value = match["target"], match["op"], float(match["value"])
+    if target == "arrivals" and op == "=":
+        raise InputError(f"invalid edit {shown}: arrivals take a factor (arrivals*F)", field=FIELD)
+    if op == "=" and not (value.is_integer() and 1 <= value <= MAX_NODES):
+        raise InputError(f"invalid edit {shown}: nodes=N takes a whole number from 1 to {MAX_NODES}", field=FIELD)
+    if op == "*" and not (0 < value <= MAX_FACTOR or (target == "arrivals" and value == 0)):
+        between = "from 0 to" if target == "arrivals" else "above 0 and at most"
+        raise InputError(f"invalid edit {shown}: {target}*F takes a factor {between} {MAX_FACTOR:g}", field=FIELD)
+    return target, op, value
 
 
 def parse_edits(text: str) -> list[Edit]:
@@ -70,7 +80,7 @@ def apply_edit(inputs: Inputs, edit: Edit) -> Inputs:
             count = int(value) if op == "=" else math.floor(value * len(inputs.nodes) + 0.5)
             inputs = _with_nodes(inputs, count, edit.text)
         else:
-            inputs = _scaled_arrivals(inputs, value)
+            inputs = _scaled_arrivals(inputs, value, edit.text)
     return inputs
 
 
@@ -80,6 +90,8 @@ def _with_nodes(inputs: Inputs, count: int, text: str) -> Inputs:
         raise InputError(f"{text}: the manifests hold no Node", field=FIELD)
     if count < 1:
         raise InputError(f"{text}: leaves no node", field=FIELD)
+    if count > MAX_NODES:
+        raise InputError(f"{text}: makes {count} nodes, more than the {MAX_NODES} an edit may", field=FIELD)
     if count <= len(nodes):
         dropped = {node.name for node in nodes[count:]}
         for pod in inputs.pods:
@@ -110,18 +122,26 @@ def _copied_slice(piece: ResourceSlice, node: str, copy: str) -> ResourceSlice:
     return dataclasses.replace(piece, name=f"{piece.name}{suffix}", pool=pool, node_name=copy)
 
 
-def _scaled_arrivals(inputs: Inputs, factor: float) -> Inputs:
+def _scaled_arrivals(inputs: Inputs, factor: float, text: str) -> Inputs:
     changes: dict[str, Any] = {}
     for spec in dataclasses.fields(inputs):
         items = getattr(inputs, spec.name)
         if isinstance(items, list) and any(_timed(item) for item in items):
-            changes[spec.name] = [dataclasses.replace(item, arrival=item.arrival * factor) if _timed(item) else item
-                                  for item in items]
+            changes[spec.name] = [dataclasses.replace(item, arrival=_scaled(item.arrival, factor, text))
+                                  if _timed(item) else item for item in items]
     return dataclasses.replace(inputs, **changes)
+
+
+def _scaled(arrival: float, factor: float, text: str) -> float:
+    scaled = arrival * factor
+    if scaled > MAX_DURATION_SECONDS:
+        raise InputError(f"{text}: moves an arrival at {arrival:g}s past Go's longest duration (about 292 years)",
+                         field=FIELD)
+    return scaled
 
 
 def _timed(item: Any) -> bool:
     return dataclasses.is_dataclass(item) and not isinstance(item, type) and hasattr(item, "arrival")
 
 
-__all__ = ["Edit", "apply_edit", "parse_edit", "parse_edits"]
+__all__ = ["MAX_FACTOR", "MAX_NODES", "Edit", "apply_edit", "parse_edit", "parse_edits"]

@@ -18,6 +18,7 @@ from typing import Any
 
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import BUILTIN
+from phalanx.traces.compare import parse_seeds
 
 SCHEMA_VERSION = 1
 TRACE = "trace"
@@ -66,20 +67,49 @@ def _stem(path: str) -> str:
     return stem.removeprefix("openb_pod_list_")
 
 
+# The fragmentation protocol clones pods until the arrived GPU requests reach load × capacity: ten times the
+# cluster is far past any load worth measuring (the FGD paper stops at 1.3) and keeps the clones bounded.
+MAX_LOAD = 10.0
+MAX_SEED = 2**64 - 1  # NumPy's generators take any non-negative seed; this many are enough
+MAX_SEEDS = 10_000  # seeds in one grid: each is a run per cell
+
+
+def load_factor(text: str) -> float:
+    """One load: a multiple of GPU capacity above 0 and at most MAX_LOAD."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise InputError(f"invalid load {text[:40]!r}: want e.g. 1.3 or 1.0,1.3", field="--load") from None
+    if not (math.isfinite(value) and 0 < value <= MAX_LOAD):
+        raise InputError(f"must be above 0 and at most {MAX_LOAD:g} (times the GPU capacity), got {text[:40]}",
+                         field="--load")
+    return value
+
+
 def parse_loads(text: str) -> list[float]:
-    """`1.3` or `0.9,1.0,1.3` → loads, each a positive multiple of GPU capacity."""
-    loads: list[float] = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        try:
-            value = float(part)
-        except ValueError:
-            raise InputError(f"invalid load {part!r}: want e.g. 1.3 or 1.0,1.3", field="--load") from None
-        if not (math.isfinite(value) and value > 0):
-            raise InputError(f"must be positive, got {part}", field="--load")
-        loads.append(value)
+    """`1.3` or `0.9,1.0,1.3` → loads, each above 0 and at most MAX_LOAD times GPU capacity."""
+    loads = [load_factor(part) for part in filter(None, (p.strip() for p in text.split(",")))]
     if not loads:
         raise InputError("name at least one load", field="--load")
     return loads
+
+
+def seed_list(text: str) -> list[int]:
+    """`42-51`, `1,2,5` or a mix: at most MAX_SEEDS seeds, each at most MAX_SEED (counted before a range is
+    spelled out, so `0-99999999999` costs nothing)."""
+    count = 0
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        low, sep, high = part.partition("-")
+        try:
+            first, last = (int(low), int(high)) if sep else (int(part), int(part))
+        except ValueError:
+            continue  # parse_seeds names what is wrong with it
+        if last > MAX_SEED:
+            raise InputError(f"a seed is at most {MAX_SEED}, got {last}", field="--seeds")
+        count += max(last - first + 1, 0)
+        if count > MAX_SEEDS:
+            raise InputError(f"names more than {MAX_SEEDS} seeds", field="--seeds")
+    return parse_seeds(text)
 
 
 def _unique(cells: list[Cell]) -> list[Cell]:

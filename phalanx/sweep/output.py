@@ -19,7 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 from phalanx.api.quantity import format_duration
 from phalanx.sim.jsonsafe import dumps
-from phalanx.sim.output import CSS, csv_text, img_tag, line_style, new_figure, png_bytes, write_files
+from phalanx.sim.output import (
+    CSS,
+    csv_text,
+    img_tag,
+    line_style,
+    new_figure,
+    png_bytes,
+    printable,
+    utf8,
+    write_files,
+)
 from phalanx.sweep.grid import TRACE
 from phalanx.sweep.report import MANIFEST_COLUMNS, TRACE_COLUMNS, Column
 
@@ -318,11 +328,11 @@ def index_html(document: Document, pngs: Mapping[str, bytes]) -> str:
 
 def render_sweep_report(document: Document) -> dict[str, bytes]:
     """Every file of a sweep's report directory, by name, rendered in memory (nothing is written)."""
+    document = printable(document)
     pngs = render_plots(document)
-    files = {"report.json": (dumps(document) + "\n").encode("utf-8"),
-             "cells.csv": cells_csv(document).encode("utf-8")}
+    files = {"report.json": utf8(dumps(document) + "\n"), "cells.csv": utf8(cells_csv(document))}
     files.update(pngs)
-    files["index.html"] = index_html(document, pngs).encode("utf-8")
+    files["index.html"] = utf8(index_html(document, pngs))
     return files
 
 
