@@ -372,7 +372,8 @@ def test_every_held_volcano_workload_has_a_reason(tmp_path: Path) -> None:
 
 
 def test_held_reasons_are_one_line_each_for_stderr() -> None:
-    rows = [{"name": f"Job ml/j{i}", "reason": "LocalQueue lq doesn't exist"} for i in range(5)]
+    rows: list[dict[str, object]] = [{"name": f"Job ml/j{i}", "reason": "LocalQueue lq doesn't exist"}
+                                     for i in range(5)]
     rows += [{"name": "Job ml/k", "reason": "ClusterQueue cq is stopped (Hold)"}, {"name": "Job ml/ok", "reason": None}]
     assert held_lines(rows) == [
         "5 workload(s) held: LocalQueue lq doesn't exist (Job ml/j0, Job ml/j1, Job ml/j2 and 2 more)",
