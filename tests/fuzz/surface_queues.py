@@ -123,7 +123,7 @@ def _conf_text(rng: random.Random) -> str:
 
 
 def _volcano(rng: random.Random) -> list[Doc]:
-    names = [f"q{i}" for i in range(rng.choice([0, 1, 2, 3]) if rng.random() < 0.97 else 2000)]
+    names = [f"q{i}" for i in range(rng.choice([0, 1, 2, 3]) if rng.random() < 0.97 else 1000)]
     parents = _parents(names, rng)
     docs: list[Doc] = []
     for name in names:
