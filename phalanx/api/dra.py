@@ -27,6 +27,7 @@ from typing import Any, Literal, cast
 
 import cel
 
+from phalanx.api import cel_cost
 from phalanx.api.fields import Meta
 from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
@@ -34,6 +35,7 @@ from phalanx.api.fields import integer as _int
 from phalanx.api.fields import mapping as _mapping
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
+from phalanx.api.names import check, shown, subdomain_problem
 from phalanx.api.objects import DEFAULT_NAMESPACE, SelectorTerm, Source, Toleration
 from phalanx.api.quantity import MAX_INT64, QuantityError, parse_quantity
 from phalanx.api.selectors import term as _term
@@ -49,6 +51,14 @@ AttributeValue = bool | int | str
 MILLI = 1000
 MAX_TOLERATIONS = 16
 MAX_TAINTS = 16
+# What the API server lets a device hold (ResourceSliceMaxAttributesAndCapacitiesPerDevice,
+# DeviceAttributeMaxValueLength, DeviceMaxIDLength, DeviceMaxDomainLength = DriverNameMaxLength): the bounds the
+# CEL cost estimate counts on (phalanx.api.cel_cost).
+MAX_ATTRIBUTES_AND_CAPACITIES = cel_cost.DEVICE_ENTRIES
+MAX_ATTRIBUTE_LENGTH = cel_cost.DEVICE_LENGTH
+MAX_ID_LENGTH = 32
+MAX_DOMAIN_LENGTH = 63
+_C_IDENTIFIER = re.compile("[A-Za-z_][A-Za-z0-9_]*")
 
 
 def milli(raw: Any, where: str) -> int:
@@ -155,12 +165,29 @@ def _is_quantity(text: object) -> bool:
 MAX_CEL_LENGTH = 10 * 1024
 
 
+class TooCostly(ValueError):
+    """A selector whose worst-case cost exceeds the API server's limit (phalanx.api.cel_cost)."""
+
+
 @functools.lru_cache(maxsize=4096)
 def compile_selector(expression: str) -> cel.Program:
-    """The compiled program of a CEL expression (compiled once per distinct text); ValueError if invalid."""
+    """The compiled program of a CEL expression (compiled once per distinct text); ValueError if invalid,
+    TooCostly if its worst case costs more than the API server allows. Every evaluation gets its program here,
+    so no expression runs whose worst case exceeds the budget: the interpreter takes no step limit of its own."""
     size = len(expression.encode("utf-8", "surrogatepass"))
     if size > MAX_CEL_LENGTH:
         raise ValueError(f"is {size} bytes long, more than the {MAX_CEL_LENGTH} the API server accepts")
+    program = _compiled(expression)
+    try:
+        cost = cel_cost.estimate_cost(expression)
+    except cel_cost.CostError as exc:
+        raise TooCostly(str(exc)) from None
+    if cost > cel_cost.MAX_COST:
+        raise TooCostly(f"too complex, exceeds cost limit (estimated cost {cost}, limit {cel_cost.MAX_COST})")
+    return program
+
+
+def _compiled(expression: str) -> cel.Program:
     try:
         return cel.compile(expression)
     except ValueError:
@@ -180,6 +207,8 @@ def _selector(raw: Any, where: str) -> str:
                        f"{where}.cel.expression", required=True)
     try:
         compile_selector(expression)
+    except TooCostly as exc:
+        raise _fail(f"{where}.cel.expression", f"Forbidden: {exc}") from None
     except ValueError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "invalid expression"
         raise _fail(f"{where}.cel.expression", f"CEL expression does not compile: {first}") from None
@@ -307,6 +336,29 @@ def _qualified(name: str, driver: str) -> str:
     return name if "/" in name else f"{driver}/{name}"
 
 
+def _too_long(value: str, limit: int, where: str) -> None:
+    if len(value) > limit:
+        raise _fail(where, f"Too long: may not be more than {limit} bytes")
+
+
+def _driver_name(value: str, where: str) -> str:
+    """validateDriverName: a DNS subdomain of at most 63 characters."""
+    _too_long(value, MAX_DOMAIN_LENGTH, where)
+    return check(value, where, subdomain_problem)
+
+
+def _attribute_name(name: str, where: str) -> str:
+    """validateQualifiedName: `<C identifier>` or `<driver-like domain>/<C identifier>`."""
+    domain, slash, ident = name.rpartition("/")
+    if slash:
+        _driver_name(domain, where)
+    _too_long(ident, MAX_ID_LENGTH, where)
+    if not _C_IDENTIFIER.fullmatch(ident):
+        raise _fail(where, f"Invalid value: {shown(ident)}: a valid C identifier must start with alphabetic character "
+                           "or '_', followed by a string of alphanumeric characters or '_'")
+    return name
+
+
 def _attribute(raw: Any, where: str) -> AttributeValue:
     item = _mapping(raw, where)
     kinds = [k for k in ("bool", "int", "string", "version") if k in item]
@@ -318,6 +370,7 @@ def _attribute(raw: Any, where: str) -> AttributeValue:
     if kind == "int":
         return _int(item["int"], f"{where}.int")
     text = _text(item[kind], f"{where}.{kind}")
+    _too_long(text, MAX_ATTRIBUTE_LENGTH, f"{where}.{kind}")
     if kind == "version" and not _SEMVER.match(text):
         raise _fail(f"{where}.version", f"invalid semantic version {text!r}")
     return text
@@ -372,10 +425,15 @@ def _device(raw: Any, where: str, driver: str, api_version: str) -> Device:
     body, bwhere = item, where
     if api_version.endswith("v1beta1"):
         body, bwhere = _mapping(item.get("basic"), f"{where}.basic"), f"{where}.basic"
-    attributes = {_qualified(str(k), driver): _attribute(v, f"{bwhere}.attributes.{k}")
-                  for k, v in _mapping(body.get("attributes"), f"{bwhere}.attributes").items()}
-    capacity = {_qualified(str(k), driver): _capacity(v, f"{bwhere}.capacity.{k}")
-                for k, v in _mapping(body.get("capacity"), f"{bwhere}.capacity").items()}
+    raw_attributes = _mapping(body.get("attributes"), f"{bwhere}.attributes")
+    raw_capacity = _mapping(body.get("capacity"), f"{bwhere}.capacity")
+    if len(raw_attributes) + len(raw_capacity) > MAX_ATTRIBUTES_AND_CAPACITIES:
+        raise _fail(where, f"Invalid value: {len(raw_attributes) + len(raw_capacity)}: the total number of attributes "
+                           f"and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}")
+    attributes = {_qualified(_attribute_name(str(k), f"{bwhere}.attributes"), driver):
+                  _attribute(v, f"{bwhere}.attributes.{k}") for k, v in raw_attributes.items()}
+    capacity = {_qualified(_attribute_name(str(k), f"{bwhere}.capacity"), driver):
+                _capacity(v, f"{bwhere}.capacity.{k}") for k, v in raw_capacity.items()}
     raw_taints = _list(body.get("taints"), f"{bwhere}.taints")
     if len(raw_taints) > MAX_TAINTS:
         raise _fail(f"{bwhere}.taints", f"must have at most {MAX_TAINTS} items, got {len(raw_taints)}")
@@ -401,7 +459,7 @@ def _meta(doc: Mapping[str, Any], *, namespaced: bool) -> Meta:
 def parse_resource_slice(doc: Mapping[str, Any], source: Source) -> ResourceSlice:
     meta = _meta(doc, namespaced=False)
     spec = _mapping(doc.get("spec"), "spec", required=True)
-    driver = _text(spec.get("driver"), "spec.driver", required=True)
+    driver = _driver_name(_text(spec.get("driver"), "spec.driver", required=True), "spec.driver")
     pool = _mapping(spec.get("pool"), "spec.pool", required=True)
     api_version = str(doc.get("apiVersion", ""))
     per_device = _bool(spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection")

@@ -4,6 +4,7 @@ and the device toleration rules (KEP-5055)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +126,31 @@ def test_toleration_matching(toleration: DeviceToleration, tolerates: bool) -> N
 
 def test_selectors_compile_once() -> None:
     assert compile_selector('device.driver == "a"') is compile_selector('device.driver == "a"')
+
+
+# --- what the API server lets a device hold: the bounds the CEL cost estimate counts on ---
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda d: d["attributes"].update({f"a{i}": {"int": i} for i in range(30)}),
+     r"spec.devices\[0\]: Invalid value: 34: the total number of attributes and capacities must not exceed 32"),
+    (lambda d: d["attributes"].update(model={"string": "x" * 65}),
+     r"spec.devices\[0\].attributes.model.string: Too long: may not be more than 64 bytes"),
+    (lambda d: d["attributes"].update({"x" * 33: {"int": 1}}),
+     r"spec.devices\[0\].attributes: Too long: may not be more than 32 bytes"),
+    (lambda d: d["attributes"].update({"model-name": {"string": "a"}}),
+     r'spec.devices\[0\].attributes: Invalid value: "model-name": a valid C identifier'),
+    (lambda d: d["capacity"].update({("d" * 64) + "/mem": {"value": "1"}}),
+     r"spec.devices\[0\].capacity: Too long: may not be more than 63 bytes"),
+])
+def test_devices_within_the_api_servers_limits(tmp_path: Path, change: Any, match: str) -> None:
+    device = b.gpu("gpu-0")
+    change(device)
+    with pytest.raises(InputError, match=r"ResourceSlice n-gpus: " + match):
+        b.load(tmp_path, b.node("n"), b.gpu_slice("n", [device]))
+
+
+def test_a_driver_name_is_a_dns_subdomain_of_63_characters(tmp_path: Path) -> None:
+    piece = b.gpu_slice("n", [b.gpu("gpu-0")])
+    piece["spec"]["driver"] = "g" * 64 + ".example.com"
+    with pytest.raises(InputError, match=r"spec\.driver: Too long: may not be more than 63 bytes"):
+        b.load(tmp_path, b.node("n"), piece)
