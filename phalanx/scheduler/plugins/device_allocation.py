@@ -31,7 +31,7 @@ from phalanx.cluster.state import BoolArray, ClusterState, IntArray
 from phalanx.scheduler.framework import PluginError
 
 MAX_HALL_REQUESTS = 4
-SEARCH_BUDGET = 20_000  # device choices tried per node before a search gives up (counts as "cannot allocate")
+SEARCH_BUDGET = 20_000  # search steps and devices tried per node before a search gives up ("cannot allocate")
 MAX_CLAIM_DEVICES = 32  # AllocationResultsMaxSize: the most devices one claim's allocation holds
 
 
@@ -317,7 +317,7 @@ class _Search:
     in slice order; a constraint (`matchAttribute`, `distinctAttribute`) that fails sends it back to try
     other devices, then other alternatives, then earlier slots. The steps live on a stack of their own, not
     on Python's: a request for every device of a node (`allocationMode: All`) is as deep as the node has
-    devices. At most SEARCH_BUDGET device choices are tried before the search gives up."""
+    devices. At most SEARCH_BUDGET steps and devices looked at before the search gives up."""
 
     def __init__(self, allocator: DeviceAllocator, local: IntArray,
                  slots: Sequence[tuple[ClaimState, DeviceRequest]]) -> None:
@@ -328,11 +328,27 @@ class _Search:
         self.used: set[int] = set()
         self.chosen: list[list[Choice]] = [[] for _ in slots]
         self.budget = SEARCH_BUDGET
+        # Per alternative: the node's devices available to it, and those it needs all of (`All`), in slice order.
+        self._pools: dict[ExactRequest, tuple[list[int], list[int]]] = {}
+
+    def _devices_for(self, alt: ExactRequest) -> tuple[list[int], list[int]]:
+        found = self._pools.get(alt)
+        if found is None:
+            available = self.local[self.allocator.available(alt)[self.local]].tolist()
+            every: list[int] = []
+            if alt.allocation_mode == "All":
+                eligible = self.allocator.eligible(alt)[0] & self.state.tolerated(alt.tolerations)
+                every = self.local[eligible[self.local]].tolist()
+            found = self._pools[alt] = (available, every)
+        return found
 
     def run(self) -> list[list[Choice]] | None:
         """The devices chosen for each slot, or None when there is no way (or the budget ran out)."""
         stack: list[_Slot | _Pick] = [_Slot(0)]
         while stack:
+            self.budget -= 1  # every step counts, the devices it looks at too: the loop is bounded
+            if self.budget <= 0:
+                return None
             step = stack[-1]
             if isinstance(step, _Slot):
                 if step.slot == len(self.slots):
@@ -355,12 +371,10 @@ class _Search:
         while step.next_alternative < len(alternatives):
             alt = alternatives[step.next_alternative]
             step.next_alternative += 1
-            avail = self.allocator.available(alt)
-            pool = [d for d in self.local.tolist() if avail[d] and d not in self.used]
+            available, every = self._devices_for(alt)
+            pool = [d for d in available if d not in self.used]
             count = alt.count
             if alt.allocation_mode == "All":
-                eligible = self.allocator.eligible(alt)[0] & self.state.tolerated(alt.tolerations)
-                every = [d for d in self.local.tolist() if eligible[d]]
                 free = set(pool)
                 if not every or any(d not in free for d in every):
                     continue
@@ -379,7 +393,7 @@ class _Search:
             step.device = None
         alt = step.alternative
         need = self.allocator.eligible(alt)[1]
-        for position in range(step.position, len(step.pool)):
+        for position in range(step.position, len(step.pool) - step.left + 1):  # room left for the rest
             self.budget -= 1
             if self.budget <= 0:
                 return None
