@@ -69,6 +69,19 @@ def test_odd_sweep_arguments_are_one_line_and_exit_2(capsys: pytest.CaptureFixtu
     fails_with(capsys, ["sweep", *argv], *parts)
 
 
+@pytest.mark.parametrize(("operation", "parts"), [
+    ("{opcode: createNodes, count: 2147483648}",
+     ["workloadTemplate[0]: count: the workload would create more than 200000"]),
+    ("{opcode: createPodGroups, count: 1000, minCount: 1000}", ["count: the workload would create more than 200000"]),
+    ("{opcode: createPods, count: 3, interval: 1500000h}", ["interval: puts arrivals past Go's longest duration"]),
+])
+def test_a_workload_too_large_to_generate_is_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         operation: str, parts: list[str]) -> None:
+    workload = tmp_path / "workload.yaml"
+    workload.write_text(f"workloadTemplate:\n- {operation}\n")
+    fails_with(capsys, ["generate", str(workload)], str(workload), *parts)
+
+
 def test_help_and_version_return_instead_of_exiting(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, err = run(capsys, "--version")
     assert (status, err) == (0, "") and out.startswith("phalanx ")

@@ -19,7 +19,9 @@ A workload file (YAML; `docs/traces.md` documents every key):
       minCount: 4             # gang of 4 (policy: basic for a basic group)
       podTemplate: {spec: {containers: [{name: w, resources: {requests: {cpu: "4"}}}]}}
 
-Operations: `createNodes`, `createPods`, `createPodGroups` and `sleep`. Templates are manifests (or
+Operations: `createNodes`, `createPods`, `createPodGroups` and `sleep`. A workload creates at most 200,000
+objects, and every arrival is within Go's longest duration (about 292 years): counts and intervals past those
+are errors naming the key, not a file that never finishes. Templates are manifests (or
 `nodeTemplatePath` / `podTemplatePath` files, relative to the workload file); missing parts take
 scheduler_perf's defaults (`node-default.yaml`: 4 cpu, 32Gi, 110 pods; `pod-default.yaml`: 100m cpu,
 500Mi). Output is deterministic: the same file gives the same manifests, in the same order.
@@ -48,12 +50,13 @@ from phalanx.api.objects import (
     Workload,
 )
 from phalanx.api.parse import PARSERS
-from phalanx.api.quantity import format_duration, parse_duration
+from phalanx.api.quantity import MAX_DURATION_SECONDS, format_duration, parse_duration
 from phalanx.api.reading import read_yaml
 from phalanx.errors import InputError
 
 Manifest = dict[str, Any]
 OPCODES = ("createNodes", "createPods", "createPodGroups", "sleep")
+MAX_OBJECTS = 200_000  # every object is a manifest in memory and a document in the output
 DEFAULT_NAMESPACE = "default"
 
 # scheduler_perf's config/templates/node-default.yaml and pod-default.yaml, as far as scheduling reads them.
@@ -133,6 +136,20 @@ class _Generator:
         self.workload = workload
         self.now = 0.0
         self.counters: dict[str, int] = {}
+        self.made = 0
+
+    def reserve(self, index: int, op: Mapping[str, Any], count: int, each: int = 1) -> None:
+        """Count `count` × `each` more objects against MAX_OBJECTS before any is made."""
+        self.made += count * each
+        if self.made > MAX_OBJECTS:
+            raise self.error(index, f"the workload would create more than {MAX_OBJECTS} objects",
+                             "countParam" if "countParam" in op else "count")
+
+    def arrivals(self, index: int, count: int, interval: float) -> None:
+        """The last of `count` arrivals `interval` apart from now stays within Go's longest duration."""
+        if count and self.now + (count - 1) * interval > MAX_DURATION_SECONDS:
+            raise self.error(index, "puts arrivals past Go's longest duration (about 292 years)",
+                             "interval" if interval else "duration")
 
     def error(self, index: int, message: str, key: str | None = None) -> InputError:
         return _error(self.workload.path, index, message, key)
@@ -208,10 +225,13 @@ class _Generator:
                 if step is None:
                     raise self.error(index, "is required", "duration")
                 self.now += step
+                self.arrivals(index, 1, 0.0)
             elif opcode == "createNodes":
                 template = self.template(index, op, "node", DEFAULT_NODE)
                 prefix = str(op.get("namePrefix") or "node")
-                for _ in range(self.count(index, op)):
+                count = self.count(index, op)
+                self.reserve(index, op, count)
+                for _ in range(count):
                     yield self.stamp(template, self.name(prefix), None, self.now, None)
             elif opcode == "createPods":
                 yield from self.pods(index, op)
@@ -224,7 +244,10 @@ class _Generator:
         interval = self.seconds(index, op, "interval") or 0.0
         duration = self.seconds(index, op, "duration")
         prefix = str(op.get("namePrefix") or "pod")
-        for i in range(self.count(index, op)):
+        count = self.count(index, op)
+        self.reserve(index, op, count)
+        self.arrivals(index, count, interval)
+        for i in range(count):
             yield self.stamp(template, self.name(prefix), namespace, self.now + i * interval, duration)
 
     def groups(self, index: int, op: Mapping[str, Any]) -> Iterator[Manifest]:
@@ -245,7 +268,10 @@ class _Generator:
         assert isinstance(size, int)
         if policy == "gang" and isinstance(min_count, int) and min_count > size:
             raise self.error(index, f"podsPerGroup ({size}) is less than minCount ({min_count})", "podsPerGroup")
-        for g in range(self.count(index, op)):
+        count = self.count(index, op)
+        self.reserve(index, op, count, size + 1)
+        self.arrivals(index, count, interval)
+        for g in range(count):
             arrival = self.now + g * interval
             name = self.name(prefix)
             spec: Manifest = {"schedulingPolicy": {"gang": {"minCount": min_count}} if policy == "gang"
