@@ -31,6 +31,8 @@ from phalanx.sim.trace_file import Trace, load_traces
 from phalanx.sweep.grid import MAX_SEED, load_factor, seed_list
 from phalanx.traces.compare import PROTOCOLS, TRACES, compare_trace, render_trace_compare
 
+MAX_WORKERS = 1024  # local processes for a sweep (a grid runs in at most as many as it has cells)
+
 
 class _Exit(Exception):
     """--help or --version said all there is to say: main returns this status."""
@@ -296,15 +298,7 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
 def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
                  profiles: Sequence[Profile]) -> list[dict[str, Any]]:
     """Run the inputs under each profile; with --report, record the time series too."""
-    until = _until(args)
-    sample = None
-    if args.sample is not None:
-        try:
-            sample = parse_duration(args.sample)
-        except ValueError as exc:
-            raise InputError(str(exc), field="--sample") from None
-        if sample <= 0:
-            raise InputError("must be a positive duration", field="--sample")
+    until, sample = _until(args), _sample(args)
     horizon = max([0.0, *(getattr(o, "arrival", 0.0) for o in inputs.objects()),
                    *((trace.deletions[-1][0],) if trace is not None and trace.deletions else ())])
     runs = []
@@ -385,6 +379,18 @@ def _with_scale_up(profiles: list[Profile], modes: list[str]) -> list[Profile]:
     return [dataclasses.replace(p, name=f"{p.name}/{mode}-scale-up", scale_up=mode) for p in profiles for mode in modes]
 
 
+def _sample(args: argparse.Namespace) -> float | None:
+    if args.sample is None:
+        return None
+    try:
+        sample = parse_duration(args.sample)
+    except ValueError as exc:
+        raise InputError(str(exc), field="--sample") from None
+    if sample <= 0:
+        raise InputError("must be a positive duration", field="--sample")
+    return sample
+
+
 def _until(args: argparse.Namespace) -> float | None:
     if args.until is None:
         return None
@@ -451,7 +457,7 @@ def _validate(args: argparse.Namespace, console: Console) -> int:
 
 def _simulate(args: argparse.Namespace, console: Console) -> int:
     profile = _simulate_profile(args)
-    _until(args)  # a bad --until fails before the inputs load
+    _until(args), _sample(args)  # bad flags fail before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     report = _simulations(args, inputs, trace, [profile])[0]
     if args.report:
@@ -473,7 +479,7 @@ def _compare(args: argparse.Namespace, console: Console) -> int:
     if not profiles:
         raise InputError("name at least one profile", field="--profiles")
     profiles = _with_scale_up(profiles, _scale_up_modes(args))
-    _until(args)  # a bad --until fails before the inputs load
+    _until(args), _sample(args)  # bad flags fail before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     reports = _simulations(args, inputs, trace, profiles)
     if args.report:
@@ -561,11 +567,7 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
         raise InputError("give either a trace (--trace openb --nodes NODES.csv --pods PODS.csv...) or "
                          "--manifests PATHS, not both" if traced else "give a trace (--trace openb --nodes "
                          "NODES.csv --pods PODS.csv...) or --manifests PATHS", field="sweep")
-    workers = os.cpu_count() or 1
-    if args.workers is not None:
-        if not (args.workers.isascii() and args.workers.isdigit()) or int(args.workers) < 1:
-            raise InputError(f"want a whole number of processes, at least 1, got {args.workers!r}", field="--workers")
-        workers = int(args.workers)
+    workers = (os.cpu_count() or 1) if args.workers is None else _workers(args.workers)
     profiles = [spec.strip() for spec in (args.profiles or ("random,dotprod,clustering,packing,bestfit,fgd"
                                                             if traced else "default,gang")).split(",")
                 if spec.strip()]
@@ -617,6 +619,14 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     else:
         sweep.render_sweep(document, console, wide=args.output == "wide")
     return 0
+
+
+def _workers(text: str) -> int:
+    value = int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else 0
+    if not 1 <= value <= MAX_WORKERS:
+        raise InputError(f"want a whole number of processes, at least 1 and at most {MAX_WORKERS}, got {text[:40]!r}",
+                         field="--workers")
+    return value
 
 
 Command = Callable[[argparse.Namespace, Console], int]

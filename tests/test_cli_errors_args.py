@@ -41,6 +41,8 @@ NINES = "9" * 400
     (["simulate", EXAMPLE, "--report", "/tmp", "--sample", "-5s"], ["--sample: expected one argument"]),
     (["simulate", EXAMPLE, "--until", "1m", "--report", "/tmp/phalanx-never", "--sample=-5s"],
      ["--sample: invalid duration '-5s'"]),
+    (["simulate", "/nonexistent.yaml", "--sample=0"], ["--sample: must be a positive duration"]),  # before loading
+    (["compare", "/nonexistent.yaml", "--sample=nan"], ["--sample: invalid duration"]),
     (["simulate", EXAMPLE, "-o", "html"], ["-o/--output: invalid choice: 'html'"]),
     (["simulate", EXAMPLE, "--no-such-flag"], ["unrecognized arguments: --no-such-flag"]),
     (["teleport"], ["command: invalid choice: 'teleport'"]),
@@ -61,6 +63,7 @@ def test_odd_arguments_are_one_line_and_exit_2(capsys: pytest.CaptureFixture[str
     (["--manifests", EXAMPLE, "--what-if", "nodes=" + NINES], ["--what-if: invalid edit", "from 1 to 50000"]),
     (["--manifests", EXAMPLE, "--workers", "²"], ["--workers: want a whole number of processes, at least 1"]),
     (["--manifests", EXAMPLE, "--workers", "-1"], ["--workers: want a whole number"]),
+    (["--manifests", EXAMPLE, "--workers", "9" * 5000], ["--workers: want a whole number", "at most 1024"]),
     (["--manifests", EXAMPLE, "--seeds", "٣-٩٩٩٩٩٩٩٩٩٩٩٩"], ["--seeds: names more than 10000 seeds"]),
     (["--manifests", EXAMPLE, "--seeds", "1" + "0" * 20], ["--seeds: a seed is at most 18446744073709551615"]),
 ])

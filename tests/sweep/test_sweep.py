@@ -286,7 +286,7 @@ def free_port() -> int:
     (["--pods", "missing.csv"], ["--pods: missing.csv: no such file"]),
     (["--seeds", "5-1"], ["--seeds: invalid seed list '5-1'"]),
     (["--load", "1.3,-1"], ["--load: must be above 0 and at most 10 (times the GPU capacity), got -1"]),
-    (["--workers", "0"], ["--workers: want a whole number of processes, at least 1, got '0'"]),
+    (["--workers", "0"], ["--workers: want a whole number of processes, at least 1 and at most 1024, got '0'"]),
     (["--ray", "nowhere"], ["--ray: invalid address 'nowhere'"]),
     (["--ray", "127.0.0.1:PORT"], ["--ray: cannot reach a Ray cluster at 127.0.0.1:", "refused"]),
     (["--what-if", "nodes*2"], ["--what-if: applies to --manifests, not to a trace"]),
