@@ -31,12 +31,14 @@ Simplified, on purpose:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec, ScalingRules
 
 MetricValues = Callable[[MetricSpec, float], float | None]
+# `validateAndParseSelector`'s check that no other HPA controls the target's pods: the error message, or None.
+SelectorCheck = Callable[[], str | None]
 
 DEFAULT_TOLERANCE = 0.1  # --horizontal-pod-autoscaler-tolerance
 DEFAULT_DOWNSCALE_STABILIZATION = 300.0  # --horizontal-pod-autoscaler-downscale-stabilization
@@ -239,8 +241,38 @@ class HpaController:
         up = behavior.scale_up.tolerance if behavior is not None else None
         return Tolerances(down=self.tolerance if down is None else down, up=self.tolerance if up is None else up)
 
-    def sync(self, now: float, current_replicas: int, metric_values: MetricValues) -> HpaDecision:
-        """One reconcile (`reconcileAutoscaler`) at time `now` with the target at `current_replicas`."""
+    def memory(self) -> float:
+        """How far back a sync reads what earlier syncs left (recommendations, scale events): the longest
+        stabilization window or policy period. Syncs that see the same target and metric values for longer than
+        this leave the controller as they found it."""
+        behavior = self.hpa.behavior
+        if behavior is None:
+            return self.downscale_stabilization
+        down = behavior.scale_down.stabilization_window_seconds
+        spans = [float(behavior.scale_up.stabilization_window_seconds or 0),
+                 self.downscale_stabilization if down is None else float(down)]
+        spans += [float(p.period_seconds) for rules in (behavior.scale_up, behavior.scale_down)
+                  for p in rules.policies]
+        return max(spans)
+
+    def repeat_last(self, last: float, times: Iterable[float]) -> None:
+        """Record again, at each of `times`, what the sync at `last` recommended: the syncs skipped after it
+        would have recommended the same (nothing, if it recommended nothing)."""
+        recommendations = self._recommendations
+        if recommendations and recommendations[-1][0] == last:
+            recommendations.extend((time, recommendations[-1][1]) for time in times)
+
+    def failed_get_scale(self, error: str) -> HpaDecision:
+        """A sync that could not read the target's scale subresource (`reconcileAutoscaler`: the target is
+        missing): AbleToScale=False FailedGetScale, and nothing else happens."""
+        self._set("AbleToScale", False, "FailedGetScale",
+                  f"the HPA controller was unable to get the target's current scale: {error}")
+        return self._decision(0, 0, [f"FailedGetScale: {error}"])
+
+    def sync(self, now: float, current_replicas: int, metric_values: MetricValues,
+             selector_check: SelectorCheck | None = None) -> HpaDecision:
+        """One reconcile (`reconcileAutoscaler`) at time `now` with the target at `current_replicas`;
+        `selector_check` is called where the controller checks that no other HPA controls the same pods."""
         hpa = self.hpa
         current = current_replicas
         minimum, maximum = hpa.min_replicas, hpa.max_replicas
@@ -273,6 +305,11 @@ class HpaController:
         else:
             compute = True
         if compute:
+            ambiguous = selector_check() if selector_check is not None else None
+            if ambiguous is not None:  # `validateAndParseSelector`, at the start of `computeReplicasForMetrics`
+                self._set("ScalingActive", False, "AmbiguousSelector", ambiguous)
+                events += [f"AmbiguousSelector: {ambiguous}", f"FailedComputeMetricsReplicas: {ambiguous}"]
+                return self._decision(current, current, events)
             outcome = self._compute(now, current, metric_values, events)
             proposals = outcome[2]
             if outcome[0] is None:

@@ -110,6 +110,12 @@ class HpaBank:
     def __len__(self) -> int:
         return len(self.controllers)
 
+    @property
+    def memory(self) -> float:
+        """How far back a sync reads earlier ones (`HpaController.memory` of every member: no spec.behavior,
+        the default downscale stabilization)."""
+        return DEFAULT_DOWNSCALE_STABILIZATION
+
     def sync(self, now: float, current: IntArray, values: FloatArray, skip: BoolArray) -> BoolArray:
         """Sync every member not in `skip` at `now` with its target at `current` replicas and its metrics'
         `values` (members × metrics, in spec order; NaN when a metric has no value). Returns the members the
@@ -163,6 +169,15 @@ class HpaBank:
         np.copyto(self.limit_reason, reason, where=steady)
         self.seen |= ~skip
         return scalar
+
+    def repeat_last(self, times: Sequence[float]) -> None:
+        """Record again, at each of `times`, what every member's latest sync recommended (syncs skipped because
+        they would have recommended the same)."""
+        for time in times:
+            previous = self.slot
+            self.slot = (self.slot + 1) % len(self.times)
+            self.times[self.slot] = time
+            self.recommended[:, self.slot] = self.recommended[:, previous]
 
     def flush(self, i: int) -> None:
         """Apply member `i`'s latest steady sync's conditions to its controller."""

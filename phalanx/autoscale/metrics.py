@@ -127,6 +127,7 @@ class MetricsSeries:
         # (metric, one label pair) -> the metric's series with that label, in `_by_metric` order: a selector's
         # first matchLabels pair narrows the series `total` has to look at.
         self._by_label: dict[str, dict[tuple[str, str], list[_Series]]] = {}
+        self._changes: dict[tuple[str, LabelSelector | None], npt.NDArray[np.float64]] = {}  # next_change's
         for metric, key, times, values in groups:
             series = _Series(labels=dict(parse_labels(key or "")), times=times, values=values)
             self._series[(metric, key)] = series
@@ -155,6 +156,22 @@ class MetricsSeries:
         else:
             candidates = self._by_metric.get(metric, [])
         return [series for series in candidates if selector.matches(series.labels)]
+
+    def next_change(self, metric: str, selector: LabelSelector | None, after: float) -> float | None:
+        """The first time after `after` at which some series of `metric` that `selector` selects changes (None:
+        none does)."""
+        key = (metric, selector)
+        times = self._changes.get(key)
+        if times is None:
+            selected = self._selected(metric, selector)
+            times = np.unique(np.concatenate([s.times for s in selected])) if selected else np.zeros(0)
+            self._changes[key] = times
+        return _first_after(times, after)
+
+    def next_change_of(self, metric: str, selector: str | None, after: float) -> float | None:
+        """`next_change` of the one series named by `metric` and `selector` (`a=1,b=2`)."""
+        series = self._series.get((metric, _canonical(selector)))
+        return None if series is None else _first_after(series.times, after)
 
     def tape(self, cells: Sequence[tuple[str, LabelSelector | None]]) -> SeriesTape:
         """`total(metric, selector, time)` of every cell at once, for times that never go back."""
@@ -216,6 +233,11 @@ class MetricsSeries:
         if groups is None:
             return cls(_rows(data.decode("utf-8"), file), file=file)
         return cls._of(groups, file)
+
+
+def _first_after(times: npt.NDArray[np.float64], after: float) -> float | None:
+    at = int(np.searchsorted(times, after, side="right"))
+    return float(times[at]) if at < len(times) else None
 
 
 def _where(line: int, column: int, name: str) -> str:
@@ -582,7 +604,8 @@ class RateModels:
         self.start = np.mod(np.array([n[0] for n in nights], dtype=np.float64), self.period)
         self.end = np.mod(np.array([n[1] for n in nights], dtype=np.float64), self.period)
 
-    def rates(self, time: float) -> npt.NDArray[np.float64]:
+    def rates(self, time: float | npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        """Each model's rate at `time` (times as a column: a row of rates per time)."""
         into = np.mod(time, self.period)
         night = self.has_night & np.where(self.start <= self.end, (self.start <= into) & (into < self.end),
                                           (into >= self.start) | (into < self.end))

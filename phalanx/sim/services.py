@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
 from phalanx.api.objects import Pod
-from phalanx.autoscale.metrics import RequestRateModel
+from phalanx.autoscale.metrics import RateModels, RequestRateModel
 
 if TYPE_CHECKING:
     from phalanx.sim.hpa import _State
@@ -101,16 +101,16 @@ def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]
     mode = hpa.annotations.get(WHEN_AT_ZERO, "queue")
     out: dict[str, Any] = {
         "name": hpa.key, "target": f"{hpa.target.kind} {hpa.namespace}/{hpa.target.name}", "whenAtZero": mode,
-        "minReplicas": hpa.min_replicas, "maxReplicas": hpa.max_replicas,
+        "minReplicas": state.spec.min_replicas, "maxReplicas": state.spec.max_replicas,
         "scaledToZero": state.scaled_to_zero, "wokeFromZero": state.woke_from_zero,
         "replicas": [{"time": round(t, 6), "replicas": n} for t, n in state.replicas],
-        "conditions": list(state.conditions), "events": list(state.events[-20:]),
+        "conditions": list(state.conditions), "events": state.events.report(),
         "coldSeconds": round(sum(b - a for a, b in cold), 6),
         "replicaHours": round(replica_seconds / 3600, 6), "gpuHours": round(gpu_seconds / 3600, 6),
         "replicaHoursSaved": round(zero_seconds / 3600, 6),
         "gpuHoursSaved": round(zero_seconds / 3600 * gpus_per_pod, 6),
         "requests": None, "requestsCold": None, "requestsDropped": None,
-        "addedLatencySeconds": None,
+        "addedLatencySeconds": None, "notes": list(state.notes),
     }
     spec = _request_spec(hpa)
     model = sim.hpas.models.get(hpa.key) if sim.hpas is not None else None
@@ -122,21 +122,24 @@ def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]
 
 
 class _Sampled:
-    """A rate model read as a step series, one step a minute (enough for a diurnal curve)."""
+    """A rate model read as a step series, one step a minute (enough for a diurnal curve), or MAX_STEPS steps
+    over a run longer than that many minutes."""
 
     STEP = 60.0
+    MAX_STEPS = 1 << 20
 
     def __init__(self, model: RequestRateModel, start: float, end: float) -> None:
         self.model, self.start, self.end = model, start, end
+        self.step = max(self.STEP, (end - start) / self.MAX_STEPS)
 
     def times(self, metric: str, selector: object = None) -> list[float]:
-        return [float(t) for t in np.arange(self.start, self.end, self.STEP)]
+        return np.arange(self.start, self.end, self.step).tolist()
 
     def total(self, metric: str, selector: object, time: float) -> float | None:
         return self.model.rate(time)
 
     def totals(self, metric: str, selector: object, times: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        return np.array([self.model.rate(float(t)) for t in times], dtype=np.float64)
+        return np.asarray(RateModels([self.model]).rates(times[:, None])[:, 0], dtype=np.float64)
 
 
 def _zero_seconds(state: _State, end: float) -> float:

@@ -150,3 +150,89 @@ def test_a_bad_request_rate_model_names_the_annotation(tmp_path: Path, capsys: p
     assert err.startswith(f"phalanx: error: {path}: HorizontalPodAutoscaler serving/llm: "
                           "metadata.annotations[phalanx.dev/request-rate-model]: ")
     assert "base <= peak" in err
+
+
+def _service(tmp_path: Path, capsys: pytest.CaptureFixture[str], hpas: list[dict[str, Any]], rows: str,
+             until: str = "10m") -> list[dict[str, Any]]:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+                  "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": {
+                      "metadata": {"labels": {"app": "web"}},
+                      "spec": {"containers": [{"name": "web", "image": "web", "resources": {"requests": {
+                          "cpu": "100m"}}}]}}}}
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([node, deployment, *hpas]))
+    (tmp_path / "m.csv").write_text("time,metric,value\n" + rows)
+    report, _ = simulate(capsys, str(tmp_path / "in.yaml"), until=until, metrics=str(tmp_path / "m.csv"))
+    services: list[dict[str, Any]] = report["services"]
+    return services
+
+
+def _hpa(name: str, target: str, max_replicas: int = 10, average: str = "10") -> dict[str, Any]:
+    return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": "shop"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target},
+                     "minReplicas": 1, "maxReplicas": max_replicas,
+                     "metrics": [{"type": "External", "external": {"metric": {"name": "q"}, "target": {
+                         "type": "AverageValue", "averageValue": average}}}]}}
+
+
+def test_an_hpa_on_a_missing_target_says_why_it_scales_nothing(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """kube-controller-manager: AbleToScale=False, FailedGetScale, with the scale subresource's error."""
+    [service] = _service(tmp_path, capsys, [_hpa("web", "wbe")], "0,q,50\n")
+    why = 'the HPA controller was unable to get the target\'s current scale: deployments.apps "wbe" not found'
+    assert service["notes"] == [f"AbleToScale=False FailedGetScale: {why}"]
+    assert {c["type"]: (c["status"], c["reason"], c["message"]) for c in service["conditions"]}["AbleToScale"] == \
+        ("False", "FailedGetScale", why)
+    [event] = service["events"]
+    assert event["message"] == 'FailedGetScale: deployments.apps "wbe" not found' and event["count"] == 41
+
+
+def test_two_hpas_on_one_target_both_stop_and_say_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """kube-controller-manager's validateAndParseSelector: pods that more than one HPA selects make each of them
+    fail with AmbiguousSelector (ScalingActive=False), so neither scales."""
+    services = _service(tmp_path, capsys, [_hpa("a", "web"), _hpa("b", "web")], "0,q,50\n")
+    why = "pods by selector app=web are controlled by multiple HPAs: [shop/a shop/b]"
+    for service in services:
+        assert service["notes"] == [f"ScalingActive=False AmbiguousSelector: {why}"]
+        assert [r["replicas"] for r in service["replicas"]] == [2]
+        active = {c["type"]: c for c in service["conditions"]}["ScalingActive"]
+        assert (active["status"], active["reason"], active["message"]) == ("False", "AmbiguousSelector", why)
+        assert {e["message"] for e in service["events"]} == {f"AmbiguousSelector: {why}",
+                                                            f"FailedComputeMetricsReplicas: {why}"}
+
+
+def test_a_max_replicas_beyond_the_pod_cap_is_capped_and_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """maxReplicas 2^31-1 and a metric asking for a billion replicas grew the Deployment without bound (1.3 GB in
+    83 s). The HPA is held to the replicas Phalanx simulates (here lowered to 40 to keep the test small)."""
+    from phalanx.sim.hpa import MAX_HPA_REPLICAS, Autoscalers
+
+    assert MAX_HPA_REPLICAS == 100_000
+    monkeypatch.setattr(Autoscalers, "replica_cap", 40)
+    [service] = _service(tmp_path, capsys, [_hpa("web", "web", max_replicas=2**31 - 1, average="1n")],
+                         "0,q,1000000000\n")
+    assert service["maxReplicas"] == 2**31 - 1
+    assert service["notes"] == ["spec.maxReplicas 2147483647 is more than 40, the most replicas Phalanx simulates: "
+                                "capped at 40"]
+    assert max(r["replicas"] for r in service["replicas"]) == 40
+
+
+@pytest.mark.parametrize(("model", "words"), [
+    ("base=10,peak=100,period=8d", "longer than a week"),
+    ("base=10,peak=1e400", "want a number of requests per second"),
+    ("base=10,peak=1e300", "want a number of requests per second"),
+    ("base=nan,peak=10", "want a number of requests per second"),
+    ("base=\uff11,peak=10", "want a number of requests per second"),
+    ("base=1_0,peak=10", "want a number of requests per second"),
+])
+def test_a_rate_model_that_would_run_for_ever_or_overflow_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, words: str) -> None:
+    """period=292y made one run of 15-s syncs for 292 years; a peak of 1e300 overflowed the milli-value."""
+    path = _with_model(tmp_path, model)
+    assert main(["simulate", str(EXAMPLE / "01-cluster.yaml"), str(path), "--profile", "gang"]) == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.startswith(f"phalanx: error: {path}: HorizontalPodAutoscaler serving/llm: "
+                           "metadata.annotations[phalanx.dev/request-rate-model]: ")
+    assert words in line
