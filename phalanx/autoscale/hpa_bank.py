@@ -36,6 +36,7 @@ BoolArray = npt.NDArray[np.bool_]
 
 _LIMIT_REASONS = ("DesiredWithinRange", "ScaleUpLimit", "TooManyReplicas", "TooFewReplicas")
 _WITHIN, _UP_LIMIT, _TOO_MANY, _TOO_FEW = range(4)
+_MOST = float(2**62)
 
 
 def _target_kind(controller: HpaController) -> list[tuple[bool, float]] | None:
@@ -144,7 +145,8 @@ class HpaBank:
                                  np.where((ratio >= low) & (ratio <= high), cur, np.ceil(ratio * cur)))
         proposals = np.where(present, np.where(self.average, per_pod, whole) if self.any_value and self.any_average
                              else per_pod if self.any_average else whole, -1.0)
-        desired = proposals.max(axis=1).astype(np.int64)
+        # A proposal past int64 (a value of 8Ei over a target of 1m) is more than any maxReplicas: held below it.
+        desired = np.minimum(proposals.max(axis=1), _MOST).astype(np.int64)
         # `computeReplicasForMetrics` keeps the first largest proposal, but the last metric while all are 0.
         metric = np.where(desired > 0, proposals.argmax(axis=1), self.last_metric)
         window = self.times >= now - DEFAULT_DOWNSCALE_STABILIZATION
@@ -204,5 +206,5 @@ class HpaBank:
         # scale-up window would want the lowest): the initial one and the sync's own share a slot.
         now_recommended = [r for t, r in controller.recommendations or () if t == now]
         if now_recommended:
-            self.recommended[i, self.slot] = max(now_recommended)
+            self.recommended[i, self.slot] = min(max(now_recommended), int(_MOST))
         self.scaled_to_zero[i] = controller.scaled_to_zero

@@ -116,3 +116,25 @@ def test_steady_syncs_stay_in_the_bank() -> None:
 ])
 def test_eligible(metrics: list[dict[str, Any]], behavior: dict[str, Any] | None, ok: bool) -> None:
     assert eligible(HpaController(make(metrics, 1, 5, behavior))) is ok
+
+
+def test_a_proposal_past_int64_stays_a_steady_sync_at_max() -> None:
+    """8Ei over a target of 1m proposes 9.2e21 replicas: cast to int64 it wrapped to a negative count (TooFew
+    instead of TooManyReplicas); now it is more than maxReplicas, as in the controller's own sync."""
+    hpa = make([metric("External", "AverageValue", "1m")], 1, 10)
+    alone, banked = HpaController(hpa), HpaController(hpa)
+    bank = HpaBank([banked], PERIOD)
+    none = np.zeros(1, dtype=bool)
+    current = np.array([10], dtype=np.int64)
+    value = float(8 * 2**60)
+    for tick in range(3):
+        now = tick * PERIOD
+        decision = alone.sync(now, 10, lambda spec, _: value)
+        if bank.sync(now, current, np.array([[value]]), none)[0]:
+            bank.before_scalar(0)
+            banked.sync(now, 10, lambda spec, _: value)
+            bank.after_scalar(0, now)
+        assert decision.desired == 10
+    bank.flush(0)
+    assert banked.conditions() == alone.conditions()
+    assert {c["type"]: c["reason"] for c in alone.conditions()}["ScalingLimited"] == "TooManyReplicas"
