@@ -12,7 +12,8 @@ An HPA may instead take its request rate from the built-in model (`phalanx.dev/r
 `rate_model`). Without a value an HPA leaves its target alone (`ScalingActive=False`), as the controller does
 when it cannot read a metric. The HPA keeps syncing until `--until`, or until 10 minutes after the last row of
 the metrics file (the default scale-down stabilization is 5 minutes), or for one period of a rate model, or,
-without any, for one sync.
+without any, for one sync; without --until, one that reads a rate model stops after one period of it (at most
+MAX_RATE_PERIOD) if that comes sooner.
 
 Syncs that would change nothing are skipped: once an HPA's syncs have seen the same target and metric values,
 and decided the same, for longer than the controller looks back (`HpaController.memory`), the next sync that
@@ -112,6 +113,7 @@ class _Pace:
     since: float = 0.0  # the first sync of the run of syncs with `signature`
     quiet: bool = False  # syncs between `last` and `due` are skipped
     order: int = 0  # its place among the HPAs (and banks) as they arrived: syncs woken together go in this order
+    horizon: float | None = None  # no sync after this (None: the first is the last)
 
     def steady(self, signature: object, now: float, memory: float) -> bool:
         """Whether the syncs up to this one, of this `signature`, have gone on for longer than `memory` (so this
@@ -275,13 +277,13 @@ class Autoscalers:
         # Targets more than one HPA scales: their syncs check `AmbiguousSelector` one by one, out of any bank.
         self.shared = {target for target, keys in per_target.items() if len(keys) > 1}
         self.selecting: dict[tuple[str, str], set[str]] = {}  # target -> HPAs that select its pods (arrived)
-        together: dict[float, list[_State]] = {}
+        together: dict[tuple[float, bool], list[_State]] = {}
         for state in self.states.values():
             if eligible(state.controller) and state.target not in self.shared:
-                together.setdefault(state.hpa.arrival, []).append(state)
+                together.setdefault((state.hpa.arrival, self._reads_model(state.hpa)), []).append(state)
         self.banks = [_Bank(states, self.models, metrics) for _, states in sorted(together.items())]
         self.bank_of = {state.hpa.key: b for b, bank in enumerate(self.banks) for state in bank.states}
-        self.syncs = 0  # HPA syncs run (one per HPA with a target, per period)
+        self.syncs = 0  # HPA syncs (one per HPA with a target, per period; the skipped ones too)
         last = metrics.last_time() if metrics is not None else None
         if until is not None:
             self.horizon: float | None = until
@@ -291,11 +293,27 @@ class Autoscalers:
             self.horizon = max(h.arrival for h in hpas) + max(m.period for m in self.models.values())
         else:
             self.horizon = None
+        self.until = until
         self._watching = False
         self._version = -1  # the workload controllers' replicas_version the watch last saw
         self._quiet: dict[str, _State] = {}
         self._quiet_banks: set[int] = set()
         self._arrived = 0
+
+    def _reads_model(self, hpa: HorizontalPodAutoscaler) -> bool:
+        """Whether some metric of the HPA takes its values from its rate model (they change all the time)."""
+        model = self.models.get(hpa.key)
+        return model is not None and any(spec.type in ("Object", "External") and spec.name == model.metric
+                                         for spec in hpa.metrics)
+
+    def _horizon(self, states: list[_State], now: float) -> float | None:
+        """When the syncs of these HPAs (arriving `now`) end: the run's horizon, or, without --until, one period
+        of the rate model they read (the longest of them), if sooner."""
+        horizon = self.horizon
+        periods = [self.models[s.hpa.key].period for s in states if self._reads_model(s.hpa)]
+        if self.until is None and periods and horizon is not None:
+            horizon = min(horizon, now + max(periods))
+        return horizon
 
     def _state(self, hpa: HorizontalPodAutoscaler) -> _State:
         simulated = hpa
@@ -323,11 +341,13 @@ class Autoscalers:
         if bank is None:
             self._arrived += 1
             state.pace.order = self._arrived
+            state.pace.horizon = self._horizon([state], sim.now)
             self._push(state.pace, sim.now, HpaSync(hpa.key), sim)
         elif not self.banks[bank].started:
             self.banks[bank].started = True
             self._arrived += 1
             self.banks[bank].pace.order = self._arrived
+            self.banks[bank].pace.horizon = self._horizon(self.banks[bank].states, sim.now)
             self._push(self.banks[bank].pace, sim.now, HpaBankSync(bank), sim)
 
     @staticmethod
@@ -352,6 +372,7 @@ class Autoscalers:
         if skipped is not None:
             self._repeat_events(state, *skipped)
             state.controller.repeat_last(skipped[0], skipped[2])
+            self.syncs += skipped[1] if state.current is not None else 0
         hpa = state.hpa
         kind, target = state.target
         current = sim.workloads.replicas(kind, target)
@@ -373,7 +394,7 @@ class Autoscalers:
             signature = (current, desired, tuple(read), _conditions(decision))
         signature += tuple(decision.events)
         state.repeated = list(decision.events)
-        settled = (pace.steady(signature, sim.now, state.controller.memory()) and key not in self.models
+        settled = (pace.steady(signature, sim.now, state.controller.memory()) and not self._reads_model(state.hpa)
                    and self.skip_quiet_syncs)
         self._again(pace, HpaSync(key), sim, self._next_change(state, sim.now) if settled else None, settled)
         self._quiet.pop(key, None)
@@ -420,6 +441,7 @@ class Autoscalers:
             for state in bank.states:
                 self._repeat_events(state, *skipped)
             bank.hpas.repeat_last(skipped[2])
+            self.syncs += skipped[1] * (len(bank.states) - int(np.count_nonzero(bank.skip)))
         workloads = sim.workloads
         if bank.replicas_version != workloads.replicas_version:
             replicas = workloads.replica_counts(bank.targets)
@@ -428,8 +450,8 @@ class Autoscalers:
         current, version = bank.current, workloads.replicas_version
         self.syncs += len(bank.states) - int(np.count_nonzero(bank.skip))
         values = bank.values(now)
-        signature = (current.tobytes(), bank.skip.tobytes(), values.tobytes())
         scalar = np.flatnonzero(bank.hpas.sync(now, current, values, bank.skip)).tolist()
+        signature: list[object] = [current.tobytes(), bank.skip.tobytes(), values.tobytes()]
         for state in bank.states:
             state.repeated = []
         for i in np.flatnonzero(bank.skip).tolist():
@@ -450,14 +472,17 @@ class Autoscalers:
                 return None if math.isnan(found) else found
 
             bank.hpas.before_scalar(i)
-            desired, _ = self._sync(state, int(current[i]), value, sim)
+            desired, decision = self._sync(state, int(current[i]), value, sim)
             bank.hpas.after_scalar(i, now)
+            state.repeated = list(decision.events)
+            signature += [i, desired, _conditions(decision), *decision.events]
             if desired != current[i]:
                 current[i] = desired
                 version += 1  # this scale, which `current` already shows
         # Kept for the next sync unless something else changed some replicas meanwhile.
         bank.replicas_version = version if version == workloads.replicas_version else -1
-        settled = not scalar and bank.pace.steady(signature, now, bank.hpas.memory) and self.skip_quiet_syncs
+        settled = (bank.pace.steady(tuple(signature), now, bank.hpas.memory) and bank.models is None
+                   and self.skip_quiet_syncs)
         self._again(bank.pace, HpaBankSync(index), sim, bank.next_change(now) if settled else None, settled)
         self._quiet_banks.discard(index)
         if bank.pace.quiet:
@@ -469,14 +494,15 @@ class Autoscalers:
         metric may change next) or else the last before the horizon."""
         now = sim.now
         pace.last, pace.due, pace.quiet = now, None, False
-        if self.horizon is None:
+        horizon = pace.horizon
+        if horizon is None:
             return
         following = now + SYNC_PERIOD
-        if following > self.horizon:
+        if following > horizon:
             return
         if settled:
-            final = now + SYNC_PERIOD * math.floor((self.horizon - now) / SYNC_PERIOD)
-            if final > self.horizon:  # rounding
+            final = now + SYNC_PERIOD * math.floor((horizon - now) / SYNC_PERIOD)
+            if final > horizon:  # rounding
                 final -= SYNC_PERIOD
             if change is not None:
                 following = min(final, now + SYNC_PERIOD * max(math.ceil((change - now) / SYNC_PERIOD), 1))

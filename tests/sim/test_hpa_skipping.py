@@ -73,9 +73,12 @@ def hpa(rng: random.Random, index: int, targets: list[str]) -> Doc:
         spec["metrics"][0] = metric(rng, True)
     if rng.random() < 0.4:
         spec["behavior"] = behavior(rng)
+    annotations = {"phalanx.dev/arrival": str(rng.choice([0, 0, 40]))}
+    if rng.random() < 0.15:  # its metrics named q0 read a model instead (never skipped)
+        annotations.update({"phalanx.dev/request-rate-model": "base=1,peak=30,period=1h",
+                            "phalanx.dev/request-metric": "q0"})
     return {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": f"h{index}", "namespace": "default",
-                         "annotations": {"phalanx.dev/arrival": str(rng.choice([0, 0, 40]))}}, "spec": spec}
+            "metadata": {"name": f"h{index}", "namespace": "default", "annotations": annotations}, "spec": spec}
 
 
 def scenario(rng: random.Random, folder: Path) -> tuple[Path, Path, float | None]:
@@ -99,7 +102,9 @@ def scenario(rng: random.Random, folder: Path) -> tuple[Path, Path, float | None
 def report(manifests: Path, metrics: Path, until: float | None) -> dict[str, Any]:
     inputs = load_paths([str(manifests)])
     inputs.metrics = MetricsSeries.load(str(metrics))
-    return build_report(Simulation(inputs, builtin("gang"), until=until).run())
+    sim = Simulation(inputs, builtin("gang"), until=until).run()
+    assert sim.hpas is not None
+    return {**build_report(sim), "hpaSyncs": sim.hpas.syncs}
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -112,6 +117,7 @@ def test_skipping_quiet_syncs_changes_nothing_reported(tmp_path: Path, monkeypat
     assert skipped["services"] == every["services"]
     assert skipped["pods"] == every["pods"]
     assert skipped["endTime"] == every["endTime"]
+    assert skipped["hpaSyncs"] == every["hpaSyncs"]
 
 
 class _Rounds:
@@ -144,3 +150,30 @@ def test_far_times_cost_a_few_syncs(tmp_path: Path, rows: str, until: float | No
         assert [r["replicas"] for r in service["replicas"]] == [1, 4, 5]
         assert 9223372036 <= service["replicas"][1]["time"] < 9223372036 + 15
     assert sim.end_time >= 9.2e9
+
+
+def test_without_until_an_hpa_on_a_rate_model_stops_after_one_period(tmp_path: Path) -> None:
+    """A rate model changes all the time, so its HPA is never skipped: with a metrics row 292 years away and no
+    --until it synced every 15 s for ever. It stops after one period of its model; the other HPA, on the file,
+    goes on to the far row."""
+    modelled = hpa(random.Random(1), 0, ["d0"])
+    modelled["metadata"]["annotations"] = {"phalanx.dev/request-rate-model": "base=1,peak=30,period=1h"}
+    modelled["spec"].update(minReplicas=1, metrics=[{"type": "External", "external": {
+        "metric": {"name": "requests_per_second"}, "target": {"type": "AverageValue", "averageValue": "10"}}}])
+    filed = hpa(random.Random(1), 1, ["d1"])
+    filed["spec"].update(minReplicas=1, metrics=[{"type": "External", "external": {"metric": {"name": "q0"},
+                                                                                  "target": {"type": "Value",
+                                                                                             "value": "10"}}}])
+    docs = [NODE, deployment("d0", 1, 0), deployment("d1", 1, 0), modelled, filed]
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs))
+    (tmp_path / "m.csv").write_text("time,metric,value,selector\n0,q0,5,\n9223372036,q0,50,\n")
+    inputs = load_paths([str(tmp_path / "in.yaml")])
+    inputs.metrics = MetricsSeries.load(str(tmp_path / "m.csv"))
+    sim = Simulation(inputs, builtin("gang"))
+    sim.observers.append(_Rounds(600))
+    on_model, on_file = build_report(sim.run())["services"]
+    assert sim.hpas is not None
+    bank = sim.hpas.banks[sim.hpas.bank_of["default/h0"]]
+    assert bank.pace.last == 3600.0  # the model's period, from its arrival
+    assert max(r["replicas"] for r in on_model["replicas"]) == 3  # 30 a second at the peak, 10 a replica
+    assert on_file["replicas"][-1]["time"] >= 9223372036
