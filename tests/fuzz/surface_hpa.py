@@ -114,8 +114,7 @@ def workload(rng: random.Random, kind: str, name: str, odds: float) -> Doc:
     return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
 
 
-def manifests(rng: random.Random) -> list[Doc]:
-    odds = rng.choice([0.0, 0.0, 0.03, 0.1, 0.3])
+def manifests(rng: random.Random, odds: float) -> list[Doc]:
     docs: list[Doc] = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"},
                         "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
                        for i in range(rng.randint(0, 2))]
@@ -128,13 +127,48 @@ def manifests(rng: random.Random) -> list[Doc]:
     return docs
 
 
+EXTREME_QUANTITIES = ["0.0000001m", "1n", "1e-30", "7Ei", "9223372036854775807", "1m"]
+EXTREME_VALUES = ["7Ei", "1e18", "9223372036854775807", "0.0000001m", "0"]
+
+
+def extremes(rng: random.Random, docs: list[Doc]) -> None:
+    """Values the API server accepts at their edges: targets of 1n or 7Ei, replicas and policies of 2^31-1,
+    the longest windows and periods."""
+    for doc in docs:
+        if doc["kind"] != "HorizontalPodAutoscaler" or rng.random() < 0.3:
+            continue
+        spec = doc["spec"]
+        for item in spec.get("metrics") or ():
+            for source in item.values():
+                if isinstance(source, dict) and isinstance(source.get("target"), dict):
+                    for key in ("value", "averageValue"):
+                        if key in source["target"] and rng.random() < 0.5:
+                            source["target"][key] = rng.choice(EXTREME_QUANTITIES)
+        if rng.random() < 0.5:
+            spec["maxReplicas"] = 2**31 - 1
+            if rng.random() < 0.2:
+                spec["minReplicas"] = 2**31 - 1
+        if rng.random() < 0.3:
+            spec["behavior"] = {"scaleUp": {"stabilizationWindowSeconds": rng.choice([0, 3600]), "policies": [
+                {"type": rng.choice(["Pods", "Percent"]), "value": 2**31 - 1, "periodSeconds": rng.choice([1, 1800])}]},
+                "scaleDown": {"stabilizationWindowSeconds": 3600, "policies": [
+                    {"type": "Percent", "value": 100, "periodSeconds": 1800}]}}
+
+
 def _generate(rng: random.Random) -> tuple[str, str | None, float | None]:
-    docs = manifests(rng)
+    big = rng.random() < 0.3
+    docs = manifests(rng, 0.0 if big else rng.choice([0.0, 0.0, 0.03, 0.1, 0.3]))
+    if big:
+        extremes(rng, docs)
     try:
         text = yaml.dump_all(docs, Dumper=_DUMPER, allow_unicode=True)
     except (yaml.YAMLError, UnicodeError):  # a lone surrogate: the pure dumper writes it
         text = yaml.safe_dump_all(docs, allow_unicode=True)
-    metrics = csv_text(rng, hostile=0.2) if rng.random() < 0.8 else None
+    metrics = csv_text(rng, hostile=0.0 if big else 0.2) if rng.random() < 0.8 else None
+    if big and metrics is not None and metrics.startswith("time,metric,value,selector"):
+        metrics = metrics.rstrip("\r\n") + "".join(
+            f"\n{rng.choice([1, 2])},{name},{rng.choice(EXTREME_VALUES)},{labels}"
+            for name in ("q", "rps", "cpu") for labels in ("", "service=llm")) + "\n"
     until = rng.choice([None, 60.0, 300.0, 900.0, 900.0])
     return text, metrics, until
 

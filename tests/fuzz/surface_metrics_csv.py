@@ -60,10 +60,10 @@ def csv_text(rng: random.Random, *, big: bool = False, hostile: float = 1.0) -> 
     header = "time,metric,value,selector" if rng.random() > 0.2 * hostile else rng.choice(HEADERS)
     count = rng.choice([0, 1, 3, 10, 40]) if not big else rng.choice([5_000, 20_000])
     body = rows(rng, count, odds if not big else min(odds, 0.001))
-    if rng.random() < 0.1 and body:
+    if rng.random() < 0.1 * hostile and body:
         body += rng.sample(body, k=min(len(body), 3))  # duplicate rows: one series, one time, two values
-    if rng.random() < 0.05:
-        body.append([rng.choice(["106751d", "9223372036", "2562047h"]), "q", "5", ""])  # one row far away
+    if rng.random() < 0.05:  # one row far away
+        body.append([rng.choice(["106751d", "9223372036", "2562047h"]), "q", "5", "far=1"])
     width = len(header.split(","))
     lines = [header]
     for row in body:
@@ -112,6 +112,8 @@ def simulate(directory: str, manifests: str, metrics_path: str | None, until: fl
     """Load the manifests and the metrics file as `phalanx simulate` does, run, and build the report (as strict
     JSON): OK, or INPUT_ERROR for bad input. The HPAs are held to 200 replicas: a capped HPA's pods cost time,
     not findings."""
+    cap = Autoscalers.replica_cap
+    Autoscalers.replica_cap = 200
     try:
         inputs = load_paths([write(directory, "in.yaml", manifests)])
         if metrics_path is not None:
@@ -119,12 +121,9 @@ def simulate(directory: str, manifests: str, metrics_path: str | None, until: fl
         profile = builtin("gang")
         profile.scale_up = mode
         sim = Simulation(inputs, profile, until=until)
+        dumps(build_report(sim.run()))
     except InputError:
         return INPUT_ERROR
-    cap = Autoscalers.replica_cap
-    Autoscalers.replica_cap = 200
-    try:
-        dumps(build_report(sim.run()))
     finally:
         Autoscalers.replica_cap = cap
     return OK
