@@ -21,7 +21,7 @@ from phalanx.errors import InputError, PhalanxError
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.progress import RunProgress
-from phalanx.sim.queueing import check_queue_objects, load_queue_files
+from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import SCHEMA_VERSION, build_report
 from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation
@@ -267,7 +267,9 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
               "values and leave their targets alone", file=sys.stderr)
     inputs.queue_docs.extend(load_queue_files(queue_files))
     if inputs.queue_docs:
-        check_queue_objects(inputs.queue_docs)  # bad queue objects fail before any profile runs
+        # bad queue objects fail before any profile runs; valid ones that admit nothing are named
+        for warning in check_queue_objects(inputs.queue_docs):
+            print(f"phalanx: warning: {warning}", file=sys.stderr)
     trace = load_traces(trace_files, inputs) if trace_files else None
     for notice in inputs.notices:
         print(f"phalanx: {notice}", file=sys.stderr)
@@ -323,9 +325,15 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
         for block in ("admission", "autoscaler"):
             for line in report.get(block, {}).get("notModelled", []):
                 print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
+        for line in held_lines(report.get("admission", {}).get("workloads", [])):
+            print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
         for section in ("topologyConstraints", "compositePodGroups", "podGroupResourceClaims"):
             for line in report.get(section, {}).get("notes", []):
                 print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
+        for service in report.get("services", []):
+            for line in service.get("notes", []):
+                print(f"phalanx: {report['profile']}: HorizontalPodAutoscaler {service['name']}: {line}",
+                      file=sys.stderr)
     return reports
 
 

@@ -233,7 +233,11 @@ def _load_paths(paths: Sequence[str]) -> Inputs:
     migrator = Migrator()  # other schedulers' gang objects and the alpha shapes, read as v1beta1
     foreign: list[str] = []
     for source, item in raw_documents(paths, foreign):
-        for doc, _ in migrator.feed(item):
+        try:
+            fed = migrator.feed(item)
+        except InputError as exc:
+            raise exc.at(file=source.file) from None
+        for doc, _ in fed:
             _load_one(doc, source, inputs, seen)
     for i, (doc, _) in enumerate(migrator.finish(), start=1):
         _load_one(doc, Source(TRANSLATED, i), inputs, seen)

@@ -46,8 +46,10 @@ a series at the second repeat, then every 30 min; keeping the note in the key sh
 Events are written in the background, never on the scheduling path: at most 1,000 wait (more are dropped), and
 one the API server cannot take (a broken connection, a 5xx, as when it restarts) is tried again 12 times, 10 s
 apart, as client-go's broadcaster does, so a pod bound while the API server restarted still gets its
-`Scheduled` Event. A binding whose answer was lost and that the API server then reports as already made on
-the node asked for (a 409) counts as made, and gets its `Scheduled` Event too.
+`Scheduled` Event. An Event is named when it is queued and keeps that name on every try, so a create whose
+answer was lost finds its own Event on the next try (a 409 on an Event this instance wrote about the same pod
+and reason) rather than writing a second. A binding whose answer was lost and that the API server then
+reports as already made on the node asked for (a 409) counts as made, and gets its `Scheduled` Event too.
 
 kube-scheduler compares against its informer's copy of the pod; the binder instead remembers, per
 `namespace/name`, the PodScheduled condition and nominated node it last read or wrote (read with a GET when
@@ -220,6 +222,7 @@ class _EventToWrite:
     count: int
     name: str  # the Event to update with a series ("" for a new one)
     at: float  # monotonic time of the occurrence
+    new_name: str = ""  # the name a new Event is created under, the same on every try
 
 
 @dataclass
@@ -811,7 +814,7 @@ class Binder:
         regarding = ObjectReference(apiVersion="v1", kind="Pod", namespace=namespace, name=name, uid=uid or None)
         try:
             self._events.put_nowait((key, _EventToWrite(namespace, regarding, related, kind, reason, action, note,
-                                                        count, event_name, now)))
+                                                        count, event_name, now, f"{name}.{time.time_ns():x}")))
         except queue.Full:
             log.debug("%d events wait to be written: dropping %s on %s/%s", EVENT_QUEUE_LIMIT, reason, namespace,
                       name)
@@ -865,11 +868,14 @@ class Binder:
         return True
 
     def _create_event(self, event: _EventToWrite) -> str | None:
-        """Create the Event under a new name (a second one if the first was taken); its name, or None when it
-        cannot be written (its namespace is gone, the API server refused it). Raises a transient `_Failed`."""
+        """Create the Event under the name it was given when queued, so that a create whose answer was lost and
+        that is tried again finds its own Event (a 409 on an Event this instance wrote about the same thing
+        counts as written) instead of writing a second one; under a fresh name if someone else took it. Its
+        name, or None when it cannot be written (its namespace is gone, the API server refused it). Raises a
+        transient `_Failed`."""
         namespace = event.namespace
+        event_name = event.new_name or f"{event.regarding.name}.{time.time_ns():x}"
         for _ in range(2):
-            event_name = f"{event.regarding.name}.{time.time_ns():x}"
             moment = self._wall()
             body = Event(
                 metadata=ObjectMeta(name=event_name, namespace=namespace),
@@ -885,9 +891,24 @@ class Binder:
                 return None  # the namespace is gone
             except _Failed as exc:
                 if _code(exc.__cause__ or exc) == 409:
+                    if self._written_before(namespace, event_name, event):
+                        return event_name
+                    event_name = f"{event.regarding.name}.{time.time_ns():x}"
                     continue
                 if exc.transient:
                     raise
                 return None
             return event_name
         return None
+
+    def _written_before(self, namespace: str, event_name: str, event: _EventToWrite) -> bool:
+        """Whether the Event under `event_name` is the one an earlier try of `event` wrote."""
+        try:
+            found = self._call(f"event {namespace}/{event_name}",
+                               lambda: self.client.get(Event, event_name, namespace=namespace))
+        except (_Gone, _Failed):
+            return False
+        regarding = found.regarding
+        return (found.reportingInstance == self.reporting_instance and found.reason == event.reason
+                and found.note == event.note and regarding is not None
+                and regarding.name == event.regarding.name and regarding.uid == event.regarding.uid)

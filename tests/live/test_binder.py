@@ -92,6 +92,34 @@ def test_bind_sets_node_name_and_emits_scheduled(client: Client, namespace: str)
     assert event.action == "Binding" and event.reportingInstance and event.reportingInstance.startswith("phalanx-")
 
 
+class LosesCreateAnswers:
+    """The real client, except that the first `lose` Event creates reach the API server and their answers are
+    lost (as when it restarts between writing and answering)."""
+
+    def __init__(self, client: Client, lose: int) -> None:
+        self.client, self.lose = client, lose
+
+    def create(self, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        made = self.client.create(obj, *args, **kwargs)
+        if isinstance(obj, EventV1) and self.lose:
+            self.lose -= 1
+            raise httpx2.RemoteProtocolError("Server disconnected without sending a response.")
+        return made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
+def test_an_event_whose_answer_was_lost_is_written_once(client: Client, namespace: str) -> None:
+    node = make_node(client, namespace)
+    pod = make_pod(client, namespace, "p")
+    binder = Binder(LosesCreateAnswers(client, lose=2))  # type: ignore[arg-type]
+    assert binder.bind(namespace, "p", uid_of(pod), node).ok
+    assert binder.flush(timeout=30)
+    [event] = events(client, namespace, "Scheduled")  # its answer lost, tried again: written once
+    assert event.message == f"Successfully assigned {namespace}/p to {node}"
+
+
 def test_bind_twice_is_a_conflict(client: Client, namespace: str) -> None:
     first, second = make_node(client, namespace, "a"), make_node(client, namespace, "b")
     pod = make_pod(client, namespace, "p")

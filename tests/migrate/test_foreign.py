@@ -378,8 +378,6 @@ spec: {{podSets: {pod_sets}}}
     assert _migrate_error(tmp_path, text, capsys).startswith(f"Workload ml/train: {error}")
 
 
-@pytest.mark.xfail(strict=True, reason="needs phalanx/api/load.py to add the file to a Migrator.feed InputError "
-                                       "(asked of the api slice's owner): remove this mark when it does")
 def test_simulate_names_the_file_of_a_refused_count_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, _volcano_group('"4"'))
     assert main(["validate", str(path)]) == 2

@@ -183,6 +183,10 @@ def test_an_hpa_on_a_missing_target_says_why_it_scales_nothing(tmp_path: Path,
     [service] = _service(tmp_path, capsys, [_hpa("web", "wbe")], "0,q,50\n")
     why = 'the HPA controller was unable to get the target\'s current scale: deployments.apps "wbe" not found'
     assert service["notes"] == [f"AbleToScale=False FailedGetScale: {why}"]
+    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "gang", "--until", "1h",
+                 "--metrics", str(tmp_path / "m.csv")]) == 0
+    assert (f"phalanx: gang: HorizontalPodAutoscaler {service['name']}: AbleToScale=False FailedGetScale: "
+            f"{why}") in capsys.readouterr().err.splitlines()
     assert {c["type"]: (c["status"], c["reason"], c["message"]) for c in service["conditions"]}["AbleToScale"] == \
         ("False", "FailedGetScale", why)
     [event] = service["events"]

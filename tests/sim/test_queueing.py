@@ -393,3 +393,15 @@ def test_validate_names_what_leaves_a_queue_admitting_nothing(tmp_path: Path) ->
         "ClusterQueue gpus is inactive: FlavorNotFound: Can't admit new workloads: references missing "
         "ResourceFlavor(s): gpu-flavor.",
         "LocalQueue ml/orphan: ClusterQueue missing doesn't exist"]
+
+
+def test_simulate_says_what_is_held_and_what_admits_nothing(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """The queue objects' warnings before the run, and each held reason after it, on stderr."""
+    docs = [node("n1"), flavor("default"), cluster_queue("cq", {"default": "4"}), local_queue("ml", "lq", "cq"),
+            local_queue("ml", "orphan", "missing"), job("ml", "a", cpu="1", pods=1, queue="nowhere")]
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs))
+    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "kueue", "-o", "json"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert "phalanx: warning: LocalQueue ml/orphan: ClusterQueue missing doesn't exist" in err
+    assert any(line.startswith("phalanx: kueue: 1 workload(s) held: ") and "(Job ml/a)" in line for line in err), err
