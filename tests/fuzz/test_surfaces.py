@@ -5,6 +5,7 @@ a 10 s timeout and a 1 GiB memory bound; no input may fail, crash, hang or blow 
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -34,7 +35,13 @@ def test_the_runner_counts_hangs_memory_and_failures(monkeypatch: pytest.MonkeyP
         if case == 1:
             raise ValueError("boom")
         if case == 2:
-            hoard = [bytearray(64 << 20) for _ in range(40)]  # 2.5 GiB, touched
+            # Written bytes (a zeroed bytearray may stay unmapped and never show in RSS), grown slowly enough
+            # for the parent's polls, then held: past 512 MiB it must be killed as a blow-up.
+            hoard = []
+            for _ in range(24):
+                hoard.append(b"\x01" * (64 << 20))
+                time.sleep(0.02)
+            time.sleep(10)
             return str(len(hoard))
         while True:
             pass
