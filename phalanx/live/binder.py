@@ -85,7 +85,7 @@ from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import PatchType
 
 from phalanx.live.fence import NotLeader
-from phalanx.scheduler.scheduler import PreemptorKind
+from phalanx.scheduler.decisions import PreemptorKind
 
 log = logging.getLogger(__name__)
 

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 import httpx2
 from lightkube import ApiError, Client
@@ -63,12 +63,7 @@ from phalanx.live.claims import ClaimBook, KnownClaim, known_claim, resolve
 from phalanx.live.clock import Inbox, WallClock
 from phalanx.live.informers import DELETED, MODIFIED, Informer, object_key
 from phalanx.live.metrics import Metrics
-from phalanx.scheduler.loop import run_engine
-from phalanx.scheduler.placement.composite import COMPOSITE
-from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
-from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import (
-    GROUP,
+from phalanx.scheduler.decisions import (
     Bind,
     Decision,
     DeviceTaintEviction,
@@ -76,9 +71,13 @@ from phalanx.scheduler.scheduler import (
     GroupCondition,
     Nominate,
     Preemption,
-    Scheduler,
     Unschedulable,
 )
+from phalanx.scheduler.loop import run_engine
+from phalanx.scheduler.placement.composite import COMPOSITE
+from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
+from phalanx.scheduler.queue import Where
+from phalanx.scheduler.scheduler import GROUP, Scheduler
 
 log = logging.getLogger("phalanx.live")
 BIND_WORKERS = 16  # binding calls in flight at once
@@ -490,36 +489,39 @@ class Driver:
         self.counters.cycles += 1
         self._bind_all([d for d in decisions if isinstance(d, Bind)], now)
         for decision in decisions:
-            if isinstance(decision, Bind):
-                if self.metrics is not None:
-                    self.metrics.attempt("scheduled", profile, seconds)
-            elif isinstance(decision, Unschedulable):
-                pod = decision.pod
-                self.counters.unschedulable += 1
-                self.binder.unschedulable(pod.namespace, pod.name, decision.message, reason=decision.reason,
-                                          uid=self._uids.get(pod.key))
-                if self.metrics is not None:
-                    self.metrics.attempt("error" if decision.reason == "SchedulerError" else "unschedulable",
-                                         profile, seconds)
-            elif isinstance(decision, Nominate):
-                self.binder.nominate(decision.pod.namespace, decision.pod.name, decision.node)
-            elif isinstance(decision, Evict):
-                self._evict(decision)
-            elif isinstance(decision, Preemption):
-                if self.metrics is not None:
-                    self.metrics.preemption(len(decision.victims))
-            elif isinstance(decision, GroupCondition):
-                group = decision.group
-                if self.metrics is not None:
-                    self.metrics.group_attempt("scheduled" if decision.status else
-                                               "error" if decision.reason == "SchedulerError" else "unschedulable",
-                                               profile, seconds)
-                self.binder.group_condition(group.namespace, group.name, decision.type, decision.status,
-                                            decision.reason, decision.message)
-            elif isinstance(decision, DeviceTaintEviction):
-                pod = decision.pod
-                self.binder.preempt(pod.namespace, pod.name, preemptor="", node=decision.node,
-                                    message=decision.message, uid=self._uids.get(pod.key))
+            match decision:
+                case Bind():  # bound above
+                    if self.metrics is not None:
+                        self.metrics.attempt("scheduled", profile, seconds)
+                case Unschedulable():
+                    pod = decision.pod
+                    self.counters.unschedulable += 1
+                    self.binder.unschedulable(pod.namespace, pod.name, decision.message, reason=decision.reason,
+                                              uid=self._uids.get(pod.key))
+                    if self.metrics is not None:
+                        self.metrics.attempt("error" if decision.reason == "SchedulerError" else "unschedulable",
+                                             profile, seconds)
+                case Nominate():
+                    self.binder.nominate(decision.pod.namespace, decision.pod.name, decision.node)
+                case Evict():
+                    self._evict(decision)
+                case Preemption():
+                    if self.metrics is not None:
+                        self.metrics.preemption(len(decision.victims))
+                case GroupCondition():
+                    group = decision.group
+                    if self.metrics is not None:
+                        self.metrics.group_attempt("scheduled" if decision.status else
+                                                   "error" if decision.reason == "SchedulerError" else "unschedulable",
+                                                   profile, seconds)
+                    self.binder.group_condition(group.namespace, group.name, decision.type, decision.status,
+                                                decision.reason, decision.message)
+                case DeviceTaintEviction():
+                    pod = decision.pod
+                    self.binder.preempt(pod.namespace, pod.name, preemptor="", node=decision.node,
+                                        message=decision.message, uid=self._uids.get(pod.key))
+                case _:
+                    assert_never(decision)
         if self.metrics is not None:
             self.metrics.pending(self._pending_counts())
 

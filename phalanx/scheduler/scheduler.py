@@ -2,7 +2,7 @@
 
 A driver (the simulator's clock or a live API server) reports nodes, pods and PodGroups as they appear
 and go, and calls `schedule(now)`; the Scheduler runs pod or PodGroup cycles for whatever the queue holds
-and returns decisions (Bind, Unschedulable, GroupCondition) for the driver to carry out. Bound pods are
+and returns decisions (phalanx/scheduler/decisions.py) for the driver to carry out. Bound pods are
 assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 """
 
@@ -12,14 +12,24 @@ import logging
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from typing import assert_never
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray, StateCorrupted
 from phalanx.scheduler.cycle import PodCycle, Result
+from phalanx.scheduler.decisions import (
+    Bind,
+    Decision,
+    DeviceTaintEviction,
+    Evict,
+    GroupCondition,
+    Nominate,
+    Preemption,
+    PreemptorKind,
+    Unschedulable,
+)
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin, PluginError
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
@@ -39,85 +49,6 @@ POD = "pod:"
 GROUP = "group:"
 FIT = "NodeResourcesFit"
 INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
-PreemptorKind = Literal["pod", "podgroup", "compositepodgroup"]  # kube-scheduler's EntityKeyType values
-
-
-@dataclass(frozen=True, slots=True)
-class Bind:
-    """Bind the pod to the node. `claims` are the pod's ResourceClaims (`namespace/name`) with the
-    `status.allocation` the driver writes before binding (DRA's PreBind); the claims it only reserves
-    (allocated already, shared) carry the allocation they have."""
-
-    pod: Pod
-    node: str
-    claims: tuple[tuple[str, dict[str, object]], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class Unschedulable:
-    """The pod's attempt failed: PodScheduled=False with `reason` Unschedulable (no node fits), or
-    SchedulerError (the cycle itself failed: a plugin's error, an exception; retried after backoff)."""
-
-    pod: Pod
-    message: str
-    reason: Literal["Unschedulable", "SchedulerError"] = "Unschedulable"
-
-
-@dataclass(frozen=True, slots=True)
-class Evict:
-    """Evict a victim (graceful deletion) so that `preemptor` fits: a pod, a PodGroup or a CompositePodGroup
-    (`kind`, as kube-scheduler's preemptor EntityKeyType names them)."""
-
-    pod: Pod
-    preemptor: str
-    node: str
-    message: str
-    kind: PreemptorKind = "pod"
-
-
-@dataclass(frozen=True, slots=True)
-class Nominate:
-    """Set the preemptor's status.nominatedNodeName: where it expects to land once its victims are gone
-    (an empty node clears it: its preemption found no candidate, or its group was rejected)."""
-
-    pod: Pod
-    node: str
-
-
-@dataclass(frozen=True, slots=True)
-class Preemption:
-    """One preemption decision (a PostFilter or PodGroupPostFilter that chose victims)."""
-
-    preemptor: str
-    group: bool
-    victims: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class GroupCondition:
-    """A PodGroup status condition: `PodGroupInitiallyScheduled` True/`Scheduled`, or False with reason
-    `Unschedulable` or `SchedulerError` (the group failed validation). Never False once it was True."""
-
-    group: PodGroup
-    type: str
-    status: bool
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class DeviceTaintEviction:
-    """Evict a pod (graceful deletion) whose claim's device has a NoExecute taint the claim does not tolerate
-    (KEP-5055's eviction controller); the claim is deallocated once its last pod is gone."""
-
-    pod: Pod
-    node: str
-    claim: str
-    rule: str | None
-    message: str
-
-
-Decision = Bind | Unschedulable | GroupCondition | Evict | Nominate | Preemption | DeviceTaintEviction
 
 
 class Scheduler:
@@ -487,7 +418,7 @@ class Scheduler:
 
         A cycle that raises fails alone (`_cycle_failed`), whatever it was doing; only a broken invariant of
         the books (StateCorrupted) goes on up."""
-        self._out = self._device_evictions(now)
+        self._out = list(self._device_evictions(now))
         self._failures.clear()  # events came in since the last round
         while (key := self.queue.pop(now)) is not None:
             mark = len(self._out)
@@ -585,15 +516,21 @@ class Scheduler:
         entry's own pods and PodGroups (`own`: pod keys, GROUP + PodGroup keys; a condition True is forgotten
         with them). Evictions and nominations stay: they were carried out in the books already, and the
         victims go either way."""
-        if isinstance(decision, Bind):
-            return decision.pod.key in undone
-        if isinstance(decision, Unschedulable):
-            return decision.pod.key in own
-        if isinstance(decision, GroupCondition) and GROUP + decision.group.key in own:
-            if decision.status:
-                self.initially_scheduled.discard(decision.group.key)
-            return True
-        return False
+        match decision:
+            case Bind():
+                return decision.pod.key in undone
+            case Unschedulable():
+                return decision.pod.key in own
+            case GroupCondition():
+                if GROUP + decision.group.key not in own:
+                    return False
+                if decision.status:
+                    self.initially_scheduled.discard(decision.group.key)
+                return True
+            case Evict() | Nominate() | Preemption() | DeviceTaintEviction():
+                return False
+            case _:
+                assert_never(decision)
 
     def next_retry(self) -> float | None:
         """When the scheduler next has work without a new event: a backoff ending, a device toleration running
@@ -647,14 +584,14 @@ class Scheduler:
         for key in templates:
             self.devices.delete_template(key)
 
-    def add_device_taint_rule(self, rule: DeviceTaintRule, now: float) -> list[Decision]:
+    def add_device_taint_rule(self, rule: DeviceTaintRule, now: float) -> list[DeviceTaintEviction]:
         """A DeviceTaintRule appears: its taint joins the selected devices' taints. Returns the evictions it
         causes now (pods whose claims do not tolerate a NoExecute taint); later ones, after tolerationSeconds,
         come out of `schedule`."""
         if self.devices is None:
             return []
         self.devices.add_taint_rule(rule)
-        return list(self._device_evictions(now))
+        return self._device_evictions(now)
 
     def pod_devices(self, key: str) -> list[str]:
         """The devices (`driver/pool/device`) a pod's claims hold, for reports."""
@@ -674,10 +611,10 @@ class Scheduler:
                     claims.append((state.key, allocation))
         return Bind(pod, self.cluster.names[node], tuple(claims))
 
-    def _device_evictions(self, now: float) -> list[Decision]:
+    def _device_evictions(self, now: float) -> list[DeviceTaintEviction]:
         if self.devices is None:
             return []
-        out: list[Decision] = []
+        out: list[DeviceTaintEviction] = []
         for eviction in self.devices.evictions(now):
             who = f"DeviceTaintRule {eviction.rule}" if eviction.rule else "a ResourceSlice device taint"
             for key in eviction.pods:

@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
@@ -26,10 +26,7 @@ from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
 from phalanx.controllers.workloads import Actions, WorkloadControllers
-from phalanx.scheduler.loop import VirtualClock, run_engine
-from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.scheduler import (
-    GROUP,
+from phalanx.scheduler.decisions import (
     Bind,
     Decision,
     DeviceTaintEviction,
@@ -37,9 +34,11 @@ from phalanx.scheduler.scheduler import (
     GroupCondition,
     Nominate,
     Preemption,
-    Scheduler,
     Unschedulable,
 )
+from phalanx.scheduler.loop import VirtualClock, run_engine
+from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.scheduler import GROUP, Scheduler
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
@@ -224,24 +223,27 @@ class Simulation:
     def carry_out(self, decisions: list[Decision], now: float, seconds: float) -> None:
         self.scheduling_seconds += seconds
         for decision in decisions:
-            if isinstance(decision, Bind):  # the simulator's binding never fails: confirmed at once
-                self.scheduler.confirm_bind(decision.pod.key)
-                self.binds += 1
-                self._bind(decision.pod, decision.node)
-            elif isinstance(decision, Unschedulable):
-                self.pods[decision.pod.key].message = decision.message
-                if self.autoscaling is not None:
-                    self.autoscaling.unschedulable_pod(self, decision.pod.key)
-            elif isinstance(decision, GroupCondition):
-                self._condition(decision)
-            elif isinstance(decision, Evict):
-                self._evict(decision)
-            elif isinstance(decision, Nominate):  # an empty node clears the nomination
-                self.pods[decision.pod.key].nominated = decision.node or None
-            elif isinstance(decision, Preemption):
-                self._preemption(decision)
-            elif isinstance(decision, DeviceTaintEviction):
-                self._evict(decision)
+            match decision:
+                case Bind():  # the simulator's binding never fails: confirmed at once
+                    self.scheduler.confirm_bind(decision.pod.key)
+                    self.binds += 1
+                    self._bind(decision.pod, decision.node)
+                case Unschedulable():
+                    self.pods[decision.pod.key].message = decision.message
+                    if self.autoscaling is not None:
+                        self.autoscaling.unschedulable_pod(self, decision.pod.key)
+                case GroupCondition():
+                    self._condition(decision)
+                case Evict():
+                    self._evict(decision)
+                case Nominate():  # an empty node clears the nomination
+                    self.pods[decision.pod.key].nominated = decision.node or None
+                case Preemption():
+                    self._preemption(decision)
+                case DeviceTaintEviction():
+                    self._evict(decision)
+                case _:
+                    assert_never(decision)
         for observe in self.observers:
             observe(self)
 
@@ -253,9 +255,8 @@ class Simulation:
         elif isinstance(event, PodDeletion):
             self._user_delete(event)
         elif isinstance(event, DeviceTaintRule):
-            for decision in self.scheduler.add_device_taint_rule(event, self.now):
-                if isinstance(decision, DeviceTaintEviction):
-                    self._evict(decision)
+            for eviction in self.scheduler.add_device_taint_rule(event, self.now):
+                self._evict(eviction)
         elif isinstance(event, ResourceSlice):
             self.scheduler.add_device_objects(self.now, slices=[event])
         elif isinstance(event, Node):
@@ -459,13 +460,17 @@ class Simulation:
             return
         self.evictions += 1
         record.terminating = True
-        if isinstance(decision, Evict):
-            record.preempted_count += 1
-            record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node,
-                                        "message": decision.message})
-        else:
-            record.device_taint_evictions.append({"time": self.now, "node": decision.node, "claim": decision.claim,
-                                                  "deviceTaintRule": decision.rule, "message": decision.message})
+        match decision:
+            case Evict():
+                record.preempted_count += 1
+                record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor,
+                                            "node": decision.node, "message": decision.message})
+            case DeviceTaintEviction():
+                record.device_taint_evictions.append({"time": self.now, "node": decision.node,
+                                                      "claim": decision.claim, "deviceTaintRule": decision.rule,
+                                                      "message": decision.message})
+            case _:
+                assert_never(decision)
         record.message = decision.message
         if record.since is not None:
             record.progress += self.now - record.since

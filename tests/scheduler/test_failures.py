@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from phalanx.api.objects import Pod
+from phalanx.scheduler.decisions import Bind, Evict, Nominate, Unschedulable
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Evict, Nominate, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeNode, MakePod
 
 Log = list[tuple[str, str, str]]

@@ -67,6 +67,7 @@ import numpy as np
 
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.decisions import Unschedulable
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.placement.topology import (
@@ -81,7 +82,7 @@ from phalanx.scheduler.placement.topology import (
 )
 
 if TYPE_CHECKING:
-    from phalanx.scheduler.scheduler import Scheduler, Unschedulable
+    from phalanx.scheduler.scheduler import Scheduler
 
 COMPOSITE = "composite:"  # queue entries of CompositePodGroup roots
 MAX_TREE_DEPTH = 4
@@ -706,7 +707,7 @@ class CompositeCycles:
                 for pod_key, why in outcome.failures.items():
                     retry = True
                     s.messages[pod_key] = why
-                    s._out.append(_unschedulable(s.pods[pod_key], why))
+                    s._out.append(Unschedulable(s.pods[pod_key], why))
                 s._condition(leaf, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
             else:
                 retry |= bool(pending[leaf.key])
@@ -725,7 +726,7 @@ class CompositeCycles:
         for pod in pending:
             why = failures.get(pod.key, own.message)
             s.messages[pod.key] = why
-            s._out.append(_unschedulable(pod, why))
+            s._out.append(Unschedulable(pod, why))
         s._condition(leaf, False, reason, own.message)
 
     def _fail(self, root_key: str, leaves: Sequence[PodGroup], pending: Mapping[str, Sequence[Pod]],
@@ -808,12 +809,6 @@ def _placed_by(result: NodeResult | None) -> Sequence[tuple[Pod, int]]:
     if result is None or result.status != "success" or result.outcome is None:
         return ()
     return result.outcome.placed
-
-
-def _unschedulable(pod: Pod, message: str) -> Unschedulable:
-    from phalanx.scheduler.scheduler import Unschedulable  # scheduler.py imports this module
-
-    return Unschedulable(pod, message)
 
 
 def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup]) -> list[str]:
