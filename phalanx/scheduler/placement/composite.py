@@ -59,8 +59,8 @@ the tree's final results and `CompositeCycles.cycle` records them, once per real
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -70,6 +70,7 @@ from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.decisions import Unschedulable
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement import exact
+from phalanx.scheduler.placement.forest import MAX_TREE_DEPTH, Forest, TreeNode, depth, ready, walk
 from phalanx.scheduler.placement.topology import (
     NODE_RESOURCES_FIT,
     POD_GROUP_PODS_COUNT,
@@ -85,22 +86,8 @@ if TYPE_CHECKING:
     from phalanx.scheduler.scheduler import Scheduler
 
 COMPOSITE = "composite:"  # queue entries of CompositePodGroup roots
-MAX_TREE_DEPTH = 4
 UNSCHEDULABLE = "pod group is unschedulable"  # errPodGroupUnschedulable
 Status = Literal["success", "unschedulable", "error"]
-
-
-@dataclass(slots=True)
-class TreeNode:
-    """One node of a root's tree: a CompositePodGroup with children, or a PodGroup leaf."""
-
-    key: str
-    composite: CompositePodGroup | None = None
-    group: PodGroup | None = None
-    children: list[TreeNode] = field(default_factory=list, repr=False)  # a deep tree's repr stays flat
-
-    def leaves(self) -> Iterable[PodGroup]:
-        return (node.group for node in _walk(self) if node.group is not None)
 
 
 @dataclass(slots=True)
@@ -120,142 +107,6 @@ class NodeResult:
 # A node's algorithm: yields (child, results) for each child it needs placed, receives the child's result, and
 # returns its own (TreePlacer._drive runs it).
 Steps = Generator[tuple["TreeNode", dict[str, NodeResult]], NodeResult, NodeResult]
-
-
-class Forest:
-    """The CompositePodGroups known and the children of each (workload_forest.go)."""
-
-    def __init__(self) -> None:
-        self.composites: dict[str, CompositePodGroup] = {}
-        self._child_groups: dict[str, dict[str, PodGroup]] = {}
-        self._child_composites: dict[str, dict[str, CompositePodGroup]] = {}
-        self._group_parents: dict[str, str] = {}  # PodGroup key -> its parent's key
-
-    @staticmethod
-    def _parent_key(obj: PodGroup | CompositePodGroup) -> str | None:
-        return f"{obj.namespace}/{obj.parent}" if obj.parent is not None else None
-
-    def add_group(self, group: PodGroup) -> None:
-        """A PodGroup appears or changes (a changed parent link moves it: never a child of two)."""
-        self.remove_group(group)
-        parent = self._parent_key(group)
-        if parent is not None:
-            self._child_groups.setdefault(parent, {})[group.key] = group
-            self._group_parents[group.key] = parent
-
-    def remove_group(self, group: PodGroup) -> None:
-        parent = self._group_parents.pop(group.key, None)
-        if parent is not None:
-            children = self._child_groups.get(parent, {})
-            children.pop(group.key, None)
-            if not children:
-                self._child_groups.pop(parent, None)
-
-    def add(self, composite: CompositePodGroup) -> None:
-        """A CompositePodGroup appears or changes (a changed parent link moves it: never a child of two)."""
-        self.remove(composite.key)
-        self.composites[composite.key] = composite
-        parent = self._parent_key(composite)
-        if parent is not None:
-            self._child_composites.setdefault(parent, {})[composite.key] = composite
-
-    def remove(self, key: str) -> CompositePodGroup | None:
-        composite = self.composites.pop(key, None)
-        parent = self._parent_key(composite) if composite is not None else None
-        if parent is not None:
-            children = self._child_composites.get(parent, {})
-            children.pop(key, None)
-            if not children:
-                self._child_composites.pop(parent, None)
-        return composite
-
-    def root_of(self, composite_key: str) -> tuple[str | None, str]:
-        """The root CompositePodGroup above (or at) `composite_key`, or None and why there is none."""
-        seen: set[str] = set()
-        key = composite_key
-        while True:
-            if key in seen:
-                return None, f"cycle detected in composite pod group hierarchy at {key}"
-            seen.add(key)
-            composite = self.composites.get(key)
-            if composite is None:
-                return None, f"waiting for composite pod group {key} to be created"
-            if composite.parent is None:
-                return key, ""
-            key = f"{composite.namespace}/{composite.parent}"
-
-    def hierarchy_root(self, parent_key: str) -> tuple[str | None, str]:
-        """The root over a PodGroup whose parent is `parent_key`, as the GangScheduling PreEnqueue finds it
-        (BuildHierarchySnapshotFromPod, then GetRootKeyForGroup in that snapshot): it follows at most
-        WorkloadMaxTreeDepth parents, so a root further up is never found and the leaf's pods wait. None
-        and why, when there is no root in reach (missing, a loop, too far)."""
-        seen: set[str] = set()
-        key = parent_key
-        for _ in range(MAX_TREE_DEPTH):
-            if key in seen:
-                return None, f"cycle detected in composite pod group hierarchy at {key}"
-            seen.add(key)
-            composite = self.composites.get(key)
-            if composite is None:
-                return None, f"waiting for composite pod group {key} to be created"
-            if composite.parent is None:
-                return key, ""
-            key = f"{composite.namespace}/{composite.parent}"
-        root, why = self.root_of(parent_key)  # the snapshot below the last one reached finds a loop through it
-        if root is None and why.startswith("cycle"):
-            return None, why
-        return None, (f"failed to build hierarchy snapshot: composite pod group {parent_key} has no root within "
-                      f"{MAX_TREE_DEPTH} levels up (the API allows trees {MAX_TREE_DEPTH} levels deep)")
-
-    def tree(self, root: str) -> TreeNode:
-        """The root's tree (buildPodGroupInfoForCPG); children in arrival, then document, order (upstream
-        iterates a set: no order at all). Built depth first without recursion: a chain of any length is one
-        loop."""
-        def order(obj: PodGroup | CompositePodGroup) -> tuple[float, int, str]:
-            return obj.arrival, obj.source.index if obj.source else 0, obj.key
-
-        def kids(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
-            found: list[PodGroup | CompositePodGroup] = [*self._child_groups.get(node.key, {}).values(),
-                                                         *self._child_composites.get(node.key, {}).values()]
-            return iter(sorted(found, key=order))
-
-        top = TreeNode(root, composite=self.composites[root])
-        seen = {root}
-        stack = [(top, kids(top))]
-        while stack:
-            node, pending = stack[-1]
-            kid = next(pending, None)
-            if kid is None:
-                stack.pop()
-            elif isinstance(kid, PodGroup):
-                node.children.append(TreeNode(kid.key, group=kid))
-            elif kid.key not in seen:
-                seen.add(kid.key)
-                child = TreeNode(kid.key, composite=kid)
-                node.children.append(child)
-                stack.append((child, kids(child)))
-        return top
-
-
-def ready(node: TreeNode, members: Mapping[str, set[str]]) -> bool:
-    """isCPGTreeReady / isPGReady: a PodGroup has minCount pods (1 for basic), a CompositePodGroup has
-    minGroupCount (1 for basic) ready children."""
-    done: dict[int, bool] = {}
-    for each in reversed(list(_walk(node))):  # children before their parent
-        if each.group is not None:
-            done[id(each)] = len(members.get(each.key, ())) >= each.group.min_count
-        else:
-            assert each.composite is not None
-            done[id(each)] = sum(done[id(child)] for child in each.children) >= each.composite.min_group_count
-    return done[id(node)]
-
-
-def depth(node: TreeNode) -> int:
-    """Levels from the node down to its deepest descendant, both counted."""
-    levels: dict[int, int] = {}
-    for each in reversed(list(_walk(node))):
-        levels[id(each)] = 1 + max((levels[id(child)] for child in each.children), default=0)
-    return levels[id(node)]
 
 
 class TreePlacer:
@@ -325,7 +176,7 @@ class TreePlacer:
         (no outcome) and binds nothing, so its verdict is left out too. The caller records these in a real
         root cycle only (`CompositeCycles.cycle`), never in the preemption's dry run."""
         found: list[tuple[str, exact.Verdict, float]] = []
-        for node in _walk(root):
+        for node in walk(root):
             result = self.results.get(node.key)
             if result is None:
                 continue
@@ -795,15 +646,6 @@ class CompositeCycles:
         return False
 
 
-def _walk(node: TreeNode) -> Iterator[TreeNode]:
-    """The node and every node below it, parents first (depth first, children in order)."""
-    stack = [node]
-    while stack:
-        each = stack.pop()
-        yield each
-        stack.extend(reversed(each.children))
-
-
 def _placed_by(result: NodeResult | None) -> Sequence[tuple[Pod, int]]:
     """The pods a leaf placed, when it succeeded under successful ancestors."""
     if result is None or result.status != "success" or result.outcome is None:
@@ -842,7 +684,7 @@ def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGrou
 
 
 def _objects(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
-    for each in _walk(node):
+    for each in walk(node):
         if each.group is not None:
             yield each.group
         if each.composite is not None:
