@@ -157,7 +157,7 @@ class Scheduler:
         self._unassume(key)
         if group_key is not None:
             group = self.groups.get(group_key)
-            if group is not None and group.is_gang and self._running_members(group_key) < group.min_count:
+            if group is not None and group.is_gang and self.running_members(group_key) < group.min_count:
                 for other in [k for k, g in self.assumed.items() if g == group_key]:
                     del self.assumed[other]
                     self._unassume(other)
@@ -316,12 +316,12 @@ class Scheduler:
 
     # --- PreEnqueue -----------------------------------------------------------------------------------
 
-    def _pending_members(self, group_key: str) -> list[Pod]:
+    def pending_members(self, group_key: str) -> list[Pod]:
         pods = [self.pods[k] for k in self.members[group_key] if k not in self.cluster.bound]
         pods.sort(key=lambda p: (-p.priority, p.arrival, p.source.index if p.source else 0, p.key))
         return pods
 
-    def _running_members(self, group_key: str) -> int:
+    def running_members(self, group_key: str) -> int:
         """Bound members that count toward minCount: a terminating one (evicted, in its grace period) does not,
         so a later member never binds alone while the members it would join are going away."""
         terminating = self.running.terminating
@@ -340,7 +340,7 @@ class Scheduler:
     def _group_priority(self, group_key: str) -> int:
         return group_priority(self.groups[group_key])
 
-    def _running_pods(self, group_key: str) -> list[Pod]:
+    def running_pods(self, group_key: str) -> list[Pod]:
         return [self.pods[k] for k in sorted(self.members[group_key]) if k in self.cluster.bound]
 
     def _validate(self, group: PodGroup, pending: Sequence[Pod]) -> str | None:
@@ -351,7 +351,7 @@ class Scheduler:
         gate = self.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
         first = pending[0]
         policy = (group.preemption_policy or PREEMPT_LOWER) if gate else first.preemption_policy
-        for pod in (*pending, *self._running_pods(group.key)):
+        for pod in (*pending, *self.running_pods(group.key)):
             if pod.scheduler_name != first.scheduler_name:
                 return (f"pods of pod group {group.key} name different schedulers: {pod.scheduler_name!r} "
                         f"({pod.name}) and {first.scheduler_name!r} ({first.name})")
@@ -461,7 +461,7 @@ class Scheduler:
             self._out.append(Unschedulable(pod, message, "SchedulerError"))
         for group in groups:
             self.messages[GROUP + group.key] = message
-            self._condition(group, False, "SchedulerError", message)
+            self.condition(group, False, "SchedulerError", message)
         if pending:
             self.queue.errored(entry, self.priority_of(pending[0]), min(p.arrival for p in pending), now,
                                size=len(pending))
@@ -665,9 +665,9 @@ class Scheduler:
             else:
                 outcome = self.preemptor.for_pod(pod, priority, result.unresolvable)
             if outcome is not None:
-                self._preempt(pod_key, False, outcome, f"pod {pod_key}")
+                self.preempt(pod_key, False, outcome, f"pod {pod_key}")
                 return
-            self._clear_nominations([pod])  # preemption.go Preempt: no candidate clears its nominatedNodeName
+            self.clear_nominations([pod])  # preemption.go Preempt: no candidate clears its nominatedNodeName
         if not known:
             self._failures.remember(pod, self._books(), result)
 
@@ -679,7 +679,7 @@ class Scheduler:
 
     def _group_cycle(self, group_key: str, entry: str, now: float) -> None:
         group = self.groups.get(group_key)
-        pending = self._pending_members(group_key)
+        pending = self.pending_members(group_key)
         if group is None or not pending or self._gate_message(group_key) is not None:
             self.queue.done(entry)
             if group is not None:
@@ -692,17 +692,13 @@ class Scheduler:
         outcome, error = self._place_group(group, pending)
         if error is not None:  # the placement phase failed (bound members in no single domain): SchedulerError
             self._group_failed(group, pending, outcome.message or error, "SchedulerError", entry, now)
-            self._clear_nominations(pending)
+            self.clear_nominations(pending)
             return
         for pod, node in outcome.placed:
-            self._bound(pod, node, now, reserve=False)
-            self.messages.pop(pod.key, None)
-            self.assumed[pod.key] = group_key
-            self._out.append(self._bind_decision(pod, node))
+            self.bind_member(pod, node, group_key, now)
         if outcome.success:
             for pod_key, why in outcome.failures.items():
-                self.messages[pod_key] = why
-                self._out.append(Unschedulable(self.pods[pod_key], why))
+                self.unschedulable(self.pods[pod_key], why)
             self.messages.pop(GROUP + group_key, None)
             self._rejected(entry, outcome.rejectors)
             if outcome.failures:
@@ -710,7 +706,7 @@ class Scheduler:
                 self.queue.requeue(entry)
             else:
                 self.queue.done(entry)
-            self._condition(group, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
+            self.condition(group, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
             return
         # Unschedulable (RunRootSchedulingAlgorithm): a gang short of minCount, a basic group with nothing placed,
         # or a gang already at minCount none of whose other members fit. All go to workload-aware preemption.
@@ -718,7 +714,7 @@ class Scheduler:
         # submitPodGroupAlgorithmResult: a member that failed on its own keeps its own fit error; the group's
         # message goes to the members that fitted in a group that was not placed (a gang short of minCount).
         own = outcome.failures if not outcome.placed and (not group.is_gang or
-                                                          self._running_members(group_key) >= group.min_count) \
+                                                          self.running_members(group_key) >= group.min_count) \
             else {}
         self._group_failed(group, pending, message, "Unschedulable", entry, now, own)
         self._rejected(entry, outcome.rejectors)
@@ -727,16 +723,16 @@ class Scheduler:
         if self.preemptor.group_eligible(group, pending, gate):
             preempted = self._preempt_group(group, pending)
         if preempted is not None:
-            self._preempt(group_key, True, preempted, f"pod group {group_key}")
+            self.preempt(group_key, True, preempted, f"pod group {group_key}")
         else:  # submitPodGroupResult: a rejected group not waiting on preemption clears its pods' nominations
-            self._clear_nominations(pending)
+            self.clear_nominations(pending)
         released = self.devices.post_filtered if self.devices is not None else None
         if released is not None and released[0] == group_key:
             # The PostFilter's claim update is a ResourceClaim event (isSchedulableAfterClaimChange: Queue for
             # every pod waiting on claims), so the group retries after its backoff rather than on the next event.
             self.queue.move_all(now)
 
-    def _scheduled_members(self, group_key: str) -> list[tuple[str, int]]:
+    def scheduled_members(self, group_key: str) -> list[tuple[str, int]]:
         """Bound members (terminating ones too) and their nodes: where a topology-constrained group already is."""
         bound = self.cluster.bound
         return [(k, bound[k][0]) for k in sorted(self.members[group_key]) if k in bound]
@@ -744,11 +740,11 @@ class Scheduler:
     def _place_group(self, group: PodGroup, pending: Sequence[Pod]) -> tuple[GroupOutcome, str | None]:
         """The group algorithm, through the topology placement search when the group asks for one and the
         profile runs it; the outcome, and a scheduler error (nothing binds, nothing is preempted) or None."""
-        running = self._running_members(group.key)
+        running = self.running_members(group.key)
         if self.placer is None or group.topology_key is None:
             return schedule_group(self.cycle, group, pending, running), None
         start = time.perf_counter()
-        result = self.placer.schedule(self.cycle, group, pending, running, self._scheduled_members(group.key))
+        result = self.placer.schedule(self.cycle, group, pending, running, self.scheduled_members(group.key))
         # Each placement tried ran the group algorithm in a trial, where exact placement records nothing: the
         # verdict of the placement chosen (or of the first, when none was feasible) counts once per cycle.
         if result.outcome.exact is not None and not self.cluster.journaling:
@@ -760,7 +756,7 @@ class Scheduler:
         kube-scheduler's preemption calls runs the placement search with every possible victim removed, the
         search runs here on a trial without them, and victims are chosen and reprieved inside its best
         placement."""
-        priority, running = self._group_priority(group.key), self._running_members(group.key)
+        priority, running = self._group_priority(group.key), self.running_members(group.key)
         if self.placer is None or group.topology_key is None:
             return self.preemptor.for_group(group, priority, pending, running)
         units = self.preemptor.units(list(self.running.node_of), priority)
@@ -770,7 +766,7 @@ class Scheduler:
             for unit in units:
                 for key in unit.pods:
                     self.cycle.lift(key, self.pods[key])
-            best = self.placer.schedule(self.cycle, group, pending, running, self._scheduled_members(group.key),
+            best = self.placer.schedule(self.cycle, group, pending, running, self.scheduled_members(group.key),
                                         commit=False)
         if best.placement is None:
             return None
@@ -786,13 +782,24 @@ class Scheduler:
         backoffQ rather than to wait for an event. With "event" it waits for an event, as a pod does."""
         self.messages[GROUP + group.key] = message
         for pod in pending:
-            why = (own or {}).get(pod.key, message)
-            self.messages[pod.key] = why
-            self._out.append(Unschedulable(pod, why))
+            self.unschedulable(pod, (own or {}).get(pod.key, message))
         self.queue.failed(entry, now, size=len(pending), timed=self.profile.group_retry == "backoff")
-        self._condition(group, False, reason, message)
+        self.condition(group, False, reason, message)
 
-    def _condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None:
+    def bind_member(self, pod: Pod, node: int, group_key: str, now: float) -> None:
+        """A member of PodGroup `group_key` placed by its group's cycle (its node reserved there): assume it and
+        emit its Bind."""
+        self._bound(pod, node, now, reserve=False)
+        self.messages.pop(pod.key, None)
+        self.assumed[pod.key] = group_key
+        self._out.append(self._bind_decision(pod, node))
+
+    def unschedulable(self, pod: Pod, message: str) -> None:
+        """The pod waits with `message` (PodScheduled=False, Unschedulable)."""
+        self.messages[pod.key] = message
+        self._out.append(Unschedulable(pod, message))
+
+    def condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None:
         """Write PodGroupInitiallyScheduled: True once, then final (updatePodGroupCondition never regresses
         it to False); False (Unschedulable, SchedulerError) while it was never True."""
         if group.key in self.initially_scheduled:
@@ -801,7 +808,7 @@ class Scheduler:
             self.initially_scheduled.add(group.key)
         self._out.append(GroupCondition(group, INITIALLY_SCHEDULED, status, reason, message))
 
-    def _clear_nominations(self, pods: Sequence[Pod]) -> None:
+    def clear_nominations(self, pods: Sequence[Pod]) -> None:
         for pod in pods:
             if self.nominated.pop(pod.key, None) is not None:
                 self.running.clear_nomination(pod.key)
@@ -826,8 +833,8 @@ class Scheduler:
         name = self.nominated.get(pod.key)
         return self.cluster.index.get(name) if name else None
 
-    def _preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
-                 kind: PreemptorKind | None = None) -> None:
+    def preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
+                kind: PreemptorKind | None = None) -> None:
         """Carry out a preemption decision: evict the victims, nominate the preemptor's nodes. `kind` defaults to
         a PodGroup's when `group`, else a pod's."""
         kind = kind or ("podgroup" if group else "pod")

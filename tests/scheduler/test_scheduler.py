@@ -16,11 +16,12 @@ import pytest
 from phalanx.api.objects import Pod
 from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle import PodCycle, Result
+from phalanx.scheduler.decisions import Bind, Decision, GroupCondition, Unschedulable
 from phalanx.scheduler.framework import BoolArray, CycleState
 from phalanx.scheduler.plugins.node_resources import NodeResourcesFit
 from phalanx.scheduler.preemption import Preemptor
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup
 from tests.cluster.test_trial import fingerprint
 
@@ -107,21 +108,21 @@ def test_bindings_decided_before_the_error_are_taken_back(monkeypatch: pytest.Mo
     s = scheduler("gang")
     s.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
     before = fingerprint(s.cluster)
-    condition = Scheduler._condition
+    condition = Scheduler.condition
 
     def raising(self: Scheduler, group: object, status: bool, reason: str, message: str) -> None:
         if status:
             raise KeyError("status")
         condition(self, group, status, reason, message)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Scheduler, "_condition", raising)
+    monkeypatch.setattr(Scheduler, "condition", raising)
     for name in ("g-0", "g-1"):
         s.add_pod(pod(name, cpu="2", group="g"), 0.0)
     decisions = s.schedule(0.0)
     assert binds(decisions) == {}
     assert conditions(decisions) == {"g": (False, "SchedulerError", "KeyError: 'status'")}
     assert fingerprint(s.cluster) == before and s.assumed == {} and not s.running.node_of
-    monkeypatch.setattr(Scheduler, "_condition", condition)
+    monkeypatch.setattr(Scheduler, "condition", condition)
     s.add_nodes([MakeNode("n2").alloc(cpu="8", memory="32Gi").obj()], 1.0)  # an event: the retry is due
     retry = s.next_retry()
     assert retry is not None

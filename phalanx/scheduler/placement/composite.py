@@ -61,13 +61,14 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 import numpy as np
 
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
+from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.decisions import Unschedulable
+from phalanx.scheduler.decisions import PreemptorKind
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.placement.forest import MAX_TREE_DEPTH, Forest, TreeNode, depth, ready, walk
@@ -81,9 +82,10 @@ from phalanx.scheduler.placement.topology import (
     generate_placements,
     pods_count_scores,
 )
-
-if TYPE_CHECKING:
-    from phalanx.scheduler.scheduler import Scheduler
+from phalanx.scheduler.preemption import Outcome, Preemptor
+from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.scheduler.running import RunningPods
 
 COMPOSITE = "composite:"  # queue entries of CompositePodGroup roots
 UNSCHEDULABLE = "pod group is unschedulable"  # errPodGroupUnschedulable
@@ -399,10 +401,51 @@ class TreePlacer:
         return failed
 
 
+class TreeScheduler(Protocol):
+    """What the composite cycle reads and does of the Scheduler that runs it (scheduler.py's Scheduler): its
+    books, and the steps of a PodGroup cycle that a tree's leaves take as a root PodGroup would."""
+
+    @property
+    def profile(self) -> Profile: ...
+    @property
+    def cluster(self) -> ClusterState: ...
+    @property
+    def cycle(self) -> PodCycle: ...
+    @property
+    def placer(self) -> TopologyPlacer | None: ...
+    @property
+    def queue(self) -> SchedulingQueue: ...
+    @property
+    def running(self) -> RunningPods: ...
+    @property
+    def preemptor(self) -> Preemptor: ...
+    @property
+    def pods(self) -> Mapping[str, Pod]: ...
+    @property
+    def groups(self) -> Mapping[str, PodGroup]: ...
+    @property
+    def members(self) -> Mapping[str, set[str]]: ...
+    @property
+    def gated(self) -> dict[str, str]: ...  # group key -> why PreEnqueue holds its members
+    @property
+    def messages(self) -> dict[str, str]: ...
+
+    def pending_members(self, group_key: str) -> list[Pod]: ...
+    def running_pods(self, group_key: str) -> list[Pod]: ...
+    def running_members(self, group_key: str) -> int: ...
+    def scheduled_members(self, group_key: str) -> list[tuple[str, int]]: ...
+    def bind_member(self, pod: Pod, node: int, group_key: str, now: float) -> None: ...
+    def unschedulable(self, pod: Pod, message: str) -> None: ...
+    def condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None: ...
+    def clear_nominations(self, pods: Sequence[Pod]) -> None: ...
+    def preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
+                kind: PreemptorKind | None = None) -> None: ...
+
+
 class CompositeCycles:
     """The Scheduler's side of CompositePodGroup trees: PreEnqueue over the hierarchy and the root cycle."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: TreeScheduler) -> None:
         self.s = scheduler
         self.forest = Forest()
         scheduler.preemptor.forest = self.forest  # victims in trees: their root's priority, `all` ancestors
@@ -519,20 +562,20 @@ class CompositeCycles:
             return
         tree = self.forest.tree(root_key)
         leaves = list(tree.leaves())
-        pending = {leaf.key: s._pending_members(leaf.key) if self.held(leaf) is None else [] for leaf in leaves}
+        pending = {leaf.key: s.pending_members(leaf.key) if self.held(leaf) is None else [] for leaf in leaves}
         if not any(pending.values()) or not ready(tree, s.members):
             s.queue.done(entry)
             self.pre_enqueue(root_key, now)
             return
-        every = [pod for leaf in leaves for pod in (*pending[leaf.key], *s._running_pods(leaf.key))]
+        every = [pod for leaf in leaves for pod in (*pending[leaf.key], *s.running_pods(leaf.key))]
         invalid = self._validate(root, every)
         if invalid is not None:  # handlePodGroupFailureBeforeScheduling: a SchedulerError on every leaf
             self._fail(root_key, leaves, pending, {}, invalid, "SchedulerError", entry, now)
-            s._clear_nominations([pod for pods in pending.values() for pod in pods])
+            s.clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         assert s.placer is not None
-        placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s._running_members(leaf.key) for leaf in leaves},
-                            {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves})
+        placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s.running_members(leaf.key) for leaf in leaves},
+                            {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves})
         result = placer.place(tree)
         if not s.cluster.journaling:  # a real root cycle: its leaves' exact verdicts, once each
             for leaf_key, verdict, seconds in placer.exact_decisions:
@@ -543,7 +586,7 @@ class CompositeCycles:
             if result.status == "unschedulable":
                 self._preempt(root, tree, leaves, pending)
             else:
-                s._clear_nominations([pod for pods in pending.values() for pod in pods])
+                s.clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         retry = False
         for leaf in leaves:
@@ -551,15 +594,11 @@ class CompositeCycles:
             outcome = own.outcome
             if own.status == "success" and outcome is not None:
                 for pod, node in outcome.placed:
-                    s._bound(pod, node, now, reserve=False)
-                    s.messages.pop(pod.key, None)
-                    s.assumed[pod.key] = leaf.key
-                    s._out.append(s._bind_decision(pod, node))
+                    s.bind_member(pod, node, leaf.key, now)
                 for pod_key, why in outcome.failures.items():
                     retry = True
-                    s.messages[pod_key] = why
-                    s._out.append(Unschedulable(s.pods[pod_key], why))
-                s._condition(leaf, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
+                    s.unschedulable(s.pods[pod_key], why)
+                s.condition(leaf, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
             else:
                 retry |= bool(pending[leaf.key])
                 self._leaf_failed(leaf, pending[leaf.key], own, "SchedulerError" if own.status == "error"
@@ -575,10 +614,8 @@ class CompositeCycles:
         s = self.s
         failures = own.outcome.failures if own.outcome is not None else {}
         for pod in pending:
-            why = failures.get(pod.key, own.message)
-            s.messages[pod.key] = why
-            s._out.append(Unschedulable(pod, why))
-        s._condition(leaf, False, reason, own.message)
+            s.unschedulable(pod, failures.get(pod.key, own.message))
+        s.condition(leaf, False, reason, own.message)
 
     def _fail(self, root_key: str, leaves: Sequence[PodGroup], pending: Mapping[str, Sequence[Pod]],
               results: Mapping[str, NodeResult], message: str, reason: str, entry: str, now: float) -> None:
@@ -605,13 +642,13 @@ class CompositeCycles:
         pods = [pod for leaf in leaves for pod in pending[leaf.key]]
         priority = root.priority or 0
         if self._never(root, pods):  # preemptorEligibleToPreemptOthers
-            s._clear_nominations(pods)
+            s.clear_nominations(pods)
             return
         if self._ongoing(leaves, priority):  # isOngoingPreemption: keep waiting on the current nominations
             return
         assert s.placer is not None
-        placer, running = s.placer, {leaf.key: s._running_members(leaf.key) for leaf in leaves}
-        scheduled = {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves}
+        placer, running = s.placer, {leaf.key: s.running_members(leaf.key) for leaf in leaves}
+        scheduled = {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves}
 
         def place() -> list[tuple[Pod, int]] | None:
             """The root's scheduling function, on the preemption's trial: the pods of the leaves that
@@ -623,9 +660,9 @@ class CompositeCycles:
 
         outcome = s.preemptor.for_tree(priority, place, pods[0]) if pods else None
         if outcome is None:
-            s._clear_nominations(pods)
+            s.clear_nominations(pods)
             return
-        s._preempt(root.key, True, outcome, f"composite pod group {root.key}", "compositepodgroup")
+        s.preempt(root.key, True, outcome, f"composite pod group {root.key}", "compositepodgroup")
 
     def _never(self, root: CompositePodGroup, pods: Sequence[Pod]) -> bool:
         """resolveCompositePreemptionPolicy: with PodGroupPreemptionPolicy on, the root's own policy
