@@ -37,8 +37,8 @@ and its `Invalid` reason are documented in the API but no scheduler code writes 
 tree (only a Workload's templates are checked, by the API server: parse.py). Depth is checked only where the
 GangScheduling PreEnqueue walks up from a leaf (BuildHierarchySnapshotFromPod follows WorkloadMaxTreeDepth parent
 links): a leaf more than 5 levels below its root finds no root, and its pods wait with that message
-(`Forest.hierarchy_root`). Every walk over a tree here is a loop, never a recursion, so a chain of any length is
-only as costly as it is long.
+(`Forest.hierarchy_root`, forest.py). Every walk over a tree here is a loop, never a recursion, so a chain of any
+length is only as costly as it is long.
 
 Preemption (podGroupCycle): when the root is Unschedulable, RunPodGroupPostFilterPlugins runs DefaultPreemption's
 PodGroupEvaluator once for the whole tree, at the root's priority and with the root's preemption policy; its
