@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from phalanx import build_report, builtin
-from phalanx.api.dra import PodResourceClaim
 from phalanx.api.load import Inputs
-from phalanx.api.objects import PodGroup
+from phalanx.api.objects import PodGroup, PodResourceClaim
 from phalanx.cluster.devices import ClaimState, group_claim_name
 from phalanx.errors import InputError
 from phalanx.scheduler.scheduler import Bind, Decision, Evict, Nominate, Scheduler, Unschedulable
