@@ -39,9 +39,9 @@ import yaml
 
 from benchmarks.synthetic import CREATED, node_manifest, pod_manifest
 from phalanx.api import load as load_module
+from phalanx.api.kinds import PARSERS
 from phalanx.api.load import Inputs, load_paths, resolve
 from phalanx.api.objects import Source
-from phalanx.api.parse import PARSERS
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 import yaml
 
+from phalanx.api.kinds import PARSERS
 from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import (
-    PARSERS,
     parse_composite_pod_group,
     parse_job,
     parse_node,

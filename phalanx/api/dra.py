@@ -762,12 +762,3 @@ def claim_from_template(template: ResourceClaimTemplate, pod_namespace: str, pod
     """The ResourceClaim the resourceclaim controller makes for a pod from a template."""
     return ResourceClaim(namespace=pod_namespace or DEFAULT_NAMESPACE, name=ref.claim_for(pod_name),
                          spec=template.spec, template=template.name)
-
-
-PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "ResourceSlice": (VERSIONS, parse_resource_slice),
-    "DeviceClass": (VERSIONS, parse_device_class),
-    "ResourceClaim": (VERSIONS, parse_resource_claim),
-    "ResourceClaimTemplate": (VERSIONS, parse_claim_template),
-    "DeviceTaintRule": (TAINT_RULE_VERSIONS, parse_device_taint_rule),
-}

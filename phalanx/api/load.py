@@ -17,6 +17,7 @@ from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fast_yaml import GiveUp, read_documents
 from phalanx.api.fields import Manifest, object_name
+from phalanx.api.kinds import PARSERS
 from phalanx.api.objects import (
     CompositePodGroup,
     Job,
@@ -28,7 +29,6 @@ from phalanx.api.objects import (
     Source,
     Workload,
 )
-from phalanx.api.parse import PARSERS
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob

@@ -143,6 +143,14 @@ class Source:
 
 
 @dataclass(slots=True)
+class OwnerRef:
+    """An ownerReference: the kind and name of the owning object."""
+
+    kind: str
+    name: str
+
+
+@dataclass(slots=True)
 class Node:
     name: str
     allocatable: dict[str, int]

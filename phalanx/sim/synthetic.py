@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.fields import object_name
+from phalanx.api.kinds import PARSERS
 from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
@@ -49,7 +50,6 @@ from phalanx.api.objects import (
     Source,
     Workload,
 )
-from phalanx.api.parse import PARSERS
 from phalanx.api.quantity import MAX_DURATION_SECONDS, format_duration, parse_duration
 from phalanx.api.reading import read_yaml
 from phalanx.errors import InputError
