@@ -1,11 +1,13 @@
 """Every kind Phalanx reads, one registry: kind -> (the apiVersions read, its parser).
 
 A parser takes the manifest and its Source and returns the object (None for a pod that already terminated),
-raising InputError naming the field. A new kind is one entry here, beside its parser."""
+raising InputError naming the field. A new kind is one entry here, beside its parser, and a list in
+ApiObjects (collection.py) to file it in."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from phalanx.api.apps import parse_cron_job, parse_daemon_set, parse_deployment, parse_replica_set, parse_stateful_set
 from phalanx.api.autoscaling import parse_hpa
@@ -62,3 +64,23 @@ PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
     "MPIJob": (("kubeflow.org/v2beta1", "kubeflow.org/v1"), parse_training_job),
     "HorizontalPodAutoscaler": (("autoscaling/v2",), parse_hpa),
 }
+
+
+_KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass")
+VOLCANO_CONF_KEY = "volcano-scheduler.conf"
+
+
+def is_queueing_object(doc: Mapping[str, Any]) -> bool:
+    """Kueue's queueing kinds, Volcano's Queue, or the ConfigMap holding Volcano's scheduler configuration."""
+    group, kind = group_of(doc.get("apiVersion")), doc.get("kind")
+    if group == "kueue.x-k8s.io":
+        return kind in _KUEUE_KINDS
+    if group == "scheduling.volcano.sh":
+        return kind == "Queue"
+    data = doc.get("data")
+    return kind == "ConfigMap" and isinstance(data, Mapping) and VOLCANO_CONF_KEY in data
+
+
+def group_of(api_version: object) -> str:
+    """The API group of an apiVersion (`apps` of `apps/v1`; "" for the core group's `v1`)."""
+    return api_version.rsplit("/", 1)[0] if isinstance(api_version, str) and "/" in api_version else ""

@@ -37,7 +37,6 @@ from typing import Any
 
 from phalanx.api.fields import object_name
 from phalanx.api.kinds import PARSERS
-from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
     DURATION_ANNOTATION,
@@ -52,7 +51,9 @@ from phalanx.api.objects import (
 )
 from phalanx.api.quantity import MAX_DURATION_SECONDS, format_duration, parse_duration
 from phalanx.api.reading import read_yaml
+from phalanx.api.resolve import resolve
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
 
 Manifest = dict[str, Any]
 OPCODES = ("createNodes", "createPods", "createPodGroups", "sleep")
