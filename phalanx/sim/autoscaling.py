@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.api.load import first_few
+from phalanx.api.names import first_few
 from phalanx.api.objects import Node, Pod
 from phalanx.autoscale.cluster_autoscaler import (
     ClusterAutoscaler,

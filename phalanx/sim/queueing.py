@@ -21,7 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from phalanx.admission.base import AdmissionPolicy, Admit, Evict, PodSet, QueuedWorkload
+from phalanx.api.documents import raw_documents
 from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest, object_name
+from phalanx.api.kinds import is_queueing_object
 from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
@@ -381,8 +383,6 @@ def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> list[str]:
 
 def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
     """The objects of `--queues` files: each must be a Kueue or Volcano queueing object."""
-    from phalanx.api.load import is_queueing_object, raw_documents
-
     docs: list[tuple[Manifest, Source]] = []
     for source, doc in raw_documents(paths):
         if not is_queueing_object(doc):

@@ -20,12 +20,12 @@ from typing import assert_never
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
-from phalanx.api.load import Inputs
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
 from phalanx.controllers.workloads import Actions, WorkloadControllers
+from phalanx.inputs.load import Inputs
 from phalanx.scheduler.decisions import (
     Bind,
     Decision,

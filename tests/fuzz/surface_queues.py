@@ -13,8 +13,8 @@ from typing import Any
 import yaml
 
 from phalanx.admission.volcano_conf import parse_volcano_conf, placement_scoring
-from phalanx.api.load import load_paths
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.autoscaling import NodeAutoscaling
 from phalanx.sim.report import build_report

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from phalanx import build_report, builtin
-from phalanx.api.load import Inputs
 from phalanx.api.objects import GroupPolicy
+from phalanx.inputs.load import Inputs
 from phalanx.scheduler.decisions import Bind, Decision, Evict
 from phalanx.scheduler.plugins.node_affinity import NodeAffinity
 from phalanx.scheduler.plugins.node_unschedulable import NodeUnschedulable

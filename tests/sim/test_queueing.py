@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report

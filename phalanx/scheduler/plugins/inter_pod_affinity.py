@@ -34,8 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from phalanx.api.objects import Pod
-from phalanx.api.pod_constraints import PodAffinity, PodAffinityTerm
+from phalanx.api.objects import Pod, PodAffinity, PodAffinityTerm
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import MAX_NODE_SCORE, BoolArray, Code, CycleState, IntArray
