@@ -27,7 +27,7 @@ from phalanx.autoscale.cluster_autoscaler import (
 )
 from phalanx.autoscale.nodegroups import MAX_GROUP_SIZE, NodeGroup, group_of
 from phalanx.scheduler.scheduler import Scheduler
-from phalanx.sim.engine import ARRIVAL
+from phalanx.sim.event_queue import ARRIVAL
 from phalanx.sim.records import GroupRecord, PodRecord
 
 SCAN_INTERVAL = 10.0  # cluster-autoscaler's --scan-interval default

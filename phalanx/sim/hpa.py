@@ -47,7 +47,7 @@ from phalanx.autoscale.metrics import MetricsSeries, RateModels, RequestRateMode
 from phalanx.controllers.deployment import HASH_LABEL
 from phalanx.controllers.workloads import WorkloadControllers
 from phalanx.errors import InputError
-from phalanx.sim.engine import ARRIVAL
+from phalanx.sim.event_queue import ARRIVAL
 
 RATE_MODEL = "phalanx.dev/request-rate-model"
 REQUEST_METRIC = "phalanx.dev/request-metric"
