@@ -20,8 +20,8 @@ from phalanx.errors import InputError, PhalanxError
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
+from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.progress import RunProgress
-from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import SCHEMA_VERSION, build_report
 from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation

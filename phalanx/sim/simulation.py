@@ -40,10 +40,10 @@ from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.scheduler import GROUP, Scheduler
 from phalanx.sim.accounting import Accounting
+from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.event_queue import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
-from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
 from phalanx.sim.records import GroupRecord, PodRecord
 
 
