@@ -24,7 +24,7 @@ flavorassigner/, preemption/). Restated, not ported:
   withinClusterQueue, in other ClusterQueues of the cohort tree that are over their nominal quota by
   reclaimWithinCohort, and borrowWithinCohort for reclaiming while the preemptor borrows; candidates ordered
   other queues first, lower priority first, most recently admitted first; removed one by one until the
-  preemptor fits, then those not needed are put back (last to first). Victims are evicted (an Evict with
+  preemptor fits, then those not needed are put back (last to first). Victims are evicted (an EvictWorkload with
   reason InClusterQueue, InCohortReclamation or InCohortReclaimWhileBorrowing) and requeued by this policy;
   the preemptor is admitted in a later pass of the same cycle (its quota is held for it meanwhile). A
   workload evicted in a cycle waits again from the next cycle on (Kueue waits for the eviction to finish).
@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from phalanx.admission.base import Admit, Evict, PodSet, QueuedWorkload
+from phalanx.admission.base import Admit, EvictWorkload, PodSet, QueuedWorkload
 from phalanx.admission.kueue_objects import (
     PRIORITY_CLASS_LABEL,
     ClusterQueue,
@@ -305,8 +305,8 @@ class KueueAdmission:
         else:
             self._drop_pending(key)
 
-    def cycle(self, now: float) -> list[Admit | Evict]:
-        out: list[Admit | Evict] = []
+    def cycle(self, now: float) -> list[Admit | EvictWorkload]:
+        out: list[Admit | EvictWorkload] = []
         for cq_name, entry in self._deferred:
             self._push(cq_name, entry)
         self._deferred = []
@@ -573,7 +573,7 @@ class KueueAdmission:
             self._front[cursor[0]] = cursor[3]
         return passes
 
-    def _pass(self, now: float, out: list[Admit | Evict]) -> bool:
+    def _pass(self, now: float, out: list[Admit | EvictWorkload]) -> bool:
         """scheduler.schedule: nominate every head (flavors and preemption targets against the state at the
         pass's start), order the entries, then admit or preempt for those that still fit. True if anything
         changed."""
@@ -653,7 +653,8 @@ class KueueAdmission:
         self._set_aside_in[self._root_of[cq_name]].append((cq_name, entry))
         return True
 
-    def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float, out: list[Admit | Evict]) -> None:
+    def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float,
+               out: list[Admit | EvictWorkload]) -> None:
         wl = entry.wl
         self._bump(cq_name)
         self.tree.add(cq_name, a.usage)
@@ -685,7 +686,7 @@ class KueueAdmission:
                          pod_set_flavors=a.flavors, pod_set_node_selectors=selectors))
 
     def _evict(self, target: _Candidate, by: QueuedWorkload, by_cq: str, now: float,
-               out: list[Admit | Evict]) -> None:
+               out: list[Admit | EvictWorkload]) -> None:
         victim = target.adm
         reason = target.reason
         self._release(victim.wl.key)
@@ -699,7 +700,7 @@ class KueueAdmission:
         requeued = _Pending(victim.wl, victim.local_queue, now)
         self._pending[victim.cq][victim.wl.key] = requeued
         self._deferred.append((victim.cq, requeued))
-        out.append(Evict(key=victim.wl.key, reason=reason, by=by.key,
+        out.append(EvictWorkload(key=victim.wl.key, reason=reason, by=by.key,
                          message=f"Preempted to make room for {by.key} ({_REASON_TEXT[reason]}); "
                                  f"preemptor in ClusterQueue {by_cq}, preemptee in ClusterQueue {victim.cq}"))
 
