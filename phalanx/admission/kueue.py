@@ -60,7 +60,7 @@ from phalanx.admission.kueue_objects import (
 from phalanx.admission.quota import (
     FlavorResource,
     Limits,
-    Node,
+    QuotaNode,
     QuotaTree,
     available,
     borrowing,
@@ -174,7 +174,7 @@ class _Counters:
 @dataclass(slots=True)
 class _Candidate:
     adm: _Admitted
-    lca: Node | None
+    lca: QuotaNode | None
     variant: Literal["WithinCQ", "HierarchicalReclaim", "ReclaimWithoutBorrowing", "ReclaimWhileBorrowing"]
 
     @property
@@ -247,12 +247,12 @@ class KueueAdmission:
         self._lq_counters: dict[str, _Counters] = {}
         # a version per cohort tree (root node), bumped on every change of its quota usage or admitted
         # workloads: a nomination depends only on its own ClusterQueue's cohort tree
-        self._root_of: dict[str, Node] = {name: self.tree.root_of(node) for name, node in self.tree.cqs.items()}
-        self._versions: dict[Node, int] = {node: 0 for node in self._root_of.values()}
+        self._root_of: dict[str, QuotaNode] = {name: self.tree.root_of(node) for name, node in self.tree.cqs.items()}
+        self._versions: dict[QuotaNode, int] = {node: 0 for node in self._root_of.values()}
         # the last nomination per ClusterQueue and the tree version it saw: reused while the tree is unchanged
         self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
         # per cohort tree, the entries set aside since its last requeue (ClusterQueue, entry)
-        self._set_aside_in: dict[Node, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
+        self._set_aside_in: dict[QuotaNode, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
         # preemption searches of the current tree version: (cq, requests, frs) -> (preemptor, version, targets)
         self._targets_memo: dict[tuple[str, frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
                                  tuple[QueuedWorkload, int, list[_Candidate]]] = {}
@@ -809,7 +809,7 @@ class KueueAdmission:
             return False
         return all(flavor.node_labels[k] == v for k, v in ps.node_selector.items() if k in flavor.node_labels)
 
-    def _fits_quota(self, cq: ClusterQueue, node: Node, wl: QueuedWorkload, fr: FlavorResource,
+    def _fits_quota(self, cq: ClusterQueue, node: QuotaNode, wl: QueuedWorkload, fr: FlavorResource,
                     value: int) -> _Granular:
         """fitsResourceQuota: Fit within what is available now; else, if preemption could make room, the
         preemption oracle's verdict (candidates in the same queue: Preempt; only elsewhere: Reclaim)."""
@@ -866,7 +866,7 @@ class KueueAdmission:
             return "ReclaimWithoutBorrowing"
         return "ReclaimWhileBorrowing"
 
-    def _from_cq(self, cq: ClusterQueue, wl: QueuedWorkload, source: str, lca: Node | None,
+    def _from_cq(self, cq: ClusterQueue, wl: QueuedWorkload, source: str, lca: QuotaNode | None,
                  frs: set[FlavorResource], advantage: bool) -> list[_Candidate]:
         out: list[_Candidate] = []
         for adm in self._admitted_in[source].values():
@@ -875,13 +875,13 @@ class KueueAdmission:
                 out.append(_Candidate(adm, lca, variant))  # type: ignore[arg-type]
         return out
 
-    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, subtree_root: Node,
-                            skip: Node | None, frs: set[FlavorResource], advantage: bool,
+    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, subtree_root: QuotaNode,
+                            skip: QuotaNode | None, frs: set[FlavorResource], advantage: bool,
                             result: list[_Candidate]) -> None:
         """collectCandidatesInSubtree: ClusterQueues over their quota in the cohort's subtree, not descending
         into the subtree already searched or into cohorts within their quota; a child cohort's candidates
         before its parent's own ClusterQueues', as Kueue's recursion lists them (walked here with a stack)."""
-        stack: list[tuple[Node, bool]] = [(subtree_root, False)]
+        stack: list[tuple[QuotaNode, bool]] = [(subtree_root, False)]
         while stack:
             current, expanded = stack.pop()
             if not expanded:
@@ -922,7 +922,7 @@ class KueueAdmission:
         by_priority: list[_Candidate] = []
         if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
             advantage, remaining = quantities_fit_in_quota(node, requests)
-            previous: Node | None = None
+            previous: QuotaNode | None = None
             for subtree_root in path_to_root(node):
                 target_list = hierarchy if advantage else by_priority
                 self._collect_in_subtree(cq, wl, subtree_root, previous, frs, advantage, target_list)
