@@ -129,8 +129,8 @@ class Simulation:
         self.hpas = Autoscalers(inputs.hpas, inputs.metrics, until) if inputs.hpas else None
         for hpa in inputs.hpas:
             self.events.push(hpa.arrival, ARRIVAL, hpa)
-        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up) \
-            if inputs.node_groups else None
+        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up, profile.filters,
+                                           profile.plugin_args) if inputs.node_groups else None
         self.books = Accounting()
         self.books.capacity = self.allocatable
         self.now = 0.0
