@@ -36,9 +36,10 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
+from phalanx.scheduler.entries import GROUP
 from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.scheduler import GROUP, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
