@@ -16,6 +16,7 @@ from phalanx.scheduler.entries import GROUP, POD
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 
 
 class Events:
@@ -85,7 +86,7 @@ class Events:
         self._unassume(key)
         if group_key is not None:
             group = self.s.groups.get(group_key)
-            if group is not None and group.is_gang and self.s.running_members(group_key) < group.min_count:
+            if group is not None and not GANG_SCHEDULING.quorum(group, self.s.running_members(group_key)):
                 for other in [k for k, g in self.s.assumed.items() if g == group_key]:
                     del self.s.assumed[other]
                     self._unassume(other)

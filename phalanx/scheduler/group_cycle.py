@@ -16,6 +16,7 @@ from phalanx.scheduler.entries import GROUP, group_priority
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.exact import decisions as exact_decisions
+from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 from phalanx.scheduler.preemption import Outcome
 
 PREEMPT_LOWER = "PreemptLowerPriority"
@@ -31,11 +32,7 @@ class GroupCycles:
         group = self.s.groups.get(group_key)
         if group is None:
             return f"waiting for PodGroup {group_key} to be created"
-        have = len(self.s.members[group_key])
-        if group.is_gang and have < group.min_count:
-            return (f"waiting for pod group {group_key}: {have} of the {group.min_count} pods (minCount) "
-                    "exist")
-        return None
+        return GANG_SCHEDULING.pre_enqueue(group, len(self.s.members[group_key]))
 
     def _validate(self, group: PodGroup, pending: Sequence[Pod]) -> str | None:
         """schedule_one_podgroup.go validatePodGroup: every member, pending or bound, has the group's priority
@@ -133,9 +130,8 @@ class GroupCycles:
         message = outcome.message or "pod group could not be placed"
         # submitPodGroupAlgorithmResult: a member that failed on its own keeps its own fit error; the group's
         # message goes to the members that fitted in a group that was not placed (a gang short of minCount).
-        own = outcome.failures if not outcome.placed and (not group.is_gang or
-                                                          self.s.running_members(group_key) >= group.min_count) \
-            else {}
+        quorum = GANG_SCHEDULING.quorum(group, self.s.running_members(group_key))
+        own = outcome.failures if not outcome.placed and quorum else {}
         self._failed(group, pending, message, "Unschedulable", entry, now, own)
         self.s.rejected(entry, outcome.rejectors)
         gate = self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
