@@ -73,11 +73,12 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
+from phalanx.scheduler.entries import GROUP
 from phalanx.scheduler.loop import run_engine
 from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
 from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import GROUP, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("phalanx.live")
 BIND_WORKERS = 16  # binding calls in flight at once

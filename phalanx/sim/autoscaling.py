@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -76,9 +76,12 @@ class SimulationView(Protocol):
 class NodeAutoscaling:
     skip_quiet_scans = True  # tests turn it off to compare with a scan every SCAN_INTERVAL
 
-    def __init__(self, groups: Iterable[NodeGroup], initial: Iterable[Node], mode: str) -> None:
+    def __init__(self, groups: Iterable[NodeGroup], initial: Iterable[Node], mode: str, filters: Sequence[str],
+                 plugin_args: Mapping[str, Mapping[str, Any]]) -> None:
+        """`filters` and `plugin_args`: the scheduler profile's, whose node-static Filters scale-up honours."""
         self.groups = {g.name: g for g in groups}
-        self.autoscaler = ClusterAutoscaler(list(self.groups.values()), mode="gang" if mode == "gang" else "pod")
+        self.autoscaler = ClusterAutoscaler(list(self.groups.values()), mode="gang" if mode == "gang" else "pod",
+                                            filters=filters, plugin_args=plugin_args)
         self.mode = mode
         self.nodes: dict[str, Node] = {}
         self.size: Counter[str] = Counter()
@@ -216,7 +219,7 @@ class NodeAutoscaling:
 
     def _note_unseen(self, pending: list[Pod]) -> None:
         """Remember the pending pods whose scale-up ignored something they ask for (the template check runs
-        the static filters and the resource fit only), for the report and stderr."""
+        the node-static filters and the resource fit only), for the report and stderr."""
         for pod in pending:
             for what, used in UNSEEN.items():
                 if used(pod):

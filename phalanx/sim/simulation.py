@@ -36,9 +36,10 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
+from phalanx.scheduler.entries import GROUP
 from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.scheduler import GROUP, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
@@ -129,8 +130,8 @@ class Simulation:
         self.hpas = Autoscalers(inputs.hpas, inputs.metrics, until) if inputs.hpas else None
         for hpa in inputs.hpas:
             self.events.push(hpa.arrival, ARRIVAL, hpa)
-        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up) \
-            if inputs.node_groups else None
+        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up, profile.filters,
+                                           profile.plugin_args) if inputs.node_groups else None
         self.books = Accounting()
         self.books.capacity = self.allocatable
         self.now = 0.0

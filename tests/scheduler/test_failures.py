@@ -52,7 +52,7 @@ def full_nodes(waiting: int) -> tuple[Log, FailedPods]:
                 if isinstance(d, Evict):  # gone at once: no grace period
                     running.remove(d.pod.key)
                     s.delete_pod(d.pod.key, now)
-    return log, s._failures
+    return log, s.failures
 
 
 def test_waiting_pods_cost_one_filter_pass_per_change() -> None:

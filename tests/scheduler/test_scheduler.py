@@ -18,6 +18,7 @@ from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle import PodCycle, Result
 from phalanx.scheduler.decisions import Bind, Decision, GroupCondition, Unschedulable
 from phalanx.scheduler.framework import BoolArray, CycleState
+from phalanx.scheduler.group_cycle import GroupCycles
 from phalanx.scheduler.plugins.node_resources import NodeResourcesFit
 from phalanx.scheduler.preemption import Preemptor
 from phalanx.scheduler.profiles import builtin
@@ -70,7 +71,7 @@ def test_a_pod_whose_filter_raises_fails_alone_with_a_scheduler_error(
     s = scheduler()
     for item in (pod("a"), pod(POISON), pod("b")):
         s.add_pod(item, 0.0)
-    with caplog.at_level(logging.ERROR, logger="phalanx.scheduler.scheduler"):
+    with caplog.at_level(logging.ERROR, logger="phalanx.scheduler.cycle_errors"):
         decisions = s.schedule(0.0)
         assert binds(decisions) == {"a": "n1", "b": "n1"}
         assert failures(decisions) == {POISON: ("SchedulerError", "RuntimeError: a filter broke")}
@@ -160,10 +161,10 @@ def test_a_tree_whose_cycle_raises_fails_every_leaf(poisoned: None) -> None:
 
 
 def test_an_error_in_pre_enqueue_holds_the_group_and_nothing_else(monkeypatch: pytest.MonkeyPatch) -> None:
-    def raising(self: Scheduler, group_key: str) -> str | None:
+    def raising(self: GroupCycles, group_key: str) -> str | None:
         raise RuntimeError("pre-enqueue broke")
 
-    monkeypatch.setattr(Scheduler, "_gate_message", raising)
+    monkeypatch.setattr(GroupCycles, "gate_message", raising)
     s = scheduler("gang")
     s.add_pod_group(MakePodGroup("g").gang(1).obj(), 0.0)
     s.add_pod(pod("g-0", group="g"), 0.0)

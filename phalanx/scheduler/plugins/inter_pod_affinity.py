@@ -90,6 +90,7 @@ def _sparse(per_node: Mapping[int, int], cluster: ClusterState) -> IntArray:
 class InterPodAffinity:
     name = NAME
     static = False
+    node_static = False
     reads_bound_pods = True
     code = Code.UNSCHEDULABLE  # per node: failing the pod's required affinity is UnschedulableAndUnresolvable
 

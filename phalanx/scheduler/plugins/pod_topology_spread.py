@@ -104,6 +104,7 @@ def _round(values: FloatArray) -> IntArray:
 class PodTopologySpread:
     name = NAME
     static = False
+    node_static = False
     reads_bound_pods = True
     code = Code.UNSCHEDULABLE  # per node: a missing topology label is UnschedulableAndUnresolvable
 
