@@ -28,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import load_paths
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

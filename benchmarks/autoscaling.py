@@ -51,8 +51,8 @@ from typing import Any, TypeVar
 import numpy as np
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.autoscale.metrics import MetricsSeries
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.services import service_report
 from phalanx.sim.simulation import Simulation

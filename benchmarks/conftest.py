@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from benchmarks.synthetic import SHAPES, inputs
-from phalanx.api.load import Inputs
+from phalanx.inputs.load import Inputs
 
 # kube-scheduler's scheduler_perf threshold for SchedulingBasic/5000Nodes_10000Pods, and Phalanx's targets.
 KUBE_SCHEDULER_FLOOR = 680

@@ -14,7 +14,7 @@ at `system-node-critical` in kube-system, a node exporter in monitoring). With p
 pods and all the others are running on their nodes, with the controlling ownerReference, the
 `pod-template-hash` label and kubectl's status fields; the rest are pending. Pods go round the nodes.
 
-Timed: `phalanx.api.load.load_paths` on the YAML file (what `phalanx simulate` does) and the simulation's
+Timed: `phalanx.inputs.load.load_paths` on the YAML file (what `phalanx simulate` does) and the simulation's
 first instant (`--until 0`: the controllers adopt their pods or make the missing ones, running pods are
 bound, pending ones scheduled). Memory, measured apart with `tracemalloc` (not in the timed runs): the
 bytes the loaded `Inputs` keep per object, and the peak while loading.
@@ -38,7 +38,7 @@ import yaml
 
 from benchmarks.snapshot import PRIORITY_CLASSES, running_pod, write
 from benchmarks.synthetic import CREATED, node_manifest, pod_manifest
-from phalanx.api.load import Inputs, load_paths
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

@@ -34,8 +34,9 @@ from phalanx.api.dra import (
 )
 from phalanx.api.objects import Source
 from phalanx.api.parse import parse_node, parse_pod, parse_pod_group
+from phalanx.scheduler.decisions import Bind
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 
 NAMESPACE = "bench"
 DRIVER = "gpu.example.com"

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.synthetic import Shape, node_manifest, pod_manifest
-from phalanx.api.load import Inputs
 from phalanx.api.objects import Source
 from phalanx.api.parse import parse_node, parse_pod
+from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation

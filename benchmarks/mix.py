@@ -34,9 +34,10 @@ from typing import Any
 import numpy as np
 
 from benchmarks.synthetic import NAMESPACE, Shape, node_manifest, pod_manifest
-from phalanx.api.load import Inputs, resolve
 from phalanx.api.objects import Source
 from phalanx.api.parse import parse_node, parse_pod
+from phalanx.api.resolve import resolve
+from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

@@ -41,8 +41,9 @@ from typing import Any
 import numpy as np
 
 from phalanx.api.objects import GroupPolicy, Node, Pod, PodGroup
+from phalanx.scheduler.decisions import Decision, Evict, Nominate, Preemption
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Decision, Evict, Nominate, Preemption, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 
 MI = 1024 * 1024
 GI = 1024 * MI

@@ -18,7 +18,7 @@ import sys
 import tempfile
 
 from benchmarks.synthetic import SHAPES, inputs, manifests, write_yaml
-from phalanx.api.load import load_paths
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

@@ -55,7 +55,7 @@ from typing import Any
 import yaml
 
 from benchmarks.synthetic import node_manifest
-from phalanx.api.load import Inputs, load_paths
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

@@ -13,7 +13,7 @@ kubectl's default output, without managedFields), 5% pending, 5% Succeeded (Cron
 the two system PriorityClasses. `--managed-fields` adds a kubelet and a kube-controller-manager
 managedFields entry to each object, as `--show-managed-fields` prints them.
 
-Timed, each on its own: `phalanx.api.load.load_paths` on the YAML file (what `phalanx simulate` does) and,
+Timed, each on its own: `phalanx.inputs.load.load_paths` on the YAML file (what `phalanx simulate` does) and,
 to show where its time goes, its three stages apart: reading the text into dicts (load.py's reader), the
 object parsers (PARSERS, from those dicts) and `resolve`; then the simulation's first instant from the
 loaded Inputs (`--until 0`: node arrays, 45,000 running pods bound, 2,500 pending pods scheduled).
@@ -38,10 +38,11 @@ from typing import Any
 import yaml
 
 from benchmarks.synthetic import CREATED, node_manifest, pod_manifest
-from phalanx.api import load as load_module
-from phalanx.api.load import Inputs, load_paths, resolve
+from phalanx.api import documents as documents_module
+from phalanx.api.kinds import PARSERS
 from phalanx.api.objects import Source
-from phalanx.api.parse import PARSERS
+from phalanx.api.resolve import resolve
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 
@@ -173,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         yaml_path, json_path = os.path.join(tmp, "snapshot.yaml"), os.path.join(tmp, "snapshot.json")
         results["yamlBytes"] = write(yaml_path, items, as_json=False)
         inputs = timings.run("load_paths(yaml)", lambda: load_paths([yaml_path]))
-        docs = timings.run("  read + YAML", lambda: [doc for _, doc in load_module._documents(yaml_path)])
+        docs = timings.run("  read + YAML", lambda: [doc for _, doc in documents_module._documents(yaml_path)])
         items_parsed = docs[0]["items"]
         parsed = timings.run("  parsers", lambda: _parse(items_parsed, yaml_path))
         timings.run("  resolve", lambda: resolve(parsed))

@@ -18,9 +18,10 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import Inputs, resolve
+from phalanx.api.kinds import PARSERS
 from phalanx.api.objects import Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
-from phalanx.api.parse import PARSERS
+from phalanx.api.resolve import resolve
+from phalanx.inputs.load import Inputs
 
 Manifest = dict[str, Any]
 NAMESPACE = "bench"

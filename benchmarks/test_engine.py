@@ -9,7 +9,7 @@ import pytest
 from benchmarks.conftest import record_engine
 from benchmarks.measure import EngineRun, run_engine
 from benchmarks.synthetic import SHAPES
-from phalanx.api.load import Inputs
+from phalanx.inputs.load import Inputs
 
 
 @pytest.mark.parametrize("name", list(SHAPES))

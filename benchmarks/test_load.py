@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.conftest import RESULTS
 from benchmarks.synthetic import SHAPES, manifests, write_yaml
-from phalanx.api.load import load_paths
+from phalanx.inputs.load import load_paths
 
 
 @pytest.fixture(scope="session")

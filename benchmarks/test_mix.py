@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.conftest import record_engine
 from benchmarks.mix import MIXES, MixRun, inputs, run
-from phalanx.api.load import Inputs
+from phalanx.inputs.load import Inputs
 
 
 @pytest.fixture(scope="session")

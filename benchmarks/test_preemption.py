@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from benchmarks.preemption import Run, gang_preemption_cluster, pod_preemption_cluster, timed_schedule
-from phalanx.scheduler.scheduler import Evict, Preemption, Scheduler
+from phalanx.scheduler.decisions import Evict, Preemption
+from phalanx.scheduler.scheduler import Scheduler
 
 
 def test_pod_preemption_5000_nodes(benchmark: Any, rounds: int) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from benchmarks.queueing import FULL_WORKLOADS, Run, manifests, run, write
-from phalanx.api.load import Inputs, load_paths
+from phalanx.inputs.load import Inputs, load_paths
 
 WORKLOADS = FULL_WORKLOADS // 10
 NODES = 500

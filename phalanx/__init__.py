@@ -3,10 +3,11 @@
 The public API is small: load manifests, pick a profile, run a simulation, build its report.
 """
 
-from phalanx.api.load import Inputs, load_paths
 from phalanx.errors import InputError, PhalanxError
+from phalanx.inputs.load import Inputs, load_paths
+from phalanx.scheduler.decisions import Bind, GroupCondition, Unschedulable
 from phalanx.scheduler.profiles import Profile, builtin, load_profile
-from phalanx.scheduler.scheduler import Bind, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 

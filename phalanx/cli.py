@@ -14,14 +14,14 @@ import yaml
 from rich.console import Console
 
 from phalanx import __version__
-from phalanx.api.load import Inputs, load_paths
 from phalanx.api.quantity import parse_duration
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.errors import InputError, PhalanxError
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
+from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.progress import RunProgress
-from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import SCHEMA_VERSION, build_report
 from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation

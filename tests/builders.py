@@ -17,10 +17,9 @@ from typing import Any, TypeVar
 
 import yaml
 
-from phalanx.api.load import Inputs, resolve
+from phalanx.api.kinds import PARSERS
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import (
-    PARSERS,
     parse_composite_pod_group,
     parse_job,
     parse_node,
@@ -28,7 +27,9 @@ from phalanx.api.parse import (
     parse_pod_group,
     parse_workload,
 )
+from phalanx.api.resolve import resolve
 from phalanx.cluster.state import ClusterState
+from phalanx.inputs.load import Inputs
 from phalanx.scheduler.framework import CycleState
 
 Doc = dict[str, Any]

@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import Inputs, load_paths
+from phalanx.inputs.load import Inputs, load_paths
 
 Doc = dict[str, Any]
 DRIVER = "gpu.example.com"

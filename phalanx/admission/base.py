@@ -57,7 +57,10 @@ class Admit:
 
 
 @dataclass(frozen=True, slots=True)
-class Evict:
+class EvictWorkload:
+    """Evict an admitted workload (`key`) whole: its pods go and it waits for admission again (Kueue's Evicted
+    condition; Volcano's preempt and reclaim actions)."""
+
     key: str
     reason: str  # "Preempted", "Reclaimed", "InClusterQueue", "InCohortReclamation", ...
     message: str = ""
@@ -73,7 +76,7 @@ class AdmissionPolicy(Protocol):
     def finished(self, key: str, now: float) -> None:
         """An admitted workload ended (its pods succeeded or were deleted): its quota is free again."""
 
-    def cycle(self, now: float) -> list[Admit | Evict]:
+    def cycle(self, now: float) -> list[Admit | EvictWorkload]:
         """One admission pass over the waiting workloads, in the policy's order."""
         ...
 

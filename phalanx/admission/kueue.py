@@ -24,7 +24,7 @@ flavorassigner/, preemption/). Restated, not ported:
   withinClusterQueue, in other ClusterQueues of the cohort tree that are over their nominal quota by
   reclaimWithinCohort, and borrowWithinCohort for reclaiming while the preemptor borrows; candidates ordered
   other queues first, lower priority first, most recently admitted first; removed one by one until the
-  preemptor fits, then those not needed are put back (last to first). Victims are evicted (an Evict with
+  preemptor fits, then those not needed are put back (last to first). Victims are evicted (an EvictWorkload with
   reason InClusterQueue, InCohortReclamation or InCohortReclaimWhileBorrowing) and requeued by this policy;
   the preemptor is admitted in a later pass of the same cycle (its quota is held for it meanwhile). A
   workload evicted in a cycle waits again from the next cycle on (Kueue waits for the eviction to finish).
@@ -45,7 +45,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from phalanx.admission.base import Admit, Evict, PodSet, QueuedWorkload
+from phalanx.admission.base import Admit, EvictWorkload, PodSet, QueuedWorkload
 from phalanx.admission.kueue_objects import (
     PRIORITY_CLASS_LABEL,
     ClusterQueue,
@@ -60,7 +60,7 @@ from phalanx.admission.kueue_objects import (
 from phalanx.admission.quota import (
     FlavorResource,
     Limits,
-    Node,
+    QuotaNode,
     QuotaTree,
     available,
     borrowing,
@@ -174,7 +174,7 @@ class _Counters:
 @dataclass(slots=True)
 class _Candidate:
     adm: _Admitted
-    lca: Node | None
+    lca: QuotaNode | None
     variant: Literal["WithinCQ", "HierarchicalReclaim", "ReclaimWithoutBorrowing", "ReclaimWhileBorrowing"]
 
     @property
@@ -247,12 +247,12 @@ class KueueAdmission:
         self._lq_counters: dict[str, _Counters] = {}
         # a version per cohort tree (root node), bumped on every change of its quota usage or admitted
         # workloads: a nomination depends only on its own ClusterQueue's cohort tree
-        self._root_of: dict[str, Node] = {name: self.tree.root_of(node) for name, node in self.tree.cqs.items()}
-        self._versions: dict[Node, int] = {node: 0 for node in self._root_of.values()}
+        self._root_of: dict[str, QuotaNode] = {name: self.tree.root_of(node) for name, node in self.tree.cqs.items()}
+        self._versions: dict[QuotaNode, int] = {node: 0 for node in self._root_of.values()}
         # the last nomination per ClusterQueue and the tree version it saw: reused while the tree is unchanged
         self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
         # per cohort tree, the entries set aside since its last requeue (ClusterQueue, entry)
-        self._set_aside_in: dict[Node, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
+        self._set_aside_in: dict[QuotaNode, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
         # preemption searches of the current tree version: (cq, requests, frs) -> (preemptor, version, targets)
         self._targets_memo: dict[tuple[str, frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
                                  tuple[QueuedWorkload, int, list[_Candidate]]] = {}
@@ -305,8 +305,8 @@ class KueueAdmission:
         else:
             self._drop_pending(key)
 
-    def cycle(self, now: float) -> list[Admit | Evict]:
-        out: list[Admit | Evict] = []
+    def cycle(self, now: float) -> list[Admit | EvictWorkload]:
+        out: list[Admit | EvictWorkload] = []
         for cq_name, entry in self._deferred:
             self._push(cq_name, entry)
         self._deferred = []
@@ -573,7 +573,7 @@ class KueueAdmission:
             self._front[cursor[0]] = cursor[3]
         return passes
 
-    def _pass(self, now: float, out: list[Admit | Evict]) -> bool:
+    def _pass(self, now: float, out: list[Admit | EvictWorkload]) -> bool:
         """scheduler.schedule: nominate every head (flavors and preemption targets against the state at the
         pass's start), order the entries, then admit or preempt for those that still fit. True if anything
         changed."""
@@ -653,7 +653,8 @@ class KueueAdmission:
         self._set_aside_in[self._root_of[cq_name]].append((cq_name, entry))
         return True
 
-    def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float, out: list[Admit | Evict]) -> None:
+    def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float,
+               out: list[Admit | EvictWorkload]) -> None:
         wl = entry.wl
         self._bump(cq_name)
         self.tree.add(cq_name, a.usage)
@@ -685,7 +686,7 @@ class KueueAdmission:
                          pod_set_flavors=a.flavors, pod_set_node_selectors=selectors))
 
     def _evict(self, target: _Candidate, by: QueuedWorkload, by_cq: str, now: float,
-               out: list[Admit | Evict]) -> None:
+               out: list[Admit | EvictWorkload]) -> None:
         victim = target.adm
         reason = target.reason
         self._release(victim.wl.key)
@@ -699,7 +700,7 @@ class KueueAdmission:
         requeued = _Pending(victim.wl, victim.local_queue, now)
         self._pending[victim.cq][victim.wl.key] = requeued
         self._deferred.append((victim.cq, requeued))
-        out.append(Evict(key=victim.wl.key, reason=reason, by=by.key,
+        out.append(EvictWorkload(key=victim.wl.key, reason=reason, by=by.key,
                          message=f"Preempted to make room for {by.key} ({_REASON_TEXT[reason]}); "
                                  f"preemptor in ClusterQueue {by_cq}, preemptee in ClusterQueue {victim.cq}"))
 
@@ -808,7 +809,7 @@ class KueueAdmission:
             return False
         return all(flavor.node_labels[k] == v for k, v in ps.node_selector.items() if k in flavor.node_labels)
 
-    def _fits_quota(self, cq: ClusterQueue, node: Node, wl: QueuedWorkload, fr: FlavorResource,
+    def _fits_quota(self, cq: ClusterQueue, node: QuotaNode, wl: QueuedWorkload, fr: FlavorResource,
                     value: int) -> _Granular:
         """fitsResourceQuota: Fit within what is available now; else, if preemption could make room, the
         preemption oracle's verdict (candidates in the same queue: Preempt; only elsewhere: Reclaim)."""
@@ -865,7 +866,7 @@ class KueueAdmission:
             return "ReclaimWithoutBorrowing"
         return "ReclaimWhileBorrowing"
 
-    def _from_cq(self, cq: ClusterQueue, wl: QueuedWorkload, source: str, lca: Node | None,
+    def _from_cq(self, cq: ClusterQueue, wl: QueuedWorkload, source: str, lca: QuotaNode | None,
                  frs: set[FlavorResource], advantage: bool) -> list[_Candidate]:
         out: list[_Candidate] = []
         for adm in self._admitted_in[source].values():
@@ -874,13 +875,13 @@ class KueueAdmission:
                 out.append(_Candidate(adm, lca, variant))  # type: ignore[arg-type]
         return out
 
-    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, subtree_root: Node,
-                            skip: Node | None, frs: set[FlavorResource], advantage: bool,
+    def _collect_in_subtree(self, cq: ClusterQueue, wl: QueuedWorkload, subtree_root: QuotaNode,
+                            skip: QuotaNode | None, frs: set[FlavorResource], advantage: bool,
                             result: list[_Candidate]) -> None:
         """collectCandidatesInSubtree: ClusterQueues over their quota in the cohort's subtree, not descending
         into the subtree already searched or into cohorts within their quota; a child cohort's candidates
         before its parent's own ClusterQueues', as Kueue's recursion lists them (walked here with a stack)."""
-        stack: list[tuple[Node, bool]] = [(subtree_root, False)]
+        stack: list[tuple[QuotaNode, bool]] = [(subtree_root, False)]
         while stack:
             current, expanded = stack.pop()
             if not expanded:
@@ -921,7 +922,7 @@ class KueueAdmission:
         by_priority: list[_Candidate] = []
         if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
             advantage, remaining = quantities_fit_in_quota(node, requests)
-            previous: Node | None = None
+            previous: QuotaNode | None = None
             for subtree_root in path_to_root(node):
                 target_list = hierarchy if advantage else by_priority
                 self._collect_in_subtree(cq, wl, subtree_root, previous, frs, advantage, target_list)

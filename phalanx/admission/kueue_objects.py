@@ -85,7 +85,10 @@ class ResourceFlavor:
 
 
 @dataclass(frozen=True, slots=True)
-class Preemption:
+class ClusterQueuePreemption:
+    """A ClusterQueue's `spec.preemption` (Kueue's ClusterQueuePreemption), borrowWithinCohort's policy and
+    maxPriorityThreshold flattened in."""
+
     within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
     reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
     borrow_within_cohort: Literal["Never", "LowerPriority"] = "Never"
@@ -107,7 +110,7 @@ class ClusterQueue:
     queueing_strategy: QueueingStrategy = "BestEffortFIFO"
     namespace_selector: LabelSelector | None = None  # None selects no namespace; {} selects every one
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
-    preemption: Preemption = field(default_factory=Preemption)
+    preemption: ClusterQueuePreemption = field(default_factory=ClusterQueuePreemption)
     fair_weight: Decimal = Decimal(1)
     stop_policy: StopPolicy = "None"
     ignored: tuple[str, ...] = ()  # fields set that admission does not model
@@ -330,7 +333,7 @@ def parse_resource_flavor(doc: Manifest, source: Source) -> ResourceFlavor:
                           topology, source)
 
 
-def _preemption(spec: Mapping[str, Any]) -> Preemption:
+def _preemption(spec: Mapping[str, Any]) -> ClusterQueuePreemption:
     raw = mapping(spec.get("preemption"), "spec.preemption")
     within = _enum(raw.get("withinClusterQueue"), "spec.preemption.withinClusterQueue",
                    ("Never", "LowerPriority", "LowerOrNewerEqualPriority"), "Never")
@@ -344,7 +347,7 @@ def _preemption(spec: Mapping[str, Any]) -> Preemption:
         threshold = crd_int(bwc["maxPriorityThreshold"], "spec.preemption.borrowWithinCohort.maxPriorityThreshold")
     if reclaim == "Never" and policy != "Never":
         raise fail("spec.preemption", "reclaimWithinCohort=Never and borrowWithinCohort.Policy!=Never")
-    return Preemption(cast(Any, within), cast(Any, reclaim), cast(Any, policy), threshold)
+    return ClusterQueuePreemption(cast(Any, within), cast(Any, reclaim), cast(Any, policy), threshold)
 
 
 def _fungibility(spec: Mapping[str, Any], version: str) -> FlavorFungibility:

@@ -33,15 +33,15 @@ class Limits:
 
 
 @dataclass(eq=False, slots=True)
-class Node:
-    """A ClusterQueue (no children) or a Cohort in the tree."""
+class QuotaNode:
+    """A ClusterQueue (no children) or a Cohort in the tree: Kueue's resource node, with its place in the tree."""
 
     name: str
     is_cohort: bool
     quotas: dict[FlavorResource, Limits] = field(default_factory=dict)
-    parent: Node | None = None
-    child_cohorts: list[Node] = field(default_factory=list)
-    child_cqs: list[Node] = field(default_factory=list)
+    parent: QuotaNode | None = None
+    child_cohorts: list[QuotaNode] = field(default_factory=list)
+    child_cqs: list[QuotaNode] = field(default_factory=list)
     subtree: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     height: int | None = None  # getNodeHeight, kept by QuotaTree.build for cohorts
@@ -56,7 +56,7 @@ class Node:
 
 # --- Kueue's resource_node.go, restated ---------------------------------------------------------------------
 
-def local_quota(node: Node, fr: FlavorResource) -> int:
+def local_quota(node: QuotaNode, fr: FlavorResource) -> int:
     """resourceNode.localQuota: the part of the subtree quota the node does not lend (subtree − lendingLimit,
     at least 0); 0 when it has no lendingLimit, since then all of it is lent to the parent."""
     limits = node.quotas.get(fr)
@@ -65,12 +65,12 @@ def local_quota(node: Node, fr: FlavorResource) -> int:
     return max(0, node.subtree.get(fr, 0) - limits.lending_limit)
 
 
-def local_available(node: Node, fr: FlavorResource) -> int:
+def local_available(node: QuotaNode, fr: FlavorResource) -> int:
     """LocalAvailable: unused local quota, never negative."""
     return max(0, local_quota(node, fr) - node.usage.get(fr, 0))
 
 
-def _ancestry(node: Node) -> list[Node]:
+def _ancestry(node: QuotaNode) -> list[QuotaNode]:
     """The node and its ancestors, root last."""
     chain = [node]
     parent = node.parent
@@ -80,7 +80,7 @@ def _ancestry(node: Node) -> list[Node]:
     return chain
 
 
-def _available(node: Node, fr: FlavorResource) -> int:
+def _available(node: QuotaNode, fr: FlavorResource) -> int:
     """available: the root has subtree − usage; below it, local availability plus the parent's availability,
     the latter capped by borrowingLimit (what the node stored in the parent, minus what it already uses
     there, plus the limit). Computed from the root down."""
@@ -99,12 +99,12 @@ def _available(node: Node, fr: FlavorResource) -> int:
     return value
 
 
-def available(node: Node, fr: FlavorResource) -> int:
+def available(node: QuotaNode, fr: FlavorResource) -> int:
     """ClusterQueueSnapshot.Available: capacity usable now without preempting, at least 0."""
     return max(0, _available(node, fr))
 
 
-def potential_available(node: Node, fr: FlavorResource) -> int:
+def potential_available(node: QuotaNode, fr: FlavorResource) -> int:
     """potentialAvailable: the most the node could use were nothing else admitted — the root's whole subtree,
     or local quota plus the parent's potential, capped by subtree + borrowingLimit."""
     chain = _ancestry(node)
@@ -117,9 +117,9 @@ def potential_available(node: Node, fr: FlavorResource) -> int:
     return value
 
 
-def add_usage(node: Node, fr: FlavorResource, value: int) -> None:
+def add_usage(node: QuotaNode, fr: FlavorResource, value: int) -> None:
     """addUsage: what does not fit in the node's unused local quota is also usage of its parent."""
-    current: Node | None = node
+    current: QuotaNode | None = node
     while current is not None:
         local = local_available(current, fr)
         current.usage[fr] = current.usage.get(fr, 0) + value
@@ -129,9 +129,9 @@ def add_usage(node: Node, fr: FlavorResource, value: int) -> None:
         current = current.parent
 
 
-def remove_usage(node: Node, fr: FlavorResource, value: int) -> None:
+def remove_usage(node: QuotaNode, fr: FlavorResource, value: int) -> None:
     """removeUsage: the inverse of add_usage; the parent gives back at most what was stored there."""
-    current: Node | None = node
+    current: QuotaNode | None = node
     while current is not None:
         stored_in_parent = current.usage.get(fr, 0) - local_quota(current, fr)
         current.usage[fr] = current.usage.get(fr, 0) - value
@@ -141,23 +141,23 @@ def remove_usage(node: Node, fr: FlavorResource, value: int) -> None:
         current = current.parent
 
 
-def borrowing_with(node: Node, fr: FlavorResource, value: int) -> bool:
+def borrowing_with(node: QuotaNode, fr: FlavorResource, value: int) -> bool:
     """BorrowingWith: would usage + value exceed the node's own quota (nominal for a ClusterQueue, subtree
     quota for a Cohort)?"""
     own = node.subtree.get(fr, 0) if node.is_cohort else node.nominal(fr)
     return own < node.usage.get(fr, 0) + value
 
 
-def borrowing(node: Node, fr: FlavorResource) -> bool:
+def borrowing(node: QuotaNode, fr: FlavorResource) -> bool:
     return borrowing_with(node, fr, 0)
 
 
-def is_within_nominal(node: Node, frs: Iterable[FlavorResource]) -> bool:
+def is_within_nominal(node: QuotaNode, frs: Iterable[FlavorResource]) -> bool:
     """IsWithinNominalInResources: usage within the subtree quota for every given flavor-resource."""
     return all(node.usage.get(fr, 0) <= node.subtree.get(fr, 0) for fr in frs)
 
 
-def quantities_fit_in_quota(node: Node, requests: Mapping[FlavorResource, int],
+def quantities_fit_in_quota(node: QuotaNode, requests: Mapping[FlavorResource, int],
                             ) -> tuple[bool, dict[FlavorResource, int]]:
     """QuantitiesFitInQuota: whether usage + requests fits the subtree quota, and what remains of each request
     beyond the node's unused local quota (to be found higher up)."""
@@ -170,7 +170,7 @@ def quantities_fit_in_quota(node: Node, requests: Mapping[FlavorResource, int],
     return fits, remaining
 
 
-def path_to_root(node: Node) -> Iterator[Node]:
+def path_to_root(node: QuotaNode) -> Iterator[QuotaNode]:
     """The node's ancestors, parent first (PathParentToRoot)."""
     current = node.parent
     while current is not None:
@@ -178,13 +178,13 @@ def path_to_root(node: Node) -> Iterator[Node]:
         current = current.parent
 
 
-def root(node: Node) -> Node:
+def root(node: QuotaNode) -> QuotaNode:
     while node.parent is not None:
         node = node.parent
     return node
 
 
-def subtree_cluster_queues(node: Node) -> Iterator[Node]:
+def subtree_cluster_queues(node: QuotaNode) -> Iterator[QuotaNode]:
     """Every ClusterQueue under a node (SubtreeClusterQueues), or the node itself if it is one; depth first,
     a cohort's own ClusterQueues before its child cohorts'."""
     if not node.is_cohort:
@@ -197,13 +197,13 @@ def subtree_cluster_queues(node: Node) -> Iterator[Node]:
         stack.extend(reversed(current.child_cohorts))
 
 
-def node_height(node: Node) -> int:
+def node_height(node: QuotaNode) -> int:
     """getNodeHeight: 1 for a cohort with only ClusterQueues, one more per level of child cohorts (0 for a
     childless one). QuotaTree.build keeps each cohort's height; other nodes are measured here, bottom up."""
     if node.height is not None:
         return node.height
     heights: dict[int, int] = {}
-    stack: list[tuple[Node, bool]] = [(node, False)]
+    stack: list[tuple[QuotaNode, bool]] = [(node, False)]
     while stack:
         current, expanded = stack.pop()
         if not expanded:
@@ -217,7 +217,7 @@ def node_height(node: Node) -> int:
     return heights[id(node)]
 
 
-def borrowing_level(cq: Node, fr: FlavorResource, value: int) -> tuple[int, bool]:
+def borrowing_level(cq: QuotaNode, fr: FlavorResource, value: int) -> tuple[int, bool]:
     """FindHeightOfLowestSubtreeThatFits (pkg/scheduler/preemption/classical): 0 when the ClusterQueue needs
     not borrow; else the height of the lowest ancestor whose subtree holds the request. The flag says whether
     reclaiming lower in the hierarchy may be possible (that ancestor has a parent)."""
@@ -239,27 +239,27 @@ class QuotaTree:
     disables every member of such a tree until the cycle is removed."""
 
     def __init__(self) -> None:
-        self.cqs: dict[str, Node] = {}
-        self.cohorts: dict[str, Node] = {}
+        self.cqs: dict[str, QuotaNode] = {}
+        self.cohorts: dict[str, QuotaNode] = {}
         self.cyclic: set[str] = set()  # cohort names in or under a parent cycle
         self.cycles: list[list[str]] = []  # each parent cycle, in parent order
         self._cycle_of: dict[str, int] = {}  # a cohort in or under a cycle -> its index in `cycles`
-        self._roots: dict[str, Node] = {}  # cohort name -> the root of its tree (after cycles are cut)
+        self._roots: dict[str, QuotaNode] = {}  # cohort name -> the root of its tree (after cycles are cut)
 
-    def _cohort(self, name: str) -> Node:
+    def _cohort(self, name: str) -> QuotaNode:
         if name not in self.cohorts:
-            self.cohorts[name] = Node(name, is_cohort=True)
+            self.cohorts[name] = QuotaNode(name, is_cohort=True)
         return self.cohorts[name]
 
-    def add_cohort(self, name: str, quotas: Mapping[FlavorResource, Limits], parent: str = "") -> Node:
+    def add_cohort(self, name: str, quotas: Mapping[FlavorResource, Limits], parent: str = "") -> QuotaNode:
         node = self._cohort(name)
         node.quotas = dict(quotas)
         if parent:
             node.parent = self._cohort(parent)
         return node
 
-    def add_cluster_queue(self, name: str, quotas: Mapping[FlavorResource, Limits], cohort: str = "") -> Node:
-        node = Node(name, is_cohort=False, quotas=dict(quotas))
+    def add_cluster_queue(self, name: str, quotas: Mapping[FlavorResource, Limits], cohort: str = "") -> QuotaNode:
+        node = QuotaNode(name, is_cohort=False, quotas=dict(quotas))
         if cohort:
             node.parent = self._cohort(cohort)
         self.cqs[name] = node
@@ -290,7 +290,7 @@ class QuotaTree:
         done: set[str] = set()
         for node in self.cohorts.values():
             path: dict[str, int] = {}
-            current: Node | None = node
+            current: QuotaNode | None = node
             while current is not None and current.name not in done and current.name not in path:
                 path[current.name] = len(path)
                 current = current.parent
@@ -307,7 +307,7 @@ class QuotaTree:
     def _find_roots(self) -> None:
         """Each cohort's root, and which cohorts hang under a cut cycle (their tree is inactive too)."""
         for node in self.cohorts.values():
-            path: list[Node] = []
+            path: list[QuotaNode] = []
             current = node
             while current.name not in self._roots and current.parent is not None:
                 path.append(current)
@@ -319,9 +319,9 @@ class QuotaTree:
                     self._cycle_of[below.name] = self._cycle_of[top.name]
                     self.cyclic.add(below.name)
 
-    def _update(self, top: Node) -> None:
+    def _update(self, top: QuotaNode) -> None:
         """Subtree quotas and heights bottom up under `top` (a root), as updateCohortResourceNode."""
-        stack: list[tuple[Node, bool]] = [(top, False)]
+        stack: list[tuple[QuotaNode, bool]] = [(top, False)]
         while stack:
             cohort, expanded = stack.pop()
             if not expanded:
@@ -338,7 +338,7 @@ class QuotaTree:
                 for fr, quota in child.subtree.items():
                     cohort.subtree[fr] = cohort.subtree.get(fr, 0) + quota - local_quota(child, fr)
 
-    def root_of(self, node: Node) -> Node:
+    def root_of(self, node: QuotaNode) -> QuotaNode:
         """The root of the node's tree (itself for a ClusterQueue without a cohort)."""
         if node.is_cohort:
             return self._roots.get(node.name, node)

@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.admission.base import Admit, Evict, QueuedWorkload
+from phalanx.admission.base import Admit, EvictWorkload, QueuedWorkload
 from phalanx.admission.volcano_conf import VolcanoConf, default_conf, parse_volcano_conf
 from phalanx.admission.volcano_objects import DEFAULT_QUEUE, VolcanoQueue, check_hierarchy, is_queue, parse_queue
 from phalanx.errors import InputError
@@ -233,8 +233,8 @@ class VolcanoAdmission:
         """The cluster's allocatable changed (nodes added, removed, cordoned): the next cycle uses the new total."""
         self.capacity = dict(total)
 
-    def cycle(self, now: float) -> list[Admit | Evict]:
-        out: list[Admit | Evict] = []
+    def cycle(self, now: float) -> list[Admit | EvictWorkload]:
+        out: list[Admit | EvictWorkload] = []
         self._deserved = self._compute_deserved() if self._proportion else {}
         enqueue_ran = False
         for action in self.conf.actions:
@@ -421,7 +421,7 @@ class VolcanoAdmission:
     def _fits_cluster(self, job: _Job, used: Mapping[str, float]) -> bool:
         return _fits(_add(used, job.total), {k: float(v) for k, v in self.capacity.items()})
 
-    def _run(self, job: _Job, now: float, out: list[Admit | Evict]) -> None:
+    def _run(self, job: _Job, now: float, out: list[Admit | EvictWorkload]) -> None:
         job.state = RUNNING
         self._alloc[job.queue] = _add(self._alloc.get(job.queue, {}), job.total)
         stats = self._stat(job.queue)
@@ -429,7 +429,7 @@ class VolcanoAdmission:
         stats.wait_sum += max(0.0, now - job.submitted)
         out.append(Admit(job.workload.key, job.queue))
 
-    def _allocate(self, now: float, out: list[Admit | Evict]) -> None:
+    def _allocate(self, now: float, out: list[Admit | EvictWorkload]) -> None:
         """allocate.go: the queue first in queue order offers its next job in job order; the share it gains
         may move the queue back. A job that does not fit waits (Inqueue) for the next cycle."""
         waiting = {name: self._jobs_in(name, INQUEUE)[::-1] for name in self._ordered_queues(INQUEUE)}
@@ -466,7 +466,8 @@ class VolcanoAdmission:
                 return False
         return True
 
-    def _evict_for_starving(self, now: float, out: list[Admit | Evict], *, reclaim: bool, gang_aware: bool) -> None:
+    def _evict_for_starving(self, now: float, out: list[Admit | EvictWorkload], *, reclaim: bool,
+                            gang_aware: bool) -> None:
         if reclaim and not self._proportion:
             return
         # Every candidate victim in victim order (lowest priority, then newest), filtered per preemptor below.
@@ -491,7 +492,7 @@ class VolcanoAdmission:
                         stats.reclaimed += 1
                     else:
                         stats.preempted += 1
-                    out.append(Evict(victim.workload.key, reason,
+                    out.append(EvictWorkload(victim.workload.key, reason,
                                      f"{reason.lower()} by {job.workload.key} (queue {name})", by=job.workload.key))
                 self._run(job, now, out)
 

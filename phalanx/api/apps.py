@@ -12,9 +12,21 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from phalanx.api.cron import CronError, CronSchedule, parse_cron
-from phalanx.api.fields import Manifest, Meta, boolean, fail, integer, mapping, seconds, sequence, template_meta, text
+from phalanx.api.fields import (
+    Manifest,
+    Meta,
+    boolean,
+    controller_ref,
+    fail,
+    integer,
+    mapping,
+    seconds,
+    template_meta,
+    text,
+)
 from phalanx.api.names import shown
-from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, Pod, PriorityClass, Source
+from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, OwnerRef, Pod, PriorityClass, Source
+from phalanx.api.parse import parse_job, pod_from_spec
 from phalanx.api.selectors import parse_selector
 from phalanx.errors import InputError
 
@@ -26,12 +38,6 @@ START_TIME_ANNOTATION = "phalanx.dev/start-time"
 # Indexed Job's pods to.
 MAX_REPLICAS = 100_000
 MAX_CRON_JOB_NAME = 52
-
-
-@dataclass(slots=True)
-class OwnerRef:
-    kind: str
-    name: str
 
 
 @dataclass(slots=True)
@@ -117,21 +123,8 @@ class CronJob:
 WorkloadObject = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob
 
 
-def controller_ref(doc: Manifest) -> OwnerRef | None:
-    """The ownerReference with `controller: true`, if any (Meta has already checked the list's shape)."""
-    meta = mapping(doc.get("metadata"), "metadata")
-    for i, raw in enumerate(sequence(meta.get("ownerReferences"), "metadata.ownerReferences")):
-        ref = mapping(raw, f"metadata.ownerReferences[{i}]")
-        if ref.get("controller"):
-            return OwnerRef(kind=text(ref.get("kind"), f"metadata.ownerReferences[{i}].kind"),
-                            name=text(ref.get("name"), f"metadata.ownerReferences[{i}].name"))
-    return None
-
-
 def _template(spec: Mapping[str, Any], meta: Meta, source: Source) -> Pod:
     """The pod template: its metadata (the owner's namespace), its spec; restartPolicy must be Always."""
-    from phalanx.api.parse import pod_from_spec  # parse.PARSERS lists these parsers: import it late
-
     field = "spec.template"
     template = mapping(spec.get("template"), field, required=True)
     tmeta = template_meta(template, meta, field)
@@ -225,8 +218,6 @@ def parse_daemon_set(doc: Manifest, source: Source) -> DaemonSet:
 
 
 def parse_cron_job(doc: Manifest, source: Source) -> CronJob:
-    from phalanx.api.parse import parse_job  # parse.PARSERS lists these parsers: import it late
-
     meta = Meta(doc, namespaced=True)
     if len(meta.name) > MAX_CRON_JOB_NAME:  # ValidateCronJob: its Jobs are named <name>-<11-character suffix>
         raise fail("metadata.name", f"Invalid value: {shown(meta.name)}: must be no more than {MAX_CRON_JOB_NAME} "
@@ -264,15 +255,6 @@ def parse_cron_job(doc: Manifest, source: Source) -> CronJob:
     return CronJob(namespace=meta.namespace, name=meta.name, schedule=schedule, job=job, concurrency_policy=policy,
                    suspend=boolean(spec.get("suspend"), "spec.suspend"), start=start, arrival=meta.arrival,
                    source=source)
-
-
-APPS_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "ReplicaSet": (("apps/v1",), parse_replica_set),
-    "Deployment": (("apps/v1",), parse_deployment),
-    "StatefulSet": (("apps/v1",), parse_stateful_set),
-    "DaemonSet": (("apps/v1",), parse_daemon_set),
-    "CronJob": (("batch/v1",), parse_cron_job),
-}
 
 
 class TemplatedObject(Protocol):

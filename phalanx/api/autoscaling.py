@@ -352,9 +352,3 @@ def parse_hpa(doc: Manifest, source: Source | None = None, *, scale_to_zero: boo
                                    max_replicas=max_replicas, metrics=metrics, behavior=behavior,
                                    selection_strategy=strategy, arrival=meta.arrival, source=source,
                                    annotations=dict(meta.annotations))
-
-
-AUTOSCALING_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "HorizontalPodAutoscaler": (("autoscaling/v2",), parse_hpa),
-}
-

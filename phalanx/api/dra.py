@@ -36,7 +36,7 @@ from phalanx.api.fields import mapping as _mapping
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
 from phalanx.api.names import check, shown, subdomain_problem
-from phalanx.api.objects import DEFAULT_NAMESPACE, SelectorTerm, Source, Toleration
+from phalanx.api.objects import DEFAULT_NAMESPACE, PodResourceClaim, SelectorTerm, Source, Toleration
 from phalanx.api.quantity import MAX_INT64, QuantityError, parse_quantity
 from phalanx.api.selectors import term as _term
 from phalanx.api.tolerations import parse_toleration
@@ -741,19 +741,6 @@ def parse_device_taint_rule(doc: Mapping[str, Any], source: Source) -> DeviceTai
 
 # --- the pod's spec.resourceClaims ------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class PodResourceClaim:
-    """One entry of a pod's `spec.resourceClaims`: a shared claim by name, or one made from a template."""
-
-    name: str
-    claim_name: str | None = None
-    template_name: str | None = None
-
-    def claim_for(self, pod_name: str) -> str:
-        """The claim's name: the named claim, or `<pod>-<entry>` for the one made from the template."""
-        return self.claim_name if self.claim_name is not None else f"{pod_name}-{self.name}"
-
-
 def parse_pod_claims(spec: Mapping[str, Any], where: str) -> tuple[PodResourceClaim, ...]:
     out: list[PodResourceClaim] = []
     for i, raw in enumerate(_list(spec.get("resourceClaims"), f"{where}.resourceClaims")):
@@ -775,12 +762,3 @@ def claim_from_template(template: ResourceClaimTemplate, pod_namespace: str, pod
     """The ResourceClaim the resourceclaim controller makes for a pod from a template."""
     return ResourceClaim(namespace=pod_namespace or DEFAULT_NAMESPACE, name=ref.claim_for(pod_name),
                          spec=template.spec, template=template.name)
-
-
-PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "ResourceSlice": (VERSIONS, parse_resource_slice),
-    "DeviceClass": (VERSIONS, parse_device_class),
-    "ResourceClaim": (VERSIONS, parse_resource_claim),
-    "ResourceClaimTemplate": (VERSIONS, parse_claim_template),
-    "DeviceTaintRule": (TAINT_RULE_VERSIONS, parse_device_taint_rule),
-}

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from phalanx.api.names import check, label_problem, label_value_problem, qualified_name_problem, subdomain_problem
-from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, Queueing
+from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, OwnerRef, Queueing
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
 
@@ -140,6 +140,17 @@ def object_name(doc: Manifest) -> str:
         return f"{kind} (unnamed)"
     namespace = meta.get("namespace")
     return f"{kind} {namespace}/{name}" if isinstance(namespace, str) and namespace else f"{kind} {name}"
+
+
+def controller_ref(doc: Manifest) -> OwnerRef | None:
+    """The ownerReference with `controller: true`, if any (Meta has already checked the list's shape)."""
+    meta = mapping(doc.get("metadata"), "metadata")
+    for i, raw in enumerate(sequence(meta.get("ownerReferences"), "metadata.ownerReferences")):
+        ref = mapping(raw, f"metadata.ownerReferences[{i}]")
+        if ref.get("controller"):
+            return OwnerRef(kind=text(ref.get("kind"), f"metadata.ownerReferences[{i}].kind"),
+                            name=text(ref.get("name"), f"metadata.ownerReferences[{i}].name"))
+    return None
 
 
 def template_meta(template: Mapping[str, Any], owner: Meta, field: str) -> Meta:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from phalanx.errors import InputError
 
@@ -89,3 +89,8 @@ def check(value: str, field: str, problem: Callable[[str], str | None]) -> str:
 
 __all__ = ["LABEL_MAX_LENGTH", "SUBDOMAIN_MAX_LENGTH", "check", "label_problem", "label_value_problem",
            "qualified_name_problem", "shown", "subdomain_problem"]
+
+
+def first_few(names: Sequence[str], shown: int = 3) -> str:
+    """`a, b, c and 4 more`: a few names for a one-line message."""
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")

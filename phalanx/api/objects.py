@@ -4,11 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
-
-if TYPE_CHECKING:
-    from phalanx.api.dra import PodResourceClaim
-    from phalanx.api.pod_constraints import PodAffinity, SpreadConstraint
+from typing import Literal, Protocol
 
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
@@ -133,7 +129,7 @@ class Placement:
     preferred_terms: tuple[PreferredTerm, ...] = ()
     tolerations: tuple[Toleration, ...] = ()
     node_name: str | None = None
-    # Constraints between pods (api/pod_constraints.py). Not static: they depend on the pods already placed.
+    # Constraints between pods (parsed in api/pod_constraints.py). Not static: they depend on the pods already placed.
     spread: tuple[SpreadConstraint, ...] = ()
     pod_affinity: PodAffinity | None = None
 
@@ -144,6 +140,14 @@ class Source:
 
     file: str
     index: int
+
+
+@dataclass(slots=True)
+class OwnerRef:
+    """An ownerReference: the kind and name of the owning object."""
+
+    kind: str
+    name: str
 
 
 @dataclass(slots=True)
@@ -412,6 +416,82 @@ class LabelSelector:
             if req.operator == "DoesNotExist" and present:
                 return False
         return True
+
+
+# --- constraints between pods (parsed in api/pod_constraints.py) ----------------------------------------------
+
+# nodeAffinityPolicy and nodeTaintsPolicy of a topologySpreadConstraint.
+NodeInclusionPolicy = Literal["Honor", "Ignore"]
+
+
+def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
+    return selector is not None and selector.matches(labels)
+
+
+def selector_empty(selector: LabelSelector | None) -> bool:
+    """labels.Selector.Empty(): an empty (match-everything) selector; None (match nothing) is not empty."""
+    return selector is not None and not selector.match_labels and not selector.expressions
+
+
+@dataclass(frozen=True, slots=True)
+class SpreadConstraint:
+    """One topologySpreadConstraint, its selector merged with matchLabelKeys."""
+
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    selector: LabelSelector | None
+    min_domains: int = 1
+    node_affinity_policy: NodeInclusionPolicy = "Honor"
+    node_taints_policy: NodeInclusionPolicy = "Ignore"
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinityTerm:
+    """A podAffinityTerm with its namespaces resolved: pods in `namespaces` (or in any namespace when
+    `all_namespaces`, a `namespaceSelector: {}`) whose labels match `selector`, by `topology_key`."""
+
+    selector: LabelSelector | None
+    topology_key: str
+    namespaces: frozenset[str]
+    all_namespaces: bool = False
+
+    def matches(self, namespace: str, labels: dict[str, str]) -> bool:
+        """kube-scheduler's AffinityTerm.Matches (a namespaceSelector other than {} is never loaded)."""
+        if not (self.all_namespaces or namespace in self.namespaces):
+            return False
+        return selector_matches(self.selector, labels)
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(frozen=True, slots=True)
+class PodAffinity:
+    """spec.affinity.podAffinity and podAntiAffinity: required and preferred terms of each."""
+
+    required: tuple[PodAffinityTerm, ...] = ()
+    required_anti: tuple[PodAffinityTerm, ...] = ()
+    preferred: tuple[WeightedTerm, ...] = ()
+    preferred_anti: tuple[WeightedTerm, ...] = ()
+
+
+# --- the pod's spec.resourceClaims (parsed in api/dra.py) -------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PodResourceClaim:
+    """One entry of a pod's `spec.resourceClaims`: a shared claim by name, or one made from a template."""
+
+    name: str
+    claim_name: str | None = None
+    template_name: str | None = None
+
+    def claim_for(self, pod_name: str) -> str:
+        """The claim's name: the named claim, or `<pod>-<entry>` for the one made from the template."""
+        return self.claim_name if self.claim_name is not None else f"{pod_name}-{self.name}"
 
 
 @dataclass(slots=True)

@@ -1,15 +1,15 @@
-"""Turn one manifest (a dict from YAML) into a Phalanx object, raising InputError naming the field."""
+"""Turn one manifest (a dict from YAML) into a Phalanx object, raising InputError naming the field: the core
+kinds (v1 Node and Pod, scheduling.k8s.io, batch/v1 Job, policy/v1 PodDisruptionBudget) and the pod spec that
+every controller's template reuses (kinds.py lists every kind's parser)."""
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 from phalanx.api import dra
-from phalanx.api.apps import APPS_PARSERS, controller_ref
-from phalanx.api.autoscaling import AUTOSCALING_PARSERS
-from phalanx.api.fields import Manifest, Meta, queueing, template_meta
+from phalanx.api.fields import Manifest, Meta, controller_ref, queueing, template_meta
 from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
 from phalanx.api.fields import integer as _int
@@ -48,9 +48,7 @@ from phalanx.api.pod_constraints import parse_pod_affinity, parse_spread
 from phalanx.api.quantity import MAX_INT64, QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
 from phalanx.api.selectors import term as _term
-from phalanx.api.sets import SETS_PARSERS
 from phalanx.api.tolerations import parse_toleration
-from phalanx.api.training import TRAINING_PARSERS
 
 MAX_PRIORITY = 1_000_000_000
 MIN_PRIORITY = -2_147_483_648  # priorities are int32
@@ -621,22 +619,3 @@ def parse_pdb(doc: Manifest, source: Source) -> PodDisruptionBudget:
         max_unavailable=_int_or_percent(spec["maxUnavailable"], "spec.maxUnavailable") if has_max else None,
         source=source,
     )
-
-
-Parser = Callable[[Manifest, Source], object]
-# kind -> (apiVersions read, parser)
-PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
-    "Node": (("v1",), parse_node),
-    "Pod": (("v1",), parse_pod),
-    "PriorityClass": (("scheduling.k8s.io/v1",), parse_priority_class),
-    "Workload": (("scheduling.k8s.io/v1beta1",), parse_workload),
-    "PodGroup": (("scheduling.k8s.io/v1beta1",), parse_pod_group),
-    "CompositePodGroup": (("scheduling.k8s.io/v1alpha3",), parse_composite_pod_group),
-    "Job": (("batch/v1",), parse_job),
-    "PodDisruptionBudget": (("policy/v1",), parse_pdb),
-    **dra.PARSERS,  # resource.k8s.io: ResourceSlice, DeviceClass, ResourceClaim(Template), DeviceTaintRule
-    **APPS_PARSERS,  # apps/v1 ReplicaSet, Deployment, StatefulSet, DaemonSet; batch/v1 CronJob
-    **SETS_PARSERS,  # JobSet, LeaderWorkerSet
-    **TRAINING_PARSERS,  # Kubeflow PyTorchJob, TFJob, MPIJob
-    **AUTOSCALING_PARSERS,  # autoscaling/v2 HorizontalPodAutoscaler
-}

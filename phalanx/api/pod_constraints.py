@@ -1,4 +1,5 @@
-"""Constraints between pods: `spec.topologySpreadConstraints` and `spec.affinity.podAffinity/podAntiAffinity`.
+"""Constraints between pods: `spec.topologySpreadConstraints` and `spec.affinity.podAffinity/podAntiAffinity`
+(their types are in objects.py, beside the Placement that holds them).
 
 Parsed as the API server leaves them for kube-scheduler: defaults filled in (minDomains 1, nodeAffinityPolicy
 Honor, nodeTaintsPolicy Ignore), `matchLabelKeys`/`mismatchLabelKeys` merged into the label selector with the
@@ -13,73 +14,25 @@ is refused with an InputError naming the field.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from phalanx.api.fields import fail, integer, mapping, sequence, text
-from phalanx.api.objects import LabelSelector, Requirement
+from phalanx.api.objects import (
+    LabelSelector,
+    NodeInclusionPolicy,
+    PodAffinity,
+    PodAffinityTerm,
+    Requirement,
+    SpreadConstraint,
+    WeightedTerm,
+    selector_empty,
+)
 from phalanx.api.selectors import parse_selector
 
 HOSTNAME_KEY = "kubernetes.io/hostname"
 ZONE_KEY = "topology.kubernetes.io/zone"
 _WHEN = ("DoNotSchedule", "ScheduleAnyway")
 _POLICIES = ("Honor", "Ignore")
-Policy = Literal["Honor", "Ignore"]
-
-
-def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
-    return selector is not None and selector.matches(labels)
-
-
-def selector_empty(selector: LabelSelector | None) -> bool:
-    """labels.Selector.Empty(): an empty (match-everything) selector; None (match nothing) is not empty."""
-    return selector is not None and not selector.match_labels and not selector.expressions
-
-
-@dataclass(frozen=True, slots=True)
-class SpreadConstraint:
-    """One topologySpreadConstraint, its selector merged with matchLabelKeys."""
-
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
-    selector: LabelSelector | None
-    min_domains: int = 1
-    node_affinity_policy: Policy = "Honor"
-    node_taints_policy: Policy = "Ignore"
-
-
-@dataclass(frozen=True, slots=True)
-class PodAffinityTerm:
-    """A podAffinityTerm with its namespaces resolved: pods in `namespaces` (or in any namespace when
-    `all_namespaces`, a `namespaceSelector: {}`) whose labels match `selector`, by `topology_key`."""
-
-    selector: LabelSelector | None
-    topology_key: str
-    namespaces: frozenset[str]
-    all_namespaces: bool = False
-
-    def matches(self, namespace: str, labels: dict[str, str]) -> bool:
-        """kube-scheduler's AffinityTerm.Matches (a namespaceSelector other than {} is never loaded)."""
-        if not (self.all_namespaces or namespace in self.namespaces):
-            return False
-        return selector_matches(self.selector, labels)
-
-
-@dataclass(frozen=True, slots=True)
-class WeightedTerm:
-    weight: int
-    term: PodAffinityTerm
-
-
-@dataclass(frozen=True, slots=True)
-class PodAffinity:
-    """spec.affinity.podAffinity and podAntiAffinity: required and preferred terms of each."""
-
-    required: tuple[PodAffinityTerm, ...] = ()
-    required_anti: tuple[PodAffinityTerm, ...] = ()
-    preferred: tuple[WeightedTerm, ...] = ()
-    preferred_anti: tuple[WeightedTerm, ...] = ()
 
 
 # --- topologySpreadConstraints -------------------------------------------------------------------------------
@@ -102,7 +55,7 @@ def _merge_keys(selector: LabelSelector | None, labels: Mapping[str, str], keys:
     return LabelSelector(match_labels=selector.match_labels, expressions=(*selector.expressions, *extra))
 
 
-def _policy(raw: Any, field: str, default: Policy) -> Policy:
+def _policy(raw: Any, field: str, default: NodeInclusionPolicy) -> NodeInclusionPolicy:
     if raw is None:
         return default
     value = text(raw, field)

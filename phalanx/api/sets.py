@@ -12,6 +12,7 @@ from phalanx.api.apps import MAX_REPLICAS
 from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, sequence, template_meta, text
 from phalanx.api.names import check, label_problem
 from phalanx.api.objects import DURATION_ANNOTATION, Job, Pod, Queueing, Source
+from phalanx.api.parse import parse_job, pod_from_spec
 from phalanx.errors import InputError
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
@@ -75,8 +76,6 @@ class LeaderWorkerSet:
 
 
 def parse_job_set(doc: Manifest, source: Source) -> JobSet:
-    from phalanx.api.parse import parse_job  # parse.PARSERS lists these parsers: import it late
-
     meta = Meta(doc, namespaced=True)
     spec = mapping(doc.get("spec"), "spec", required=True)
     raw_jobs = sequence(spec.get("replicatedJobs"), "spec.replicatedJobs")
@@ -121,8 +120,6 @@ def parse_job_set(doc: Manifest, source: Source) -> JobSet:
 
 
 def _lws_template(raw: Any, meta: Meta, where: str, source: Source) -> Pod:
-    from phalanx.api.parse import pod_from_spec  # parse.PARSERS lists these parsers: import it late
-
     template = mapping(raw, where, required=True)
     tmeta = template_meta(template, meta, where)
     pod = pod_from_spec(tmeta, mapping(template.get("spec"), f"{where}.spec", required=True), f"{where}.spec", source)
@@ -156,9 +153,3 @@ def parse_leader_worker_set(doc: Manifest, source: Source) -> LeaderWorkerSet:
     return LeaderWorkerSet(namespace=meta.namespace, name=meta.name, replicas=replicas, size=size, leader=leader,
                            worker=worker, recreate_group=policy == "RecreateGroupOnPodRestart", arrival=meta.arrival,
                            source=source, queueing=queueing(meta))
-
-
-SETS_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "JobSet": (("jobset.x-k8s.io/v1alpha2",), parse_job_set),
-    "LeaderWorkerSet": (("leaderworkerset.x-k8s.io/v1",), parse_leader_worker_set),
-}

@@ -6,11 +6,11 @@ replica specs (`replicas`, `restartPolicy`, `template`) by replica type, and `ru
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from phalanx.api.apps import MAX_REPLICAS
 from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, template_meta, text
 from phalanx.api.objects import DURATION_ANNOTATION, Pod, Queueing, Source
+from phalanx.api.parse import pod_from_spec
 
 # kind -> (the spec field holding its replica specs, the replica types in the order the pods are made)
 REPLICA_SPECS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -59,8 +59,6 @@ class TrainingJob:
 
 
 def parse_training_job(doc: Manifest, source: Source) -> TrainingJob:
-    from phalanx.api.parse import pod_from_spec  # parse.PARSERS lists these parsers: import it late
-
     kind = str(doc.get("kind"))
     meta = Meta(doc, namespaced=True)
     spec = mapping(doc.get("spec"), "spec", required=True)
@@ -108,10 +106,3 @@ def parse_training_job(doc: Manifest, source: Source) -> TrainingJob:
     return TrainingJob(kind=kind, namespace=meta.namespace, name=meta.name, replica_specs=replica_specs,
                        min_available=min_available, arrival=meta.arrival,
                        source=source, queueing=queueing(meta))
-
-
-TRAINING_PARSERS: dict[str, tuple[tuple[str, ...], Any]] = {
-    "PyTorchJob": (("kubeflow.org/v1",), parse_training_job),
-    "TFJob": (("kubeflow.org/v1",), parse_training_job),
-    "MPIJob": (("kubeflow.org/v2beta1", "kubeflow.org/v1"), parse_training_job),
-}

@@ -15,9 +15,10 @@ new scale-up. Scale-down removes a group's node once it has been unneeded for `s
 row: cpu and memory requests below `utilization_threshold` of allocatable, and every pod on it that must move
 (all but DaemonSet pods) fits on another node, never taking a group below its min-size.
 
-Whether a pod fits a node reuses the scheduler's own static Filter plugins (NodeUnschedulable,
-TaintToleration, NodeAffinity: cordons, taints, nodeSelector and required node affinity) on a throwaway
-ClusterState of the template nodes, plus the resource fit over every requested resource and the pod count.
+Whether a pod fits a node reuses the scheduler profile's own node-static Filter plugins, asked of the plugin
+registry (by default NodeUnschedulable, TaintToleration, NodeAffinity: cordons, taints, nodeSelector and
+required node affinity), on a throwaway ClusterState of the template nodes, plus the resource fit over every
+requested resource and the pod count.
 Not modelled: rules between pods (topology spread, inter-pod affinity), DRA devices and GPU shares, DaemonSet
 pods a new node would carry, volumes, PodDisruptionBudgets, balancing similar node groups, the priority and
 price expanders, scale-down-delay-after-add, and the per-loop limits on empty and drained node deletions.
@@ -31,7 +32,7 @@ import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -40,9 +41,7 @@ from phalanx.api.objects import Node, Placement, Pod, PodGroup
 from phalanx.autoscale.nodegroups import NodeGroup, group_of
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.framework import CycleState, FilterPlugin
-from phalanx.scheduler.plugins.node_affinity import NodeAffinity
-from phalanx.scheduler.plugins.node_unschedulable import NodeUnschedulable
-from phalanx.scheduler.plugins.taint_toleration import TaintToleration
+from phalanx.scheduler.plugins.registry import FILTERS, node_static_filters
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -77,11 +76,11 @@ class NoScaleUp:
 # --- fitting pods on nodes ----------------------------------------------------------------------------------
 
 class _StaticFit:
-    """The scheduler's static Filter plugins over a ClusterState's nodes, one mask per pod Placement."""
+    """The scheduler's node-static Filter plugins over a ClusterState's nodes, one mask per pod Placement."""
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: ClusterState, filters: Sequence[FilterPlugin]) -> None:
         self.state = state
-        self.filters: tuple[FilterPlugin, ...] = (NodeUnschedulable(), TaintToleration(), NodeAffinity())
+        self.filters = tuple(filters)
         self._masks: dict[Placement, BoolArray] = {}
 
     def mask(self, pod: Pod) -> BoolArray:
@@ -210,6 +209,10 @@ class ClusterAutoscaler:
     groups_per_loop: int = 1
     # CA keeps nodes running pods no controller owns (they would not come back elsewhere).
     move_bare_pods: bool = False
+    # The scheduler profile's enabled Filters and pluginConfig args: a pod fits a template node when every
+    # node-static one among them passes it (the registry says which those are).
+    filters: Sequence[str] = FILTERS
+    plugin_args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     unhelped: list[NoScaleUp] = field(default_factory=list, init=False)
     _unneeded_since: dict[str, float] = field(default_factory=dict, init=False)
     _rng: random.Random = field(init=False)
@@ -255,7 +258,7 @@ class ClusterAutoscaler:
         for pod in pending:
             for resource in pod.requests:
                 state.ensure_resource(resource)
-        fit = _StaticFit(state)
+        fit = _StaticFit(state, self._node_filters())
         capacity = state.allocatable  # groups × resources
         units = self._units(pending, groups_of_pods, running_members or {}, state, capacity)
         for unit in units:
@@ -467,11 +470,14 @@ class ClusterAutoscaler:
             self._member_groups = dict(members)
         return self._member_sizes
 
+    def _node_filters(self) -> list[FilterPlugin]:
+        return node_static_filters(self.filters, self.plugin_args)
+
     def _static_fit(self, state: ClusterState) -> _StaticFit:
         """The static filters' masks over `state`, kept while its nodes stay as they are."""
         key = (state.version, len(state))
         if self._fit is None or self._fit.state is not state or self._fit_key != key:
-            self._fit, self._fit_key = _StaticFit(state), key
+            self._fit, self._fit_key = _StaticFit(state, self._node_filters()), key
         return self._fit
 
     def due(self, unneeded: Sequence[str], now: float) -> list[str]:

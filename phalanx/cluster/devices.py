@@ -39,14 +39,13 @@ from phalanx.api.dra import (
     DeviceToleration,
     ExactRequest,
     NetworkData,
-    PodResourceClaim,
     ResourceClaim,
     ResourceClaimTemplate,
     ResourceSlice,
     claim_from_template,
     compile_selector,
 )
-from phalanx.api.objects import Pod, PodGroup, SelectorTerm
+from phalanx.api.objects import Pod, PodGroup, PodResourceClaim, SelectorTerm
 from phalanx.api.tolerations import first_untolerated
 from phalanx.cluster.state import ClusterState
 

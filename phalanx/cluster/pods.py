@@ -18,8 +18,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.api.objects import Pod
-from phalanx.api.pod_constraints import PodAffinityTerm
+from phalanx.api.objects import Pod, PodAffinityTerm
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

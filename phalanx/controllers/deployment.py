@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from phalanx.api.apps import Deployment, OwnerRef, ReplicaSet
-from phalanx.api.objects import LabelSelector
+from phalanx.api.apps import Deployment, ReplicaSet
+from phalanx.api.objects import LabelSelector, OwnerRef
 
 HASH_LABEL = "pod-template-hash"
 

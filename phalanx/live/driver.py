@@ -3,7 +3,7 @@
 The Driver keeps the engine's view in step with the API server through informers (nodes, every pod, PodGroups,
 CompositePodGroups, PodDisruptionBudgets, and the DRA kinds: ResourceSlices, DeviceClasses, ResourceClaims and
 their templates),
-schedules the pods whose `spec.schedulerName` is its own, and carries the decisions out through the Binder:
+schedules the pods whose `spec.schedulerName` is its own, and carries the decisions out through the ApiWriter:
 Binding calls, PodScheduled conditions, nominations, preemptions, PodGroup conditions and Events. Informer
 callbacks only queue events; the engine loop the simulator runs too (`phalanx.scheduler.loop`) applies them to
 the Scheduler and runs its rounds from a single thread, with a wall clock (Unix seconds) in place of the
@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 import httpx2
 from lightkube import ApiError, Client
@@ -58,17 +58,12 @@ from phalanx.api.dra import parse_claim_template, parse_device_class, parse_reso
 from phalanx.api.parse import parse_composite_pod_group, parse_node, parse_pdb, parse_pod, parse_pod_group
 from phalanx.cluster.devices import EXTENDED_CLAIM
 from phalanx.errors import PhalanxError
-from phalanx.live.binder import Binder, BindResult, ClaimHold
+from phalanx.live.api_writer import ApiWriter, BindResult, ClaimHold
 from phalanx.live.claims import ClaimBook, KnownClaim, known_claim, resolve
 from phalanx.live.clock import Inbox, WallClock
 from phalanx.live.informers import DELETED, MODIFIED, Informer, object_key
 from phalanx.live.metrics import Metrics
-from phalanx.scheduler.loop import run_engine
-from phalanx.scheduler.placement.composite import COMPOSITE
-from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
-from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import (
-    GROUP,
+from phalanx.scheduler.decisions import (
     Bind,
     Decision,
     DeviceTaintEviction,
@@ -76,9 +71,14 @@ from phalanx.scheduler.scheduler import (
     GroupCondition,
     Nominate,
     Preemption,
-    Scheduler,
     Unschedulable,
 )
+from phalanx.scheduler.entries import GROUP
+from phalanx.scheduler.loop import run_engine
+from phalanx.scheduler.placement.composite import COMPOSITE
+from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
+from phalanx.scheduler.queue import Where
+from phalanx.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("phalanx.live")
 BIND_WORKERS = 16  # binding calls in flight at once
@@ -145,14 +145,14 @@ class Driver:
     """One live scheduler: informers in, decisions out. `run` blocks until `stop` is set."""
 
     def __init__(self, client: Client, profile: Profile, *, scheduler_name: str = "phalanx", seed: int = 0,
-                 metrics: Metrics | None = None, binder: Binder | None = None,
+                 metrics: Metrics | None = None, api_writer: ApiWriter | None = None,
                  namespaces: set[str] | None = None, clock: Callable[[], float] = time.time) -> None:
         self.client = client
         self.profile = profile
         self.scheduler_name = scheduler_name
         self.scheduler = Scheduler(profile, [], seed)
         self.metrics = metrics
-        self.binder = binder or Binder(client, scheduler_name)
+        self.api_writer = api_writer or ApiWriter(client, scheduler_name)
         self.clock = clock
         self.namespaces = namespaces  # schedule only pods of these namespaces (None: all); every pod is counted
         self.events = Inbox()
@@ -256,7 +256,7 @@ class Driver:
             run_engine(self.scheduler, WallClock(self.events, stop, self.clock), self)
         finally:
             self._pool.shutdown(wait=True)
-            self.binder.close()
+            self.api_writer.close()
 
     # The engine loop's ends (phalanx.scheduler.loop.Ends).
 
@@ -314,7 +314,7 @@ class Driver:
             self._skip(kind, key, f"{type(exc).__name__}: {exc}")
             if kind == "Pod" and event != DELETED and self._ours_pending(obj):
                 namespace, _, name = key.partition("/")
-                self.binder.unschedulable(namespace, name, f"the scheduler could not take the pod in: "
+                self.api_writer.unschedulable(namespace, name, f"the scheduler could not take the pod in: "
                                           f"{type(exc).__name__}: {exc}", reason="SchedulerError",
                                           uid=self._uids.get(key))
 
@@ -383,7 +383,7 @@ class Driver:
             return
         self.claims.waiting[key] = message
         namespace, _, name = key.partition("/")
-        self.binder.unschedulable(namespace, name, message, uid=self._uids.get(key))
+        self.api_writer.unschedulable(namespace, name, message, uid=self._uids.get(key))
 
     # Nodes, pods, PodGroups.
 
@@ -403,7 +403,7 @@ class Driver:
         now = self.clock()
         if event == DELETED or _terminal(obj):
             namespace, _, name = key.partition("/")
-            self.binder.forget(namespace, name)
+            self.api_writer.forget(namespace, name)
             self.claims.untrack(key)
             self._orphans.pop(key, None)
             self._uids.pop(key, None)
@@ -490,36 +490,39 @@ class Driver:
         self.counters.cycles += 1
         self._bind_all([d for d in decisions if isinstance(d, Bind)], now)
         for decision in decisions:
-            if isinstance(decision, Bind):
-                if self.metrics is not None:
-                    self.metrics.attempt("scheduled", profile, seconds)
-            elif isinstance(decision, Unschedulable):
-                pod = decision.pod
-                self.counters.unschedulable += 1
-                self.binder.unschedulable(pod.namespace, pod.name, decision.message, reason=decision.reason,
-                                          uid=self._uids.get(pod.key))
-                if self.metrics is not None:
-                    self.metrics.attempt("error" if decision.reason == "SchedulerError" else "unschedulable",
-                                         profile, seconds)
-            elif isinstance(decision, Nominate):
-                self.binder.nominate(decision.pod.namespace, decision.pod.name, decision.node)
-            elif isinstance(decision, Evict):
-                self._evict(decision)
-            elif isinstance(decision, Preemption):
-                if self.metrics is not None:
-                    self.metrics.preemption(len(decision.victims))
-            elif isinstance(decision, GroupCondition):
-                group = decision.group
-                if self.metrics is not None:
-                    self.metrics.group_attempt("scheduled" if decision.status else
-                                               "error" if decision.reason == "SchedulerError" else "unschedulable",
-                                               profile, seconds)
-                self.binder.group_condition(group.namespace, group.name, decision.type, decision.status,
-                                            decision.reason, decision.message)
-            elif isinstance(decision, DeviceTaintEviction):
-                pod = decision.pod
-                self.binder.preempt(pod.namespace, pod.name, preemptor="", node=decision.node,
-                                    message=decision.message, uid=self._uids.get(pod.key))
+            match decision:
+                case Bind():  # bound above
+                    if self.metrics is not None:
+                        self.metrics.attempt("scheduled", profile, seconds)
+                case Unschedulable():
+                    pod = decision.pod
+                    self.counters.unschedulable += 1
+                    self.api_writer.unschedulable(pod.namespace, pod.name, decision.message, reason=decision.reason,
+                                              uid=self._uids.get(pod.key))
+                    if self.metrics is not None:
+                        self.metrics.attempt("error" if decision.reason == "SchedulerError" else "unschedulable",
+                                             profile, seconds)
+                case Nominate():
+                    self.api_writer.nominate(decision.pod.namespace, decision.pod.name, decision.node)
+                case Evict():
+                    self._evict(decision)
+                case Preemption():
+                    if self.metrics is not None:
+                        self.metrics.preemption(len(decision.victims))
+                case GroupCondition():
+                    group = decision.group
+                    if self.metrics is not None:
+                        self.metrics.group_attempt("scheduled" if decision.status else
+                                                   "error" if decision.reason == "SchedulerError" else "unschedulable",
+                                                   profile, seconds)
+                    self.api_writer.group_condition(group.namespace, group.name, decision.type, decision.status,
+                                                decision.reason, decision.message)
+                case DeviceTaintEviction():
+                    pod = decision.pod
+                    self.api_writer.preempt(pod.namespace, pod.name, preemptor="", node=decision.node,
+                                        message=decision.message, uid=self._uids.get(pod.key))
+                case _:
+                    assert_never(decision)
         if self.metrics is not None:
             self.metrics.pending(self._pending_counts())
 
@@ -565,13 +568,13 @@ class Driver:
         held: tuple[ClaimHold, ...] = ()
         wanted = self._api_claims(bind)
         if wanted:
-            claims = self.binder.reserve_claims(pod.namespace, pod.name, uid or "", wanted)
+            claims = self.api_writer.reserve_claims(pod.namespace, pod.name, uid or "", wanted)
             if not claims.ok:
                 return BindResult(False, claims.reason, claims.message)
             held = claims.held
         result = self._binding(bind, uid)
         if not result.ok and held:
-            self.binder.unreserve_claims(pod.namespace, pod.name, uid or "", held)
+            self.api_writer.unreserve_claims(pod.namespace, pod.name, uid or "", held)
         return result
 
     def _api_claims(self, bind: Bind) -> list[tuple[str, dict[str, object]]]:
@@ -590,15 +593,15 @@ class Driver:
         so a gang member is not overtaken by others while the API server is away). A 409 after a lost answer
         is a success when the pod is bound where we asked."""
         pod = bind.pod
-        result = self.binder.bind(pod.namespace, pod.name, uid, bind.node)
+        result = self.api_writer.bind(pod.namespace, pod.name, uid, bind.node)
         for wait in BIND_RETRY_WAITS:
             if result.ok or result.reason != "error":
                 break
             time.sleep(wait)
-            result = self.binder.bind(pod.namespace, pod.name, uid, bind.node)
+            result = self.api_writer.bind(pod.namespace, pod.name, uid, bind.node)
             if result.reason == "conflict" and self._bound_to(pod.namespace, pod.name, bind.node):
                 # Our earlier binding was stored, its answer lost (the API server restarting): say so too.
-                return BindResult(True, "", self.binder.scheduled(pod.namespace, pod.name, uid, bind.node))
+                return BindResult(True, "", self.api_writer.scheduled(pod.namespace, pod.name, uid, bind.node))
         return result
 
     def _bound_to(self, namespace: str, name: str, node: str) -> bool:
@@ -622,7 +625,7 @@ class Driver:
         preemptor = decision.preemptor
         kind = decision.kind
         uids = {"pod": self._uids, "podgroup": self._group_uids, "compositepodgroup": self._composite_uids}[kind]
-        self.binder.preempt(victim.namespace, victim.name, preemptor=uids.get(preemptor, ""), node=decision.node,
+        self.api_writer.preempt(victim.namespace, victim.name, preemptor=uids.get(preemptor, ""), node=decision.node,
                             preemptor_kind=kind, preemptor_name=preemptor.split("/", 1)[-1],
                             uid=self._uids.get(victim.key))
 

@@ -1,7 +1,7 @@
 """A client whose every write to the wire first asks the leader Lease: the last line of defence against a split
 brain.
 
-`Binder` asks the fence before each API call, but a process paused (SIGSTOP, a stalled VM) between that check
+`ApiWriter` asks the fence before each API call, but a process paused (SIGSTOP, a stalled VM) between that check
 and its request reaching the socket would still send the request when it resumes, perhaps long after another
 replica took the Lease. `fenced_client` closes that window to the one system call: its connections ask `fence`
 right before each `send` of request bytes, and raise `NotLeader` instead of sending when it says no, so the API

@@ -25,7 +25,7 @@ from lightkube import Client, KubeConfig
 from lightkube.core.exceptions import ConfigError
 
 from phalanx.errors import InputError
-from phalanx.live.binder import Binder
+from phalanx.live.api_writer import ApiWriter
 from phalanx.live.driver import Driver
 from phalanx.live.fence import fenced_client
 from phalanx.live.leader import LeaderElector
@@ -92,11 +92,11 @@ def run(options: Options, stop: threading.Event | None = None) -> int:
                             renew_deadline=options.renew_deadline, retry_period=options.retry_period) \
         if options.leader_elect else None
     # Every write goes through a client fenced by the Lease; reads, watches and the Lease itself do not.
-    binder = Binder(fenced_client(config, elector.holds) if elector is not None else client,
-                    options.scheduler_name, fence=elector.holds if elector is not None else None)
+    api_writer = ApiWriter(fenced_client(config, elector.holds) if elector is not None else client,
+                        options.scheduler_name, fence=elector.holds if elector is not None else None)
     driver = Driver(client, options.profile, scheduler_name=options.scheduler_name, seed=options.seed,
                     metrics=metrics, namespaces=set(options.namespaces) if options.namespaces else None,
-                    binder=binder)
+                    api_writer=api_writer)
     leading = threading.Event()
     try:
         server = serve(metrics, options.metrics_host, options.metrics_port, ready=driver.ready.is_set)

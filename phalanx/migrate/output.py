@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import raw_documents
+from phalanx.api.documents import raw_documents
 from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
 from phalanx.migrate.rewrite import Migrator

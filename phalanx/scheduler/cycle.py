@@ -44,7 +44,7 @@ from phalanx.scheduler.framework import (
     SkippingScorePlugin,
     fit_error,
 )
-from phalanx.scheduler.plugins.registry import REGISTRY
+from phalanx.scheduler.plugins.registry import build
 from phalanx.scheduler.profiles import Profile
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -87,13 +87,13 @@ class PodCycle:
         self.cluster = cluster
         self.profile = profile
         self.percentage = profile.percentage_of_nodes_to_score
-        self.filters: list[FilterPlugin] = [REGISTRY[n](profile.plugin_args.get(n, {})) for n in profile.filters]
+        self.filters: list[FilterPlugin] = [build(n, profile.plugin_args.get(n, {})) for n in profile.filters]
         self.static_filters = [f for f in self.filters if f.static]
         self.dynamic_filters = [f for f in self.filters if not f.static]
         self.scorers: list[tuple[ScorePlugin, int]] = [
-            (REGISTRY[n](profile.plugin_args.get(n, {})), w) for n, w in profile.scores.items() if w > 0
+            (build(n, profile.plugin_args.get(n, {})), w) for n, w in profile.scores.items() if w > 0
         ]
-        self.reservers: list[ReservePlugin] = [REGISTRY[n](profile.plugin_args.get(n, {})) for n in profile.reserve]
+        self.reservers: list[ReservePlugin] = [build(n, profile.plugin_args.get(n, {})) for n in profile.reserve]
         self.tie_break = profile.tie_break
         self.rng = np.random.default_rng(seed)
         self.next_start = 0

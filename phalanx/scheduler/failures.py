@@ -18,20 +18,31 @@ only through events, between rounds, and the memo is cleared at each round.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Mapping
+from typing import Protocol
 
 from phalanx.api.objects import Pod
 from phalanx.scheduler.cycle import Result
+from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.running import RunningPods
 
-if TYPE_CHECKING:
-    from phalanx.scheduler.scheduler import Scheduler
+
+class SchedulerView(Protocol):
+    """What FailedPods reads of the Scheduler: its profile and who is nominated (such a pod is never answered
+    from another's failure)."""
+
+    @property
+    def profile(self) -> Profile: ...
+    @property
+    def nominated(self) -> Mapping[str, str]: ...
+    @property
+    def running(self) -> RunningPods: ...
 
 
 class FailedPods:
     """One round's failed pod attempts, by what the pod is to the filters, with the books they failed at."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: SchedulerView) -> None:
         self.s = scheduler
         self._known: dict[Hashable, tuple[tuple[int, ...], Result]] = {}
         self._signatures: dict[str, tuple[Pod, Hashable | None]] = {}  # pod key -> (the pod, its signature)

@@ -51,6 +51,9 @@ class FilterPlugin(Protocol):
     # Static filters depend only on the pod's Placement and the nodes' labels, taints and cordons:
     # their masks are cached per Placement until the nodes change.
     static: bool
+    # Node-static filters look only at the pod and the node's own labels, taints and spec (not its name, not
+    # the pods on it, not its free room): the cluster autoscaler asks them about a node group's template node.
+    node_static: bool
     code: Code
 
     def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray: ...

@@ -30,6 +30,7 @@ from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.framework import SkippingFilterPlugin
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 from phalanx.scheduler.profiles import ExactPlacement
 
 
@@ -72,7 +73,7 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
             trial.keep()
     settings = cycle.profile.exact_placement
     # A gang already running minCount members placed none of the others: each fits nowhere even alone.
-    if (settings is None or outcome.success or not group.is_gang or running >= group.min_count
+    if (settings is None or outcome.success or GANG_SCHEDULING.quorum(group, running)
             or not exact.applicable(pending)):
         if not dry_run and not inner and not outcome.success:
             _post_filter(cycle, group, pending)
@@ -143,10 +144,8 @@ def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: in
         cycle.reserve(pod, result.node)
         outcome.placed.append((pod, result.node))
     have = running + len(outcome.placed)
-    if group.is_gang and have < group.min_count:
-        why = next(iter(outcome.failures.values()), "")
-        outcome.message = (f"pod group {group.key}: {have} of the {group.min_count} pods (minCount) could be "
-                           f"placed; {why}")
+    if not GANG_SCHEDULING.quorum(group, have):
+        outcome.message = GANG_SCHEDULING.short(group, have, next(iter(outcome.failures.values()), ""))
         outcome.placed = []
         return outcome
     if not outcome.placed and (not inner or have < group.min_count):  # "no pods were schedulable"

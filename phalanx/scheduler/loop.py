@@ -14,7 +14,8 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from phalanx.scheduler.scheduler import Decision, Scheduler
+from phalanx.scheduler.decisions import Decision
+from phalanx.scheduler.scheduler import Scheduler
 
 
 class Clock(Protocol):

@@ -62,7 +62,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -73,19 +73,16 @@ from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.placement.forest import MAX_TREE_DEPTH, Forest
 from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.running import RunningPods
-
-if TYPE_CHECKING:
-    from phalanx.scheduler.placement.composite import Forest
 
 FloatArray = npt.NDArray[np.float64]
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 PRIORITY_OFFSET = 2**31  # kube adds MaxInt32+1 so that priority sums stay positive
 NO_VICTIM_PRIORITY = -(2**31) - 1  # below every pod priority: a node without victims is the best choice
-MAX_TREE_DEPTH = 4  # schedulingv1beta1.WorkloadMaxTreeDepth: TraverseHierarchyUp visits at most this many levels
 
 
 @dataclass(frozen=True, slots=True)

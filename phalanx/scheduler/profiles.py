@@ -23,9 +23,10 @@ from phalanx.scheduler.plugins.registry import (
     GPU_FILTERS,
     GPU_SCORERS,
     NOT_IMPLEMENTED,
-    REGISTRY,
+    PLUGINS,
     RESERVERS,
     SCORERS,
+    build,
     reserve_plugins,
 )
 
@@ -285,13 +286,13 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
                              field=f"{where}.enabled")
         profile.placement_scores[plugin] = weight or 1  # as upstream: a weight of 0 (or none) counts as 1
     for i, item in enumerate(raw_profile.get("pluginConfig") or []):
-        if not isinstance(item, Mapping) or item.get("name") not in REGISTRY:
+        if not isinstance(item, Mapping) or item.get("name") not in PLUGINS:
             raise InputError("names no known plugin", field=f"profiles[0].pluginConfig[{i}].name")
         profile.plugin_args[str(item["name"])] = dict(item.get("args") or {})
     profile.reserve = reserve_plugins(profile.filters)  # a Reserve half runs with its Filter
     # Build once so that bad plugin arguments fail here, not mid-simulation.
     for plugin in {*profile.filters, *profile.scores}:
-        REGISTRY[plugin](profile.plugin_args.get(plugin, {}))
+        build(plugin, profile.plugin_args.get(plugin, {}))
     return profile
 
 

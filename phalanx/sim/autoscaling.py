@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.api.load import first_few
+from phalanx.api.names import first_few
 from phalanx.api.objects import Node, Pod
 from phalanx.autoscale.cluster_autoscaler import (
     ClusterAutoscaler,
@@ -26,10 +26,9 @@ from phalanx.autoscale.cluster_autoscaler import (
     nodes_added,
 )
 from phalanx.autoscale.nodegroups import MAX_GROUP_SIZE, NodeGroup, group_of
-from phalanx.sim.engine import ARRIVAL
-
-if TYPE_CHECKING:
-    from phalanx.sim.simulation import Simulation
+from phalanx.scheduler.scheduler import Scheduler
+from phalanx.sim.event_queue import ARRIVAL
+from phalanx.sim.records import GroupRecord, PodRecord
 
 SCAN_INTERVAL = 10.0  # cluster-autoscaler's --scan-interval default
 # What a pending pod may ask for that the scale-up estimate does not model (cluster_autoscaler.py says why).
@@ -46,12 +45,43 @@ class AutoscalerScan:
     """A scan of the cluster autoscaler is due."""
 
 
+class ScanEvents(Protocol):
+    """The simulation's event queue, as the autoscaler uses it: it queues its scans and the nodes it adds."""
+
+    def push(self, time: float, priority: int, event: AutoscalerScan | Node) -> None: ...
+    def only(self, test: Callable[[object], bool]) -> bool: ...
+
+
+class SimulationView(Protocol):
+    """What the cluster autoscaler reads and does of the simulation (simulation.py's Simulation)."""
+
+    @property
+    def now(self) -> float: ...
+    @property
+    def until(self) -> float | None: ...
+    @property
+    def events(self) -> ScanEvents: ...
+    @property
+    def scheduler(self) -> Scheduler: ...
+    @property
+    def pods(self) -> Mapping[str, PodRecord]: ...
+    @property
+    def groups(self) -> Mapping[str, GroupRecord]: ...
+    @property
+    def group_counts(self) -> Mapping[str, list[int]]: ...  # group key -> [members live, live or done]
+
+    def drain_node(self, name: str, pods: list[Pod], by: str) -> None: ...
+
+
 class NodeAutoscaling:
     skip_quiet_scans = True  # tests turn it off to compare with a scan every SCAN_INTERVAL
 
-    def __init__(self, groups: Iterable[NodeGroup], initial: Iterable[Node], mode: str) -> None:
+    def __init__(self, groups: Iterable[NodeGroup], initial: Iterable[Node], mode: str, filters: Sequence[str],
+                 plugin_args: Mapping[str, Mapping[str, Any]]) -> None:
+        """`filters` and `plugin_args`: the scheduler profile's, whose node-static Filters scale-up honours."""
         self.groups = {g.name: g for g in groups}
-        self.autoscaler = ClusterAutoscaler(list(self.groups.values()), mode="gang" if mode == "gang" else "pod")
+        self.autoscaler = ClusterAutoscaler(list(self.groups.values()), mode="gang" if mode == "gang" else "pod",
+                                            filters=filters, plugin_args=plugin_args)
         self.mode = mode
         self.nodes: dict[str, Node] = {}
         self.size: Counter[str] = Counter()
@@ -95,7 +125,7 @@ class NodeAutoscaling:
         if record is not None:
             record.used = True
 
-    def scan(self, sim: Simulation) -> None:
+    def scan(self, sim: SimulationView) -> None:
         """Called after each event batch: a scan when one is due (at most one per SCAN_INTERVAL)."""
         now = sim.now
         if self._quiet_from is not None:  # the skipped scans keep their times: the next is on their grid
@@ -128,17 +158,17 @@ class NodeAutoscaling:
         assert self._quiet_from is not None
         return self._quiet_from + SCAN_INTERVAL * max(math.ceil((time - self._quiet_from) / SCAN_INTERVAL), 1)
 
-    def unschedulable_pod(self, sim: Simulation, key: str) -> None:
+    def unschedulable_pod(self, sim: SimulationView, key: str) -> None:
         """The scheduler could not place the pod: a scan looks at it as soon as one is allowed."""
         self.unschedulable.add(key)
         self._wake(sim, max(sim.now, self._due))
 
-    def _wake(self, sim: Simulation, time: float) -> None:
+    def _wake(self, sim: SimulationView, time: float) -> None:
         if time not in self._woken:
             self._woken.add(time)
             sim.events.push(time, ARRIVAL, AutoscalerScan())
 
-    def _scale_up(self, sim: Simulation) -> bool:
+    def _scale_up(self, sim: SimulationView) -> bool:
         pending: list[Pod] = []
         for key in sorted(self.unschedulable):
             record = sim.pods.get(key)
@@ -189,13 +219,13 @@ class NodeAutoscaling:
 
     def _note_unseen(self, pending: list[Pod]) -> None:
         """Remember the pending pods whose scale-up ignored something they ask for (the template check runs
-        the static filters and the resource fit only), for the report and stderr."""
+        the node-static filters and the resource fit only), for the report and stderr."""
         for pod in pending:
             for what, used in UNSEEN.items():
                 if used(pod):
                     self.unseen.setdefault(what, set()).add(pod.key)
 
-    def _scale_down(self, sim: Simulation) -> bool:
+    def _scale_down(self, sim: SimulationView) -> bool:
         cluster = sim.scheduler.cluster
         if self._members is None:
             self._last_version = None
@@ -230,7 +260,7 @@ class NodeAutoscaling:
             self._remove(sim, name, on_node[index])
         return bool(gone)
 
-    def _remove(self, sim: Simulation, name: str, pods: list[Pod]) -> None:
+    def _remove(self, sim: SimulationView, name: str, pods: list[Pod]) -> None:
         """Drain the node (its pods evicted as cluster-autoscaler does, DaemonSet pods deleted) and delete it."""
         sim.drain_node(name, pods, "cluster-autoscaler")
         node = self.nodes.pop(name)

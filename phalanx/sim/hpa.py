@@ -30,8 +30,9 @@ maxReplicas above what Phalanx simulates (capped at MAX_HPA_REPLICAS, the bound 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -44,11 +45,9 @@ from phalanx.autoscale.hpa import HpaController, HpaDecision, MetricValues, Sele
 from phalanx.autoscale.hpa_bank import HpaBank, eligible
 from phalanx.autoscale.metrics import MetricsSeries, RateModels, RequestRateModel
 from phalanx.controllers.deployment import HASH_LABEL
+from phalanx.controllers.workloads import WorkloadControllers
 from phalanx.errors import InputError
-from phalanx.sim.engine import ARRIVAL
-
-if TYPE_CHECKING:
-    from phalanx.sim.simulation import Simulation
+from phalanx.sim.event_queue import ARRIVAL
 
 RATE_MODEL = "phalanx.dev/request-rate-model"
 REQUEST_METRIC = "phalanx.dev/request-metric"
@@ -75,6 +74,28 @@ class HpaBankSync:
     """The periodic sync of a bank of HPAs (phalanx.autoscale.hpa_bank) is due."""
 
     bank: int
+
+
+class SyncEvents(Protocol):
+    """The simulation's event queue, as the HPAs use it: they queue their syncs."""
+
+    def push(self, time: float, priority: int, event: HpaSync | HpaBankSync) -> None: ...
+
+
+class SimulationView(Protocol):
+    """What the HPAs read and do of the simulation (simulation.py's Simulation): the time, the workload
+    controllers' replicas, the scale subresource, and a watch after each round (`observers`)."""
+
+    @property
+    def now(self) -> float: ...
+    @property
+    def events(self) -> SyncEvents: ...
+    @property
+    def observers(self) -> list[Callable[[Self], None]]: ...
+    @property
+    def workloads(self) -> WorkloadControllers: ...
+
+    def scale(self, kind: str, key: str, replicas: int) -> None: ...
 
 
 class EventLog:
@@ -325,7 +346,7 @@ class Autoscalers:
                   f"capped at {cap}"] = None
         return _State(simulated, HpaController(simulated), hpa, notes=notes)
 
-    def arrive(self, hpa: HorizontalPodAutoscaler, sim: Simulation) -> None:
+    def arrive(self, hpa: HorizontalPodAutoscaler, sim: SimulationView) -> None:
         if not self._watching:
             self._watching = True
             sim.observers.append(self._watch)
@@ -351,7 +372,7 @@ class Autoscalers:
             self._push(self.banks[bank].pace, sim.now, HpaBankSync(bank), sim)
 
     @staticmethod
-    def _push(pace: _Pace, time: float, event: HpaSync | HpaBankSync, sim: Simulation) -> None:
+    def _push(pace: _Pace, time: float, event: HpaSync | HpaBankSync, sim: SimulationView) -> None:
         pace.due = time
         if time not in pace.queued:
             pace.queued.add(time)
@@ -363,7 +384,7 @@ class Autoscalers:
         pace.queued.discard(now)
         return pace.due == now
 
-    def sync(self, key: str, sim: Simulation) -> None:
+    def sync(self, key: str, sim: SimulationView) -> None:
         state = self.states[key]
         pace = state.pace
         if not self._current(pace, sim.now):
@@ -401,7 +422,7 @@ class Autoscalers:
         if pace.quiet:
             self._quiet[key] = state
 
-    def _selector_check(self, state: _State, current: int, sim: Simulation) -> SelectorCheck | None:
+    def _selector_check(self, state: _State, current: int, sim: SimulationView) -> SelectorCheck | None:
         """`validateAndParseSelector` for a target that more than one HPA scales: once two of them are there
         (and the target has pods), each sync of either fails with AmbiguousSelector. kube counts an HPA from
         its first sync, so the first of two HPAs may scale once before the other's first sync; Phalanx counts
@@ -422,7 +443,7 @@ class Autoscalers:
         return check
 
     @staticmethod
-    def _target_selector(state: _State, sim: Simulation) -> str:
+    def _target_selector(state: _State, sim: SimulationView) -> str:
         kind, key = state.target
         owner = sim.workloads.scaled_owner(kind, key)
         if owner is not None and owner[0] == "ReplicaSet" and owner[1] in sim.workloads.rs.sets:
@@ -431,7 +452,7 @@ class Autoscalers:
             return _selector_text(sim.workloads.sts.sets[owner[1]].stateful_set.selector)
         return ""
 
-    def sync_bank(self, index: int, sim: Simulation) -> None:
+    def sync_bank(self, index: int, sim: SimulationView) -> None:
         bank = self.banks[index]
         now = sim.now
         if not self._current(bank.pace, now):
@@ -488,7 +509,7 @@ class Autoscalers:
         if bank.pace.quiet:
             self._quiet_banks.add(index)
 
-    def _again(self, pace: _Pace, event: HpaSync | HpaBankSync, sim: Simulation, change: float | None,
+    def _again(self, pace: _Pace, event: HpaSync | HpaBankSync, sim: SimulationView, change: float | None,
                settled: bool) -> None:
         """Schedule the next sync: the next period's, or, once `settled`, the first at or after `change` (when a
         metric may change next) or else the last before the horizon."""
@@ -511,7 +532,7 @@ class Autoscalers:
             pace.quiet = following > now + SYNC_PERIOD
         self._push(pace, following, event, sim)
 
-    def _watch(self, sim: Simulation) -> None:
+    def _watch(self, sim: SimulationView) -> None:
         """After each round: wake the skipping HPAs whose target's replicas changed (an object arrived, another
         HPA scaled it), at their next sync time."""
         workloads = sim.workloads
@@ -532,7 +553,7 @@ class Autoscalers:
         for pace, event in sorted(woken, key=lambda w: w[0].order):
             self._wake(pace, event, sim)
 
-    def _wake(self, pace: _Pace, event: HpaSync | HpaBankSync, sim: Simulation) -> None:
+    def _wake(self, pace: _Pace, event: HpaSync | HpaBankSync, sim: SimulationView) -> None:
         assert pace.last is not None and pace.due is not None
         steps = max(math.ceil((sim.now - pace.last) / SYNC_PERIOD), 1)
         time = pace.last + SYNC_PERIOD * steps
@@ -579,7 +600,7 @@ class Autoscalers:
         if condition is not None and condition["reason"] == "FailedGetScale":
             state.notes[f"AbleToScale=False FailedGetScale: {condition['message']}"] = None
 
-    def _sync(self, state: _State, current: int, values: MetricValues, sim: Simulation,
+    def _sync(self, state: _State, current: int, values: MetricValues, sim: SimulationView,
               check: SelectorCheck | None = None) -> tuple[int, HpaDecision]:
         """One HPA's own sync; returns its target's replicas after it, and the decision."""
         hpa = state.hpa

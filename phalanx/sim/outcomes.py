@@ -16,7 +16,8 @@ from collections import defaultdict
 from typing import Any
 
 from phalanx.api.sets import JOBSET_NAME_LABEL
-from phalanx.sim.simulation import PodRecord, Simulation
+from phalanx.sim.records import PodRecord
+from phalanx.sim.simulation import Simulation
 
 
 def _round(value: float) -> float:

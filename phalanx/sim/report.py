@@ -9,8 +9,8 @@ import numpy as np
 from phalanx.scheduler.placement.composite import composite_report
 from phalanx.scheduler.placement.exact import decisions
 from phalanx.scheduler.placement.topology import constraint_report
+from phalanx.sim.admission_gate import queue_report
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
-from phalanx.sim.queueing import queue_report
 from phalanx.sim.services import service_report
 from phalanx.sim.simulation import Simulation
 

@@ -14,22 +14,19 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import assert_never
 
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
-from phalanx.api.load import Inputs
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
 from phalanx.controllers.workloads import Actions, WorkloadControllers
-from phalanx.scheduler.loop import VirtualClock, run_engine
-from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.scheduler import (
-    GROUP,
+from phalanx.inputs.load import Inputs
+from phalanx.scheduler.decisions import (
     Bind,
     Decision,
     DeviceTaintEviction,
@@ -37,47 +34,18 @@ from phalanx.scheduler.scheduler import (
     GroupCondition,
     Nominate,
     Preemption,
-    Scheduler,
     Unschedulable,
 )
+from phalanx.scheduler.entries import GROUP
+from phalanx.scheduler.loop import VirtualClock, run_engine
+from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
+from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
-from phalanx.sim.engine import ARRIVAL, COMPLETION, EventQueue
+from phalanx.sim.event_queue import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
-from phalanx.sim.queueing import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
-
-
-@dataclass(slots=True)
-class PodRecord:
-    pod: Pod
-    created: float = 0.0
-    phase: str = "Pending"
-    node: str | None = None
-    bound_at: float | None = None
-    finished_at: float | None = None
-    message: str | None = None
-    progress: float = 0.0
-    since: float | None = None  # making progress since this time
-    token: int = 0
-    terminating: bool = False
-    nominated: str | None = None
-    preempted_count: int = 0
-    preempted_by: list[dict[str, Any]] = field(default_factory=list)
-    device_taint_evictions: list[dict[str, Any]] = field(default_factory=list)
-    devices: list[str] = field(default_factory=list)  # DRA devices its claims held when it was bound
-    counted_live: bool = False  # counted in its group's members running (and not terminating)
-    counted_done: bool = False  # counted in its group's members running or succeeded
-
-
-@dataclass(slots=True)
-class GroupRecord:
-    group: PodGroup
-    started_at: float | None = None  # first time minCount members ran together
-    running_since: float | None = None  # making progress (minCount members running) since
-    waiting_since: float | None = None  # waiting for minCount members to run since
-    waits: list[float] = field(default_factory=list)
-    preempted_count: int = 0
-    conditions: dict[str, dict[str, Any]] = field(default_factory=dict)
+from phalanx.sim.records import GroupRecord, PodRecord
 
 
 @dataclass(slots=True)
@@ -162,8 +130,8 @@ class Simulation:
         self.hpas = Autoscalers(inputs.hpas, inputs.metrics, until) if inputs.hpas else None
         for hpa in inputs.hpas:
             self.events.push(hpa.arrival, ARRIVAL, hpa)
-        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up) \
-            if inputs.node_groups else None
+        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up, profile.filters,
+                                           profile.plugin_args) if inputs.node_groups else None
         self.books = Accounting()
         self.books.capacity = self.allocatable
         self.now = 0.0
@@ -224,24 +192,27 @@ class Simulation:
     def carry_out(self, decisions: list[Decision], now: float, seconds: float) -> None:
         self.scheduling_seconds += seconds
         for decision in decisions:
-            if isinstance(decision, Bind):  # the simulator's binding never fails: confirmed at once
-                self.scheduler.confirm_bind(decision.pod.key)
-                self.binds += 1
-                self._bind(decision.pod, decision.node)
-            elif isinstance(decision, Unschedulable):
-                self.pods[decision.pod.key].message = decision.message
-                if self.autoscaling is not None:
-                    self.autoscaling.unschedulable_pod(self, decision.pod.key)
-            elif isinstance(decision, GroupCondition):
-                self._condition(decision)
-            elif isinstance(decision, Evict):
-                self._evict(decision)
-            elif isinstance(decision, Nominate):  # an empty node clears the nomination
-                self.pods[decision.pod.key].nominated = decision.node or None
-            elif isinstance(decision, Preemption):
-                self._preemption(decision)
-            elif isinstance(decision, DeviceTaintEviction):
-                self._evict(decision)
+            match decision:
+                case Bind():  # the simulator's binding never fails: confirmed at once
+                    self.scheduler.confirm_bind(decision.pod.key)
+                    self.binds += 1
+                    self._bind(decision.pod, decision.node)
+                case Unschedulable():
+                    self.pods[decision.pod.key].message = decision.message
+                    if self.autoscaling is not None:
+                        self.autoscaling.unschedulable_pod(self, decision.pod.key)
+                case GroupCondition():
+                    self._condition(decision)
+                case Evict():
+                    self._evict(decision)
+                case Nominate():  # an empty node clears the nomination
+                    self.pods[decision.pod.key].nominated = decision.node or None
+                case Preemption():
+                    self._preemption(decision)
+                case DeviceTaintEviction():
+                    self._evict(decision)
+                case _:
+                    assert_never(decision)
         for observe in self.observers:
             observe(self)
 
@@ -253,9 +224,8 @@ class Simulation:
         elif isinstance(event, PodDeletion):
             self._user_delete(event)
         elif isinstance(event, DeviceTaintRule):
-            for decision in self.scheduler.add_device_taint_rule(event, self.now):
-                if isinstance(decision, DeviceTaintEviction):
-                    self._evict(decision)
+            for eviction in self.scheduler.add_device_taint_rule(event, self.now):
+                self._evict(eviction)
         elif isinstance(event, ResourceSlice):
             self.scheduler.add_device_objects(self.now, slices=[event])
         elif isinstance(event, Node):
@@ -459,13 +429,17 @@ class Simulation:
             return
         self.evictions += 1
         record.terminating = True
-        if isinstance(decision, Evict):
-            record.preempted_count += 1
-            record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor, "node": decision.node,
-                                        "message": decision.message})
-        else:
-            record.device_taint_evictions.append({"time": self.now, "node": decision.node, "claim": decision.claim,
-                                                  "deviceTaintRule": decision.rule, "message": decision.message})
+        match decision:
+            case Evict():
+                record.preempted_count += 1
+                record.preempted_by.append({"time": self.now, "preemptor": decision.preemptor,
+                                            "node": decision.node, "message": decision.message})
+            case DeviceTaintEviction():
+                record.device_taint_evictions.append({"time": self.now, "node": decision.node,
+                                                      "claim": decision.claim, "deviceTaintRule": decision.rule,
+                                                      "message": decision.message})
+            case _:
+                assert_never(decision)
         record.message = decision.message
         if record.since is not None:
             record.progress += self.now - record.since

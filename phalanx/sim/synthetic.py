@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.fields import object_name
-from phalanx.api.load import Inputs, resolve
+from phalanx.api.kinds import PARSERS
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
     DURATION_ANNOTATION,
@@ -49,10 +49,11 @@ from phalanx.api.objects import (
     Source,
     Workload,
 )
-from phalanx.api.parse import PARSERS
 from phalanx.api.quantity import MAX_DURATION_SECONDS, format_duration, parse_duration
 from phalanx.api.reading import read_yaml
+from phalanx.api.resolve import resolve
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
 
 Manifest = dict[str, Any]
 OPCODES = ("createNodes", "createPods", "createPodGroups", "sleep")

@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.fields import object_name
-from phalanx.api.load import Inputs, resolve
+from phalanx.api.kinds import PARSERS
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
-from phalanx.api.parse import PARSERS
 from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.api.reading import parse_json, read_text
+from phalanx.api.resolve import resolve
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
 from phalanx.sim.simulation import Simulation
 
 OPS = ("create", "delete")

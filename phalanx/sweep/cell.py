@@ -12,8 +12,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from phalanx.api.load import Inputs, load_paths
 from phalanx.cluster.gpus import TargetWorkload
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from phalanx.api.dra import ResourceSlice
-from phalanx.api.load import Inputs
 from phalanx.api.objects import Node
 from phalanx.api.quantity import MAX_DURATION_SECONDS
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
 
 FIELD = "--what-if"
 _TERM = re.compile(r"(?P<target>nodes|arrivals)(?P<op>[=*])(?P<value>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")

@@ -7,8 +7,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from phalanx.api.load import Inputs
 from phalanx.cluster.gpus import GPU_MILLI, TargetWorkload
+from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import Profile
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation

@@ -17,9 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api.documents import raw_documents
 from phalanx.api.fields import seconds
-from phalanx.api.load import Inputs, load_paths, raw_documents
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report

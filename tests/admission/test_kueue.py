@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.admission.base import Admit, Evict, PodSet, QueuedWorkload
+from phalanx.admission.base import Admit, EvictWorkload, PodSet, QueuedWorkload
 from phalanx.admission.kueue import KueueAdmission
 from phalanx.api.objects import Toleration
 from phalanx.errors import InputError
@@ -22,12 +22,12 @@ from tests.admission.kueue_helpers import (
 )
 
 
-def admitted(results: list[Admit | Evict]) -> dict[str, Admit]:
+def admitted(results: list[Admit | EvictWorkload]) -> dict[str, Admit]:
     return {r.key: r for r in results if isinstance(r, Admit)}
 
 
-def evicted(results: list[Admit | Evict]) -> dict[str, Evict]:
-    return {r.key: r for r in results if isinstance(r, Evict)}
+def evicted(results: list[Admit | EvictWorkload]) -> dict[str, EvictWorkload]:
+    return {r.key: r for r in results if isinstance(r, EvictWorkload)}
 
 
 def row(policy: KueueAdmission, name: str, kind: str = "ClusterQueue") -> dict[str, object]:
@@ -170,7 +170,7 @@ def test_preemption_within_cluster_queue_lower_priority() -> None:
     policy.cycle(0)
     policy.submit(workload("high", "cq", 3, priority=10), 1)
     results = policy.cycle(1)
-    assert evicted(results) == {"default/low": Evict("default/low", "InClusterQueue", evicted(results)[
+    assert evicted(results) == {"default/low": EvictWorkload("default/low", "InClusterQueue", evicted(results)[
         "default/low"].message, by="default/high")}
     assert "default/high" in admitted(results)
     assert row(policy, "cq")["preempted"] == 1

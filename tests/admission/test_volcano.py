@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from phalanx.admission.base import Admit, Evict, PodSet, QueuedWorkload
+from phalanx.admission.base import Admit, EvictWorkload, PodSet, QueuedWorkload
 from phalanx.admission.volcano import (
     QueueDemand,
     VolcanoAdmission,
@@ -41,12 +41,12 @@ def wl(key: str, queue: str, cpu: int, memory: int = 0, *, priority: int = 0, cr
                           (PodSet("main", count, requests, min_count),), priority_class)
 
 
-def admitted(decisions: list[Admit | Evict]) -> list[str]:
+def admitted(decisions: list[Admit | EvictWorkload]) -> list[str]:
     return [d.key for d in decisions if isinstance(d, Admit)]
 
 
-def evicted(decisions: list[Admit | Evict]) -> list[tuple[str, str, str | None]]:
-    return [(d.key, d.reason, d.by) for d in decisions if isinstance(d, Evict)]
+def evicted(decisions: list[Admit | EvictWorkload]) -> list[tuple[str, str, str | None]]:
+    return [(d.key, d.reason, d.by) for d in decisions if isinstance(d, EvictWorkload)]
 
 
 def row(policy: VolcanoAdmission, queue: str) -> dict[str, Any]:

@@ -5,9 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from phalanx.api.objects import LabelSelector, Requirement, Source
+from phalanx.api.objects import LabelSelector, PodAffinityTerm, Requirement, Source, SpreadConstraint, WeightedTerm
 from phalanx.api.parse import parse_pod
-from phalanx.api.pod_constraints import PodAffinityTerm, SpreadConstraint, WeightedTerm
 from phalanx.cli import main
 from phalanx.errors import InputError
 from tests.builders import MakePod, write_manifests

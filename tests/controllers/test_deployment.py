@@ -28,7 +28,7 @@ def test_the_hash_follows_the_template() -> None:
 
 
 def test_a_deployment_whose_replica_set_is_in_the_input_makes_none() -> None:
-    from phalanx.api.apps import OwnerRef
+    from phalanx.api.objects import OwnerRef
     from phalanx.controllers.job import JobController
     from phalanx.controllers.workloads import WorkloadControllers
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from phalanx.api.load import load_paths
 from phalanx.api.objects import Source
 from phalanx.api.sets import parse_job_set
 from phalanx.cli import main
 from phalanx.controllers.jobset import JobSetController
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation

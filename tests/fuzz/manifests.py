@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from tests import dra_builders as dra
 
 Doc = dict[str, Any]

@@ -135,8 +135,8 @@ def _check_the_estimator_reads_it(expression: str) -> None:
 
 
 def _run(case: Case, directory: str) -> str:
-    from phalanx.api.load import load_paths
     from phalanx.errors import InputError
+    from phalanx.inputs.load import load_paths
     from phalanx.scheduler.profiles import builtin
     from phalanx.sim.simulation import Simulation
 

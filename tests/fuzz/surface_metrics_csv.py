@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.hpa import Autoscalers
 from phalanx.sim.jsonsafe import dumps

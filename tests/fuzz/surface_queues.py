@@ -13,10 +13,10 @@ from typing import Any
 import yaml
 
 from phalanx.admission.volcano_conf import parse_volcano_conf, placement_scoring
-from phalanx.api.load import load_paths
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
+from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 from tests.fuzz.surface import INPUT_ERROR, OK, Surface

@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 from tests.fuzz.surface import INPUT_ERROR, OK, Surface

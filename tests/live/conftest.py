@@ -16,7 +16,7 @@ from lightkube import Client, KubeConfig
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Namespace, Node, Pod
 
-from phalanx.live.binder import Binder
+from phalanx.live.api_writer import ApiWriter
 from phalanx.verify.controlplane import ControlPlane
 from tests.kube import control_plane_session
 from tests.live.replica import Replica
@@ -52,13 +52,13 @@ def namespace(client: Client) -> Iterator[str]:
 
 @pytest.fixture
 def running(client: Client, namespace: str) -> Iterator[Callable[..., Running]]:
-    """Start Phalanx's live driver in a thread (`running(binder=None)`); every one started is stopped after."""
+    """Start Phalanx's live driver in a thread (`running(writer=None)`); every one started is stopped after."""
     from tests.live.test_driver import Running
 
     started: list[Running] = []
 
-    def start(binder: Binder | None = None) -> Running:
-        run = Running(client, namespace, binder)
+    def start(writer: ApiWriter | None = None) -> Running:
+        run = Running(client, namespace, writer)
         started.append(run)
         return run
 

@@ -25,14 +25,14 @@ from lightkube.resources.scheduling_v1alpha3 import CompositePodGroup
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import PatchType
 
-from phalanx.live.binder import Binder
+from phalanx.live.api_writer import ApiWriter
 from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.verify.controlplane import ControlPlane
 from tests.kube import until
 from tests.live.test_deploy import deploy_profile, service_account_client
-from tests.live.test_driver import RecordingBinder, Running, check_invariants, make_pod, node_of, pods
+from tests.live.test_driver import RecordingApiWriter, Running, check_invariants, make_pod, node_of, pods
 
 pytestmark = pytest.mark.kube
 RACK = "topology.kubernetes.io/rack"
@@ -48,10 +48,10 @@ def with_trees(profile: Profile) -> Profile:
 class TreeRunning(Running):
     """A Driver on its own thread with the gang profile and the tree gates on."""
 
-    def __init__(self, client: Client, namespace: str, binder: Binder | None = None,
+    def __init__(self, client: Client, namespace: str, writer: ApiWriter | None = None,
                  profile: Profile | None = None) -> None:
         self.stop = threading.Event()
-        self.driver = Driver(client, profile or with_trees(builtin("gang")), binder=binder, namespaces={namespace})
+        self.driver = Driver(client, profile or with_trees(builtin("gang")), api_writer=writer, namespaces={namespace})
         self.thread = threading.Thread(target=self.driver.run, args=(self.stop,), daemon=True)
         self.thread.start()
         until(self.driver.ready.is_set, 60, "the informers to sync")
@@ -59,11 +59,11 @@ class TreeRunning(Running):
 
 @pytest.fixture
 def trees(client: Client, namespace: str) -> Iterator[Callable[..., TreeRunning]]:
-    """Start the live driver with trees scheduled (`trees(binder=None)`); every one started is stopped after."""
+    """Start the live driver with trees scheduled (`trees(writer=None)`); every one started is stopped after."""
     started: list[TreeRunning] = []
 
-    def start(binder: Binder | None = None) -> TreeRunning:
-        run = TreeRunning(client, namespace, binder)
+    def start(writer: ApiWriter | None = None) -> TreeRunning:
+        run = TreeRunning(client, namespace, writer)
         started.append(run)
         return run
 
@@ -184,8 +184,8 @@ def test_a_two_leaf_tree_binds_whole_in_one_rack_and_its_leaves_get_their_condit
         client: Client, namespace: str, trees: Callable[..., TreeRunning]) -> None:
     racks = two_racks(client, namespace)
     make_pod(client, namespace, "cache", cpu="4", node=f"{namespace}-a1")  # rack-a: 12 cpu free, rack-b: 16
-    binder = RecordingBinder(client)
-    run = trees(binder)
+    writer = RecordingApiWriter(client)
+    run = trees(writer)
     assert "CompositePodGroup" in [informer.name for informer in run.driver.informers]
     names = make_tree(client, namespace, "llm-0")
     until(bound(client, namespace, names), 30, "the tree bound")
@@ -198,7 +198,7 @@ def test_a_two_leaf_tree_binds_whole_in_one_rack_and_its_leaves_get_their_condit
     tree = client.get(CompositePodGroup, "llm-0", namespace=namespace).to_dict()
     assert not (tree.get("status") or {}).get("conditions")  # kube-scheduler v1.37.2 writes none either
     assert not run.driver.counters.skipped
-    check_invariants(client, namespace, gangs_of("llm-0"), binder.bound)
+    check_invariants(client, namespace, gangs_of("llm-0"), writer.bound)
 
 
 def test_a_tree_that_fits_in_no_rack_binds_nothing_and_its_pods_are_told_why(
@@ -206,8 +206,8 @@ def test_a_tree_that_fits_in_no_rack_binds_nothing_and_its_pods_are_told_why(
     two_racks(client, namespace)
     for node in ("a1", "b1"):  # 12 cpu free in each rack: 24 in all, but 16 in one rack nowhere
         make_pod(client, namespace, f"cache-{node}", cpu="4", node=f"{namespace}-{node}")
-    binder = RecordingBinder(client)
-    run = trees(binder)
+    writer = RecordingApiWriter(client)
+    run = trees(writer)
     names = make_tree(client, namespace, "llm-1")
 
     def told() -> bool:
@@ -222,15 +222,15 @@ def test_a_tree_that_fits_in_no_rack_binds_nothing_and_its_pods_are_told_why(
     time.sleep(1.0)  # a retry through backoff binds nothing either: the leader alone would fit, but not the tree
     now = pods(client, namespace)
     assert not any(node_of(now[name]) for name in names)
-    assert binder.bound == [] and run.driver.counters.unschedulable >= len(names)
-    check_invariants(client, namespace, gangs_of("llm-1"), binder.bound)
+    assert writer.bound == [] and run.driver.counters.unschedulable >= len(names)
+    check_invariants(client, namespace, gangs_of("llm-1"), writer.bound)
 
 
 def test_a_tree_whose_composite_pod_group_comes_after_its_pods_waits_then_binds(
         client: Client, namespace: str, trees: Callable[..., TreeRunning]) -> None:
     racks = two_racks(client, namespace)
-    binder = RecordingBinder(client)
-    run = trees(binder)
+    writer = RecordingApiWriter(client)
+    run = trees(writer)
     names = make_tree(client, namespace, "late", composite=False)
     until(seen(run, namespace, len(names)), 30, "the driver to see the pods")
     time.sleep(1.0)
@@ -242,14 +242,14 @@ def test_a_tree_whose_composite_pod_group_comes_after_its_pods_waits_then_binds(
     until(bound(client, namespace, names), 30, "the tree bound once its CompositePodGroup came")
     now = pods(client, namespace)
     assert len({racks[node_of(now[name]) or ""] for name in names}) == 1
-    check_invariants(client, namespace, gangs_of("late"), binder.bound)
+    check_invariants(client, namespace, gangs_of("late"), writer.bound)
 
 
 def test_objects_added_and_deleted_in_any_order_never_stop_the_driver(
         client: Client, namespace: str, trees: Callable[..., TreeRunning]) -> None:
     racks = two_racks(client, namespace)
-    binder = RecordingBinder(client)
-    run = trees(binder)
+    writer = RecordingApiWriter(client)
+    run = trees(writer)
 
     # A nested tree built bottom-up: pods, then leaves, then the inner CompositePodGroup, then the root.
     for leaf in ("deep-x", "deep-y"):
@@ -305,7 +305,7 @@ def test_objects_added_and_deleted_in_any_order_never_stop_the_driver(
     until(bound(client, namespace, ["loop-leaf-0"]), 30, "the loop's leaf bound once the loop was broken")
     assert run.thread.is_alive() and not run.driver.counters.skipped
     check_invariants(client, namespace, {"deep-x": 2, "deep-y": 2, "churn-leader": 1, "churn-workers": 3,
-                                         "loop-leaf": 1}, binder.bound)
+                                         "loop-leaf": 1}, writer.bound)
 
 
 def test_a_tree_of_higher_priority_preempts_for_the_whole_tree_and_is_named_as_the_preemptor(
@@ -315,8 +315,8 @@ def test_a_tree_of_higher_priority_preempts_for_the_whole_tree_and_is_named_as_t
     make_pod(client, namespace, "low", cpu="8", node=f"{namespace}-a1")  # the rack holds the tree only without it
     high = f"{namespace}-high"
     client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
-    binder = RecordingBinder(client)
-    run = trees(binder)
+    writer = RecordingApiWriter(client)
+    run = trees(writer)
     make_composite(client, namespace, "urgent", priority_class=high)
     names: list[str] = []
     for suffix, count in LEAVES.items():
@@ -338,7 +338,7 @@ def test_a_tree_of_higher_priority_preempts_for_the_whole_tree_and_is_named_as_t
     event = preempted()[0]
     assert event["note"] == f"Preempted by compositepodgroup {tree_uid} on node {namespace}-a1"
     assert (event["related"]["kind"], event["related"]["name"]) == ("CompositePodGroup", "urgent")
-    check_invariants(client, namespace, gangs_of("urgent"), binder.bound)
+    check_invariants(client, namespace, gangs_of("urgent"), writer.bound)
 
 
 def test_the_service_account_of_deploy_can_watch_composite_pod_groups(

@@ -17,10 +17,10 @@ from lightkube.resources.core_v1 import Pod
 from lightkube.resources.resource_v1 import DeviceClass, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from lightkube.types import PatchType
 
-from phalanx.live.binder import CLAIM_FINALIZER, BindResult
+from phalanx.live.api_writer import CLAIM_FINALIZER, BindResult
 from tests.kube import until
 from tests.live.test_driver import (
-    RecordingBinder,
+    RecordingApiWriter,
     Running,
     check_invariants,
     make_gang,
@@ -156,8 +156,8 @@ def test_a_named_claim_is_allocated_on_the_node_with_the_device_and_reserved_for
     devices.slice(a, 2, model="a100")
     devices.slice(b, 1, model="h100")
     devices.claim("big", model="h100")
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     devices.pod("p", claim="big")
     until(lambda: bool(node_of(pods(client, namespace)["p"])), what="p bound")
     assert node_of(pods(client, namespace)["p"]) == b
@@ -168,7 +168,7 @@ def test_a_named_claim_is_allocated_on_the_node_with_the_device_and_reserved_for
     terms = status_of(claim)["allocation"]["nodeSelector"]["nodeSelectorTerms"]
     assert terms == [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [b]}]}]
     assert CLAIM_FINALIZER in claim["metadata"]["finalizers"]
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def test_pods_sharing_a_claim_land_together_and_the_claim_is_reserved_for_each(
@@ -176,8 +176,8 @@ def test_pods_sharing_a_claim_land_together_and_the_claim_is_reserved_for_each(
     for name in ("a", "b"):
         devices.slice(make_node(client, namespace, name, cpu="8"), 1)
     devices.claim("shared")
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     names = [f"p{i}" for i in range(4)]
     for name in names:  # in one round: their bindings run in parallel and meet on the one claim
         devices.pod(name, claim="shared")
@@ -187,7 +187,7 @@ def test_pods_sharing_a_claim_land_together_and_the_claim_is_reserved_for_each(
     claim = devices.read("shared")
     assert len(results(claim)) == 1 and results(claim)[0]["pool"] == node_of(now["p0"])
     assert sorted(reserved(claim)) == sorted((n, str(now[n]["metadata"]["uid"])) for n in names)
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def test_a_pod_whose_devices_cannot_be_found_is_told_why(
@@ -195,8 +195,8 @@ def test_a_pod_whose_devices_cannot_be_found_is_told_why(
     for name in ("a", "b"):
         devices.slice(make_node(client, namespace, name), 2)
     devices.claim("three", count=3)
-    binder = RecordingBinder(client)
-    run = running(binder)
+    writer = RecordingApiWriter(client)
+    run = running(writer)
     devices.pod("p", claim="three")
     until(told(client, namespace, "p", "cannot allocate all claims"), what="the DRA reason")
     condition = scheduled_condition(client, namespace, "p")
@@ -209,8 +209,8 @@ def test_a_pod_whose_devices_cannot_be_found_is_told_why(
 def test_a_pod_waits_for_its_named_claim_and_binds_once_it_exists(
         client: Client, namespace: str, devices: Devices, running: Callable[..., Running]) -> None:
     devices.slice(make_node(client, namespace, "a"), 1)
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     devices.pod("p", claim="later")
     until(told(client, namespace, "p", f'could not find ResourceClaim "{namespace}/later"'), what="the wait")
     devices.claim("later")
@@ -222,7 +222,7 @@ def test_a_claim_deleted_under_a_queued_pod_sends_it_back_to_waiting(
         client: Client, namespace: str, devices: Devices, running: Callable[..., Running]) -> None:
     devices.slice(make_node(client, namespace, "a"), 1)
     devices.claim("two", count=2)
-    run = running(RecordingBinder(client))
+    run = running(RecordingApiWriter(client))
     devices.pod("p", claim="two")
     until(told(client, namespace, "p", "cannot allocate all claims"), what="the queued pod told why")
     client.delete(ResourceClaim, "two", namespace=namespace)
@@ -237,11 +237,11 @@ def test_a_restarted_driver_counts_the_devices_bound_pods_hold(
     devices.slice(make_node(client, namespace, "a"), 1)
     devices.claim("first")
     devices.claim("second")
-    first = running(RecordingBinder(client))
+    first = running(RecordingApiWriter(client))
     devices.pod("p", claim="first")
     until(lambda: bool(node_of(pods(client, namespace)["p"])), what="p bound")
     first.close()
-    running(RecordingBinder(client))  # lists the claims before the pods: p's allocation is known
+    running(RecordingApiWriter(client))  # lists the claims before the pods: p's allocation is known
     devices.pod("q", claim="second")
     until(told(client, namespace, "q", "cannot allocate all claims"), what="q told the device is taken")
     assert not status_of(devices.read("second"))
@@ -252,8 +252,8 @@ def test_a_template_claim_is_used_once_the_controller_made_it_and_named_it_in_th
     node = make_node(client, namespace, "a")
     devices.slice(node, 1)
     devices.template("one-gpu")
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     devices.pod("p", template="one-gpu")
     until(told(client, namespace, "p", f'pod "{namespace}/p": ResourceClaim not created yet'), what="the wait")
     assert not node_of(pods(client, namespace)["p"])
@@ -270,15 +270,15 @@ def test_a_template_claim_is_used_once_the_controller_made_it_and_named_it_in_th
     assert reserved(claim) == [("p", uid(client, namespace, "p"))]
     assert not [n for n in client.list(ResourceClaim, namespace=namespace)
                 if n.metadata is not None and n.metadata.name == "p-gpu"]  # no claim of Phalanx's own making
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def test_a_gang_of_claims_binds_whole_or_not_at_all_and_only_the_bound_hold_devices(
         client: Client, namespace: str, devices: Devices, running: Callable[..., Running]) -> None:
     for name in ("a", "b"):
         devices.slice(make_node(client, namespace, name, cpu="8"), 1)  # two devices in all
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     make_gang(client, namespace, "big", 3)
     for i in range(3):
         devices.claim(f"big-{i}")
@@ -301,22 +301,22 @@ def test_a_gang_of_claims_binds_whole_or_not_at_all_and_only_the_bound_hold_devi
         assert reserved(claim) == [(f"fits-{i}", str(now[f"fits-{i}"]["metadata"]["uid"]))]
     for i in range(3):
         assert not node_of(now[f"big-{i}"]) and not status_of(devices.read(f"big-{i}"))
-    check_invariants(client, namespace, {"big": 3, "fits": 2}, binder.bound)
+    check_invariants(client, namespace, {"big": 3, "fits": 2}, writer.bound)
 
 
 def test_a_binding_that_fails_after_the_claim_was_written_leaves_the_claim_unreserved(
         client: Client, namespace: str, devices: Devices, running: Callable[..., Running]) -> None:
     devices.slice(make_node(client, namespace, "a"), 1)
     devices.claim("c")
-    binder = RecordingBinder(client)
+    writer = RecordingApiWriter(client)
     seen: list[list[tuple[str, str]]] = []
 
     def refused(ns: str, name: str, node: str) -> BindResult:
         seen.append(reserved(devices.read("c")))  # PreBind ran first: the claim is reserved for the pod
         return BindResult(False, "error", "Internal error (500)")
 
-    binder.failures["p"] = [refused] * 1000
-    run = running(binder)
+    writer.failures["p"] = [refused] * 1000
+    run = running(writer)
     devices.pod("p", claim="c")
     until(lambda: run.driver.counters.bind_failures >= 1, what="the binding given up")
     run.close()
@@ -331,9 +331,9 @@ def test_a_pod_bound_on_a_later_try_holds_its_claim_once(
         client: Client, namespace: str, devices: Devices, running: Callable[..., Running]) -> None:
     devices.slice(make_node(client, namespace, "a"), 1)
     devices.claim("c")
-    binder = RecordingBinder(client)
-    binder.failures["p"] = [lambda ns, name, node: BindResult(False, "error", "Internal error (500)")] * 5
-    run = running(binder)
+    writer = RecordingApiWriter(client)
+    writer.failures["p"] = [lambda ns, name, node: BindResult(False, "error", "Internal error (500)")] * 5
+    run = running(writer)
     devices.pod("p", claim="c")
     until(lambda: bool(node_of(pods(client, namespace)["p"])), what="p bound by a later cycle")
     assert run.driver.counters.bind_failures == 1
@@ -341,8 +341,8 @@ def test_a_pod_bound_on_a_later_try_holds_its_claim_once(
     assert reserved(claim) == [("p", uid(client, namespace, "p"))] and len(results(claim)) == 1
 
 
-class TouchingBinder(RecordingBinder):
-    """A Binder that, right after its first read of a claim, has someone else change the claim (a label): its
+class TouchingApiWriter(RecordingApiWriter):
+    """A ApiWriter that, right after its first read of a claim, has someone else change the claim (a label): its
     write then meets a newer resourceVersion (409)."""
 
     def __init__(self, client: Client) -> None:
@@ -371,21 +371,21 @@ def test_claim_writes_retry_a_conflict_on_a_fresh_read_and_refuse_other_devices(
     devices.slice(node, 2)
     devices.claim("c")
     key = f"{namespace}/c"
-    binder = TouchingBinder(client)
-    first = binder.reserve_claims(namespace, "p", "uid-p", [(key, allocation(devices, node, "gpu-0"))])
+    writer = TouchingApiWriter(client)
+    first = writer.reserve_claims(namespace, "p", "uid-p", [(key, allocation(devices, node, "gpu-0"))])
     assert first.ok and [(h.key, h.allocated) for h in first.held] == [(key, True)]
     claim = devices.read("c")
     assert claim["metadata"]["labels"] == {"touched": "yes"}  # the other writer's change is kept
     assert reserved(claim) == [("p", "uid-p")] and results(claim)[0]["device"] == "gpu-0"
-    assert binder.reserve_claims(namespace, "p", "uid-p", [(key, allocation(devices, node, "gpu-0"))]).held == ()
+    assert writer.reserve_claims(namespace, "p", "uid-p", [(key, allocation(devices, node, "gpu-0"))]).held == ()
 
-    other = binder.reserve_claims(namespace, "q", "uid-q", [(key, allocation(devices, node, "gpu-1"))])
+    other = writer.reserve_claims(namespace, "q", "uid-q", [(key, allocation(devices, node, "gpu-1"))])
     assert not other.ok and other.reason == "conflict" and "allocated elsewhere" in other.message
-    same = binder.reserve_claims(namespace, "q", "uid-q", [(key, allocation(devices, node, "gpu-0"))])
+    same = writer.reserve_claims(namespace, "q", "uid-q", [(key, allocation(devices, node, "gpu-0"))])
     assert same.ok and [(h.key, h.allocated) for h in same.held] == [(key, False)]
 
-    binder.unreserve_claims(namespace, "p", "uid-p", first.held)  # q still uses it: the allocation stays
+    writer.unreserve_claims(namespace, "p", "uid-p", first.held)  # q still uses it: the allocation stays
     claim = devices.read("c")
     assert reserved(claim) == [("q", "uid-q")] and results(claim)
-    missing = binder.reserve_claims(namespace, "p", "uid-p", [(f"{namespace}/nope", {})])
+    missing = writer.reserve_claims(namespace, "p", "uid-p", [(f"{namespace}/nope", {})])
     assert not missing.ok and missing.reason == "conflict" and "not found" in missing.message

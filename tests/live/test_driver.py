@@ -17,7 +17,7 @@ from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import Node, Pod
 from lightkube.resources.scheduling_v1 import PriorityClass
 
-from phalanx.live.binder import Binder, BindResult
+from phalanx.live.api_writer import ApiWriter, BindResult
 from phalanx.live.driver import Driver
 from phalanx.scheduler.profiles import builtin
 from phalanx.verify.controlplane import ControlPlane
@@ -73,9 +73,9 @@ def node_of(pod: dict[str, Any]) -> str | None:
 class Running:
     """A Driver on its own thread (gang profile), stopped when the test ends."""
 
-    def __init__(self, client: Client, namespace: str, binder: Binder | None = None) -> None:
+    def __init__(self, client: Client, namespace: str, writer: ApiWriter | None = None) -> None:
         self.stop = threading.Event()
-        self.driver = Driver(client, builtin("gang"), binder=binder, namespaces={namespace})
+        self.driver = Driver(client, builtin("gang"), api_writer=writer, namespaces={namespace})
         self.thread = threading.Thread(target=self.driver.run, args=(self.stop,), daemon=True)
         self.thread.start()
         until(self.driver.ready.is_set, 60, "the informers to sync")
@@ -101,8 +101,8 @@ def check_invariants(client: Client, namespace: str, gangs: dict[str, int], bind
             f"pending pod {name} carries no PodScheduled=False condition"
 
 
-class RecordingBinder(Binder):
-    """The real Binder, recording every successful binding; `fail(name, reason)` makes one call fail first."""
+class RecordingApiWriter(ApiWriter):
+    """The real ApiWriter, recording every successful binding; `fail(name, reason)` makes one call fail first."""
 
     def __init__(self, client: Client) -> None:
         super().__init__(client, "phalanx")
@@ -123,8 +123,8 @@ def test_pods_bind_and_the_unschedulable_one_is_told_why(client: Client, namespa
                                                          running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="2")
     make_node(client, namespace, "b", cpu="2")
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     for i in range(4):
         make_pod(client, namespace, f"p{i}")
     make_pod(client, namespace, "huge", cpu="3")
@@ -138,13 +138,13 @@ def test_pods_bind_and_the_unschedulable_one_is_told_why(client: Client, namespa
     message = next(c["message"] for c in pods(client, namespace)["huge"]["status"]["conditions"]
                    if c["type"] == "PodScheduled")
     assert message.startswith("0/") and "2 Insufficient cpu" in message
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def test_a_gang_binds_whole_or_not_at_all(client: Client, namespace: str, running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="4")
-    binder = RecordingBinder(client)
-    run = running(binder)
+    writer = RecordingApiWriter(client)
+    run = running(writer)
     make_gang(client, namespace, "fits", 3)
     make_gang(client, namespace, "too-big", 2)
     for i in range(3):
@@ -160,7 +160,7 @@ def test_a_gang_binds_whole_or_not_at_all(client: Client, namespace: str, runnin
                    for i in range(2))
 
     until(waiting, what="the unschedulable gang's conditions")
-    check_invariants(client, namespace, {"fits": 3, "too-big": 2}, binder.bound)
+    check_invariants(client, namespace, {"fits": 3, "too-big": 2}, writer.bound)
     # The failed gang is retried on its backoff, whatever the events: in backoffQ, as kube-scheduler counts it.
     until(lambda: run.driver._pending_counts()["backoff"] == 2, what="the failed gang counted in backoff")
 
@@ -168,22 +168,22 @@ def test_a_gang_binds_whole_or_not_at_all(client: Client, namespace: str, runnin
 def test_a_binding_refused_with_409_takes_the_node_another_scheduler_chose(
         client: Client, namespace: str, running: Callable[..., Running]) -> None:
     a, b = make_node(client, namespace, "a"), make_node(client, namespace, "b")
-    binder = RecordingBinder(client)
-    other = Binder(client, "someone-else")
+    writer = RecordingApiWriter(client)
+    other = ApiWriter(client, "someone-else")
 
     def someone_else_first(ns: str, name: str, node: str) -> BindResult:
         target = b if node == a else a
         assert other.bind(ns, name, None, target).ok
-        return Binder.bind(binder, ns, name, None, node)  # now refused: already bound
+        return ApiWriter.bind(writer, ns, name, None, node)  # now refused: already bound
 
-    binder.failures["p"] = [someone_else_first]
-    running(binder)
+    writer.failures["p"] = [someone_else_first]
+    running(writer)
     make_pod(client, namespace, "p", cpu="3")
     make_pod(client, namespace, "q", cpu="3")
     until(lambda: all(node_of(p) for p in pods(client, namespace).values()), what="both pods bound")
     now = pods(client, namespace)
     assert node_of(now["p"]) != node_of(now["q"])  # q was not put where p already runs
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def internal_error(namespace: str, name: str, node: str) -> BindResult:
@@ -193,27 +193,27 @@ def internal_error(namespace: str, name: str, node: str) -> BindResult:
 def test_a_gang_member_whose_binding_fails_with_500_once_is_bound_on_a_retry_and_the_gang_stays_whole(
         client: Client, namespace: str, running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="8")
-    binder = RecordingBinder(client)
-    binder.failures["g-1"] = [internal_error]
-    run = running(binder)
+    writer = RecordingApiWriter(client)
+    writer.failures["g-1"] = [internal_error]
+    run = running(writer)
     make_gang(client, namespace, "g", 3)
     for i in range(3):
         make_pod(client, namespace, f"g-{i}", group="g")
     until(lambda: sum(1 for p in pods(client, namespace).values() if node_of(p)) == 3, 30, "the gang")
-    assert binder.failures["g-1"] == [] and run.driver.counters.bind_failures == 0  # retried on its node
-    check_invariants(client, namespace, {"g": 3}, binder.bound)
+    assert writer.failures["g-1"] == [] and run.driver.counters.bind_failures == 0  # retried on its node
+    check_invariants(client, namespace, {"g": 3}, writer.bound)
 
 
 def test_a_binding_that_keeps_failing_is_given_up_unreserved_and_scheduled_again(
         client: Client, namespace: str, running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="8")
-    binder = RecordingBinder(client)
-    binder.failures["p"] = [internal_error] * 5  # the first try and every retry of the first cycle
-    run = running(binder)
+    writer = RecordingApiWriter(client)
+    writer.failures["p"] = [internal_error] * 5  # the first try and every retry of the first cycle
+    run = running(writer)
     make_pod(client, namespace, "p")
     until(lambda: bool(node_of(pods(client, namespace)["p"])), 30, "p bound by a later cycle")
     assert run.driver.counters.bind_failures == 1
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def test_preemption_evicts_a_lower_priority_pod_for_a_higher_one(
@@ -221,21 +221,21 @@ def test_preemption_evicts_a_lower_priority_pod_for_a_higher_one(
     make_node(client, namespace, "a", cpu="2")
     high = f"{namespace}-high"
     client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     make_pod(client, namespace, "low", cpu="2")
     until(lambda: bool(node_of(pods(client, namespace)["low"])), what="low bound")
     make_pod(client, namespace, "high", cpu="2", priority_class=high)
     until(lambda: "low" not in pods(client, namespace), what="the victim deleted")
     until(lambda: bool(node_of(pods(client, namespace)["high"])), what="the preemptor bound")
-    check_invariants(client, namespace, {}, binder.bound)
+    check_invariants(client, namespace, {}, writer.bound)
 
 
 def test_the_api_server_restarted_in_the_middle_of_a_gang(
         client: Client, namespace: str, running: Callable[..., Running], live_plane: ControlPlane) -> None:
     make_node(client, namespace, "a", cpu="8")
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     make_gang(client, namespace, "g", 4)
     for i in range(2):
         make_pod(client, namespace, f"g-{i}", group="g")
@@ -243,7 +243,7 @@ def test_the_api_server_restarted_in_the_middle_of_a_gang(
     for i in range(2, 4):
         make_pod(client, namespace, f"g-{i}", group="g")
     until(lambda: sum(1 for p in pods(client, namespace).values() if node_of(p)) == 4, 60, "the gang after restart")
-    check_invariants(client, namespace, {"g": 4}, binder.bound)
+    check_invariants(client, namespace, {"g": 4}, writer.bound)
 
 
 def test_watches_cut_again_and_again_lose_no_pod(client: Client, namespace: str, live_plane: ControlPlane) -> None:
@@ -256,9 +256,9 @@ def test_watches_cut_again_and_again_lose_no_pod(client: Client, namespace: str,
     with Proxy("127.0.0.1", live_plane.api_port) as proxy:
         routed = Client(KubeConfig.from_dict(proxy.client_config(live_plane.client_config())),
                         field_manager="phalanx")
-        binder = RecordingBinder(routed)
+        writer = RecordingApiWriter(routed)
         stop = threading.Event()
-        driver = Driver(routed, builtin("gang"), binder=binder, namespaces={namespace})
+        driver = Driver(routed, builtin("gang"), api_writer=writer, namespaces={namespace})
         thread = threading.Thread(target=driver.run, args=(stop,), daemon=True)
         thread.start()
         try:
@@ -274,7 +274,7 @@ def test_watches_cut_again_and_again_lose_no_pod(client: Client, namespace: str,
         finally:
             stop.set()
             thread.join(timeout=10)
-    check_invariants(client, namespace, {"g": 3}, binder.bound)
+    check_invariants(client, namespace, {"g": 3}, writer.bound)
 
 
 def test_kube_scheduler_beside_phalanx_each_binds_its_own_and_phalanx_counts_the_others(
@@ -288,8 +288,8 @@ def test_kube_scheduler_beside_phalanx_each_binds_its_own_and_phalanx_counts_the
             client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
                                          "metadata": {"name": f"kube-{i}", "namespace": namespace}, "spec": spec}))
         until(lambda: all(node_of(p) for p in pods(client, namespace).values()), 60, "kube-scheduler's binds")
-        binder = RecordingBinder(client)
-        running(binder)
+        writer = RecordingApiWriter(client)
+        running(writer)
         make_pod(client, namespace, "ours-fits")
         make_pod(client, namespace, "ours-too-many")
         until(lambda: bool(node_of(pods(client, namespace)["ours-fits"])), 30, "phalanx's bind")
@@ -302,8 +302,8 @@ def test_kube_scheduler_beside_phalanx_each_binds_its_own_and_phalanx_counts_the
         now = pods(client, namespace)
         assert node_of(now["ours-fits"]) == node
         assert not node_of(now["ours-too-many"])
-        assert binder.bound == [f"{namespace}/ours-fits"]  # never one of kube-scheduler's
-        check_invariants(client, namespace, {}, binder.bound)
+        assert writer.bound == [f"{namespace}/ours-fits"]  # never one of kube-scheduler's
+        check_invariants(client, namespace, {}, writer.bound)
     finally:
         live_plane.stop_scheduler()
 
@@ -316,8 +316,8 @@ def test_every_pod_bound_across_api_server_restarts_has_its_scheduled_event(
 
     for node in ("a", "b"):
         make_node(client, namespace, node, cpu="16")
-    binder = RecordingBinder(client)
-    running(binder)
+    writer = RecordingApiWriter(client)
+    running(writer)
     names: list[str] = []
     for round_ in range(3):
         make_gang(client, namespace, f"g{round_}", 4)
@@ -337,7 +337,7 @@ def test_every_pod_bound_across_api_server_restarts_has_its_scheduled_event(
 
     until(lambda: set(scheduled()) >= set(names), 60, "a Scheduled Event for every pod")
     assert all(count == 1 for count in scheduled().values()), scheduled()
-    check_invariants(client, namespace, {f"g{r}": 4 for r in range(3)}, binder.bound)
+    check_invariants(client, namespace, {f"g{r}": 4 for r in range(3)}, writer.bound)
 
 
 def test_a_pod_the_engine_cannot_take_in_is_told_why_and_the_others_are_bound(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from phalanx.api.load import load_paths
+from phalanx.inputs.load import load_paths
 from phalanx.migrate.output import migrate_paths, render_yaml
 from tests.migrate.test_foreign import NODES
 

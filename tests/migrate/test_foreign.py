@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 

@@ -19,13 +19,14 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phalanx.api.load import Inputs
 from phalanx.cluster.devices import device_state
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
+from phalanx.scheduler.decisions import Bind, Decision, Evict, Nominate, Unschedulable
 from phalanx.scheduler.plugins.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import Bind, Decision, Evict, Nominate, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests import dra_builders as b
 
 Doc = dict[str, Any]

@@ -3,7 +3,7 @@ updates and removals, pods terminating, PodGroups deleted."""
 
 from __future__ import annotations
 
-from phalanx.scheduler.scheduler import Bind, Unschedulable
+from phalanx.scheduler.decisions import Bind, Unschedulable
 from tests.builders import MakeNode
 from tests.scheduler.test_preemption import Cluster, node, pod
 from tests.scheduler.test_workload_preemption import gang_cluster, group, members

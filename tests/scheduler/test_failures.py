@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from phalanx.api.objects import Pod
+from phalanx.scheduler.decisions import Bind, Evict, Nominate, Unschedulable
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Evict, Nominate, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeNode, MakePod
 
 Log = list[tuple[str, str, str]]
@@ -51,7 +52,7 @@ def full_nodes(waiting: int) -> tuple[Log, FailedPods]:
                 if isinstance(d, Evict):  # gone at once: no grace period
                     running.remove(d.pod.key)
                     s.delete_pod(d.pod.key, now)
-    return log, s._failures
+    return log, s.failures
 
 
 def test_waiting_pods_cost_one_filter_pass_per_change() -> None:

@@ -4,9 +4,10 @@ minCount changes, running members, extra members, and queue order."""
 from dataclasses import replace
 
 from phalanx.api.objects import Node, Pod
+from phalanx.scheduler.decisions import Bind, Decision, Evict, GroupCondition, Nominate, Unschedulable
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import Bind, Decision, Evict, GroupCondition, Nominate, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeNode, MakePod, MakePodGroup
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from phalanx.scheduler.decisions import Bind, Decision, Unschedulable
 from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Decision, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.scheduler.test_preemption import node, pod
 
 

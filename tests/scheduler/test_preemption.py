@@ -19,9 +19,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from phalanx.api.objects import LabelSelector, Pod, PodDisruptionBudget, PodGroup
+from phalanx.scheduler.decisions import Bind, Decision, Evict, Nominate, Preemption, Unschedulable
 from phalanx.scheduler.preemption import NO_VICTIM_PRIORITY, Preemptor, num_candidates
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import Bind, Decision, Evict, Nominate, Preemption, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation
 from tests.builders import MakeNode, MakePod, MakePriorityClass, inputs_of
 

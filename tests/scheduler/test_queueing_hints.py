@@ -12,10 +12,11 @@ event: the pod stays unschedulable until another event moves it.
 from __future__ import annotations
 
 from phalanx.api.objects import Pod
+from phalanx.scheduler.decisions import Bind
+from phalanx.scheduler.entries import GROUP, POD
 from phalanx.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from phalanx.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from phalanx.scheduler.queue import Where
-from phalanx.scheduler.scheduler import GROUP, POD, Bind
 from tests.builders import MakeNode, MakePod
 from tests.scheduler.test_preemption import Cluster
 from tests.scheduler.test_workload_preemption import gang_cluster, group

@@ -16,11 +16,13 @@ import pytest
 from phalanx.api.objects import Pod
 from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle import PodCycle, Result
+from phalanx.scheduler.decisions import Bind, Decision, GroupCondition, Unschedulable
 from phalanx.scheduler.framework import BoolArray, CycleState
+from phalanx.scheduler.group_cycle import GroupCycles
 from phalanx.scheduler.plugins.node_resources import NodeResourcesFit
 from phalanx.scheduler.preemption import Preemptor
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup
 from tests.cluster.test_trial import fingerprint
 
@@ -69,7 +71,7 @@ def test_a_pod_whose_filter_raises_fails_alone_with_a_scheduler_error(
     s = scheduler()
     for item in (pod("a"), pod(POISON), pod("b")):
         s.add_pod(item, 0.0)
-    with caplog.at_level(logging.ERROR, logger="phalanx.scheduler.scheduler"):
+    with caplog.at_level(logging.ERROR, logger="phalanx.scheduler.cycle_errors"):
         decisions = s.schedule(0.0)
         assert binds(decisions) == {"a": "n1", "b": "n1"}
         assert failures(decisions) == {POISON: ("SchedulerError", "RuntimeError: a filter broke")}
@@ -107,21 +109,21 @@ def test_bindings_decided_before_the_error_are_taken_back(monkeypatch: pytest.Mo
     s = scheduler("gang")
     s.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
     before = fingerprint(s.cluster)
-    condition = Scheduler._condition
+    condition = Scheduler.condition
 
     def raising(self: Scheduler, group: object, status: bool, reason: str, message: str) -> None:
         if status:
             raise KeyError("status")
         condition(self, group, status, reason, message)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(Scheduler, "_condition", raising)
+    monkeypatch.setattr(Scheduler, "condition", raising)
     for name in ("g-0", "g-1"):
         s.add_pod(pod(name, cpu="2", group="g"), 0.0)
     decisions = s.schedule(0.0)
     assert binds(decisions) == {}
     assert conditions(decisions) == {"g": (False, "SchedulerError", "KeyError: 'status'")}
     assert fingerprint(s.cluster) == before and s.assumed == {} and not s.running.node_of
-    monkeypatch.setattr(Scheduler, "_condition", condition)
+    monkeypatch.setattr(Scheduler, "condition", condition)
     s.add_nodes([MakeNode("n2").alloc(cpu="8", memory="32Gi").obj()], 1.0)  # an event: the retry is due
     retry = s.next_retry()
     assert retry is not None
@@ -159,10 +161,10 @@ def test_a_tree_whose_cycle_raises_fails_every_leaf(poisoned: None) -> None:
 
 
 def test_an_error_in_pre_enqueue_holds_the_group_and_nothing_else(monkeypatch: pytest.MonkeyPatch) -> None:
-    def raising(self: Scheduler, group_key: str) -> str | None:
+    def raising(self: GroupCycles, group_key: str) -> str | None:
         raise RuntimeError("pre-enqueue broke")
 
-    monkeypatch.setattr(Scheduler, "_gate_message", raising)
+    monkeypatch.setattr(GroupCycles, "gate_message", raising)
     s = scheduler("gang")
     s.add_pod_group(MakePodGroup("g").gang(1).obj(), 0.0)
     s.add_pod(pod("g-0", group="g"), 0.0)

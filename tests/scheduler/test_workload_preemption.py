@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from phalanx.api.objects import Pod, PodGroup
+from phalanx.scheduler.decisions import Bind, Evict, GroupCondition, Preemption, Unschedulable
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import Bind, Evict, GroupCondition, Preemption, Unschedulable
 from phalanx.sim.simulation import Simulation
 from tests.builders import MakeNode, MakePod, MakePodGroup, MakePriorityClass, MakeWorkload, inputs_of
 from tests.scheduler.test_preemption import Cluster, evicted, node, nominated, pod

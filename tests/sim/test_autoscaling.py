@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.autoscaling import NodeAutoscaling
 from phalanx.sim.report import build_report
@@ -253,3 +253,23 @@ def _close(a: Any, b: Any) -> bool:
     if isinstance(a, float) or isinstance(b, float):
         return bool(a == pytest.approx(b, rel=1e-12))
     return bool(a == b)
+
+
+def test_scale_up_runs_the_node_static_filters_the_profile_enables(tmp_path: Path) -> None:
+    """The simulator hands the profile's Filters to the autoscaler, which asks the registry for their node-static
+    ones: a template's taint stops scale-up under the default Filters, and not under a profile without
+    TaintToleration, whose scheduler then places the pod on the tainted node too."""
+    tainted = template(max_size=1)
+    tainted["spec"] = {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}
+    big = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "image": "c", "resources": {"requests": {"cpu": "16"}}}]}}
+    (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([tainted, SYSTEM, big], sort_keys=False))
+    reports = {}
+    for name, drop in (("default", ()), ("untainted", ("TaintToleration",))):
+        profile = builtin("default")
+        profile.filters = [f for f in profile.filters if f not in drop]
+        reports[name] = build_report(Simulation(load_paths([str(tmp_path / "in.yaml")]), profile, until=600.0).run())
+    assert reports["default"]["autoscaler"]["nodesAdded"] == {}
+    assert reports["default"]["summary"]["pods"]["pending"] == 1
+    assert reports["untainted"]["autoscaler"]["nodesAdded"] == {"gpu-pool": 1}
+    assert reports["untainted"]["summary"]["pods"]["pending"] == 0

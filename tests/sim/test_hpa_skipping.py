@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.autoscale.metrics import MetricsSeries
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.hpa import Autoscalers
 from phalanx.sim.report import build_report

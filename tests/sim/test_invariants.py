@@ -20,12 +20,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from phalanx import build_report, builtin
-from phalanx.api.load import Inputs
 from phalanx.api.objects import GroupPolicy
+from phalanx.inputs.load import Inputs
+from phalanx.scheduler.decisions import Bind, Decision, Evict
 from phalanx.scheduler.plugins.node_affinity import NodeAffinity
 from phalanx.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from phalanx.scheduler.plugins.taint_toleration import TaintToleration
-from phalanx.scheduler.scheduler import Bind, Decision, Evict, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation
 from tests.builders import Buildable, MakeJob, MakeNode, MakePod, MakePodGroup, cycle_state, inputs_of
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim import output
 from phalanx.sim.progress import RunProgress, interactive

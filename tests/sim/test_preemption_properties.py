@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from phalanx.api.objects import Pod, PodGroup
+from phalanx.scheduler.decisions import Decision, Evict, Preemption
 from phalanx.scheduler.preemption import Outcome
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Decision, Evict, Preemption
 from phalanx.sim.simulation import Simulation
 from tests.builders import Buildable, MakeNode, MakePod, MakePodGroup, inputs_of
 

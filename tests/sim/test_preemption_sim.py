@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from phalanx.api.load import Inputs, load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from phalanx.api.load import load_paths
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 from tests.controllers.apps_manifests import deployment, stateful_set

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from phalanx.api.load import load_paths
 from phalanx.errors import InputError
+from phalanx.inputs.load import load_paths
 from phalanx.sim.trace_file import load_traces
 from tests import dra_builders as dra
 from tests.builders import MakeNode, write_manifests

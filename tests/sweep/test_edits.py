@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from phalanx.api.load import Inputs
 from phalanx.api.quantity import MAX_DURATION_SECONDS
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
 from phalanx.sweep.edits import MAX_FACTOR, MAX_NODES, apply_edit, parse_edit
 from tests.builders import MakeNode, MakePod
 

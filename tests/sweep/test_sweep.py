@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from phalanx.api.load import Inputs
 from phalanx.cli import main
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
 from phalanx.sweep import Cell, ResultStore, apply_edit, manifest_grid, parse_edit, parse_edits, run_cell, trace_grid
 from phalanx.sweep import runner as runner_module
 from phalanx.sweep import store as store_module

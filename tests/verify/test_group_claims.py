@@ -17,7 +17,7 @@ from lightkube.resources.resource_v1 import ResourceClaim
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 
 from phalanx import build_report
-from phalanx.api.load import load_paths
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.compare import CATEGORIES, verify

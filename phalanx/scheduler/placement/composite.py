@@ -37,8 +37,8 @@ and its `Invalid` reason are documented in the API but no scheduler code writes 
 tree (only a Workload's templates are checked, by the API server: parse.py). Depth is checked only where the
 GangScheduling PreEnqueue walks up from a leaf (BuildHierarchySnapshotFromPod follows WorkloadMaxTreeDepth parent
 links): a leaf more than 5 levels below its root finds no root, and its pods wait with that message
-(`Forest.hierarchy_root`). Every walk over a tree here is a loop, never a recursion, so a chain of any length is
-only as costly as it is long.
+(`Forest.hierarchy_root`, forest.py). Every walk over a tree here is a loop, never a recursion, so a chain of any
+length is only as costly as it is long.
 
 Preemption (podGroupCycle): when the root is Unschedulable, RunPodGroupPostFilterPlugins runs DefaultPreemption's
 PodGroupEvaluator once for the whole tree, at the root's priority and with the root's preemption policy; its
@@ -59,16 +59,19 @@ the tree's final results and `CompositeCycles.cycle` records them, once per real
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
 import numpy as np
 
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
+from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.decisions import PreemptorKind
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement import exact
+from phalanx.scheduler.placement.forest import MAX_TREE_DEPTH, Forest, TreeNode, depth, ready, walk
 from phalanx.scheduler.placement.topology import (
     NODE_RESOURCES_FIT,
     POD_GROUP_PODS_COUNT,
@@ -79,27 +82,14 @@ from phalanx.scheduler.placement.topology import (
     generate_placements,
     pods_count_scores,
 )
-
-if TYPE_CHECKING:
-    from phalanx.scheduler.scheduler import Scheduler, Unschedulable
+from phalanx.scheduler.preemption import Outcome, Preemptor
+from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.scheduler.running import RunningPods
 
 COMPOSITE = "composite:"  # queue entries of CompositePodGroup roots
-MAX_TREE_DEPTH = 4
 UNSCHEDULABLE = "pod group is unschedulable"  # errPodGroupUnschedulable
 Status = Literal["success", "unschedulable", "error"]
-
-
-@dataclass(slots=True)
-class TreeNode:
-    """One node of a root's tree: a CompositePodGroup with children, or a PodGroup leaf."""
-
-    key: str
-    composite: CompositePodGroup | None = None
-    group: PodGroup | None = None
-    children: list[TreeNode] = field(default_factory=list, repr=False)  # a deep tree's repr stays flat
-
-    def leaves(self) -> Iterable[PodGroup]:
-        return (node.group for node in _walk(self) if node.group is not None)
 
 
 @dataclass(slots=True)
@@ -119,142 +109,6 @@ class NodeResult:
 # A node's algorithm: yields (child, results) for each child it needs placed, receives the child's result, and
 # returns its own (TreePlacer._drive runs it).
 Steps = Generator[tuple["TreeNode", dict[str, NodeResult]], NodeResult, NodeResult]
-
-
-class Forest:
-    """The CompositePodGroups known and the children of each (workload_forest.go)."""
-
-    def __init__(self) -> None:
-        self.composites: dict[str, CompositePodGroup] = {}
-        self._child_groups: dict[str, dict[str, PodGroup]] = {}
-        self._child_composites: dict[str, dict[str, CompositePodGroup]] = {}
-        self._group_parents: dict[str, str] = {}  # PodGroup key -> its parent's key
-
-    @staticmethod
-    def _parent_key(obj: PodGroup | CompositePodGroup) -> str | None:
-        return f"{obj.namespace}/{obj.parent}" if obj.parent is not None else None
-
-    def add_group(self, group: PodGroup) -> None:
-        """A PodGroup appears or changes (a changed parent link moves it: never a child of two)."""
-        self.remove_group(group)
-        parent = self._parent_key(group)
-        if parent is not None:
-            self._child_groups.setdefault(parent, {})[group.key] = group
-            self._group_parents[group.key] = parent
-
-    def remove_group(self, group: PodGroup) -> None:
-        parent = self._group_parents.pop(group.key, None)
-        if parent is not None:
-            children = self._child_groups.get(parent, {})
-            children.pop(group.key, None)
-            if not children:
-                self._child_groups.pop(parent, None)
-
-    def add(self, composite: CompositePodGroup) -> None:
-        """A CompositePodGroup appears or changes (a changed parent link moves it: never a child of two)."""
-        self.remove(composite.key)
-        self.composites[composite.key] = composite
-        parent = self._parent_key(composite)
-        if parent is not None:
-            self._child_composites.setdefault(parent, {})[composite.key] = composite
-
-    def remove(self, key: str) -> CompositePodGroup | None:
-        composite = self.composites.pop(key, None)
-        parent = self._parent_key(composite) if composite is not None else None
-        if parent is not None:
-            children = self._child_composites.get(parent, {})
-            children.pop(key, None)
-            if not children:
-                self._child_composites.pop(parent, None)
-        return composite
-
-    def root_of(self, composite_key: str) -> tuple[str | None, str]:
-        """The root CompositePodGroup above (or at) `composite_key`, or None and why there is none."""
-        seen: set[str] = set()
-        key = composite_key
-        while True:
-            if key in seen:
-                return None, f"cycle detected in composite pod group hierarchy at {key}"
-            seen.add(key)
-            composite = self.composites.get(key)
-            if composite is None:
-                return None, f"waiting for composite pod group {key} to be created"
-            if composite.parent is None:
-                return key, ""
-            key = f"{composite.namespace}/{composite.parent}"
-
-    def hierarchy_root(self, parent_key: str) -> tuple[str | None, str]:
-        """The root over a PodGroup whose parent is `parent_key`, as the GangScheduling PreEnqueue finds it
-        (BuildHierarchySnapshotFromPod, then GetRootKeyForGroup in that snapshot): it follows at most
-        WorkloadMaxTreeDepth parents, so a root further up is never found and the leaf's pods wait. None
-        and why, when there is no root in reach (missing, a loop, too far)."""
-        seen: set[str] = set()
-        key = parent_key
-        for _ in range(MAX_TREE_DEPTH):
-            if key in seen:
-                return None, f"cycle detected in composite pod group hierarchy at {key}"
-            seen.add(key)
-            composite = self.composites.get(key)
-            if composite is None:
-                return None, f"waiting for composite pod group {key} to be created"
-            if composite.parent is None:
-                return key, ""
-            key = f"{composite.namespace}/{composite.parent}"
-        root, why = self.root_of(parent_key)  # the snapshot below the last one reached finds a loop through it
-        if root is None and why.startswith("cycle"):
-            return None, why
-        return None, (f"failed to build hierarchy snapshot: composite pod group {parent_key} has no root within "
-                      f"{MAX_TREE_DEPTH} levels up (the API allows trees {MAX_TREE_DEPTH} levels deep)")
-
-    def tree(self, root: str) -> TreeNode:
-        """The root's tree (buildPodGroupInfoForCPG); children in arrival, then document, order (upstream
-        iterates a set: no order at all). Built depth first without recursion: a chain of any length is one
-        loop."""
-        def order(obj: PodGroup | CompositePodGroup) -> tuple[float, int, str]:
-            return obj.arrival, obj.source.index if obj.source else 0, obj.key
-
-        def kids(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
-            found: list[PodGroup | CompositePodGroup] = [*self._child_groups.get(node.key, {}).values(),
-                                                         *self._child_composites.get(node.key, {}).values()]
-            return iter(sorted(found, key=order))
-
-        top = TreeNode(root, composite=self.composites[root])
-        seen = {root}
-        stack = [(top, kids(top))]
-        while stack:
-            node, pending = stack[-1]
-            kid = next(pending, None)
-            if kid is None:
-                stack.pop()
-            elif isinstance(kid, PodGroup):
-                node.children.append(TreeNode(kid.key, group=kid))
-            elif kid.key not in seen:
-                seen.add(kid.key)
-                child = TreeNode(kid.key, composite=kid)
-                node.children.append(child)
-                stack.append((child, kids(child)))
-        return top
-
-
-def ready(node: TreeNode, members: Mapping[str, set[str]]) -> bool:
-    """isCPGTreeReady / isPGReady: a PodGroup has minCount pods (1 for basic), a CompositePodGroup has
-    minGroupCount (1 for basic) ready children."""
-    done: dict[int, bool] = {}
-    for each in reversed(list(_walk(node))):  # children before their parent
-        if each.group is not None:
-            done[id(each)] = len(members.get(each.key, ())) >= each.group.min_count
-        else:
-            assert each.composite is not None
-            done[id(each)] = sum(done[id(child)] for child in each.children) >= each.composite.min_group_count
-    return done[id(node)]
-
-
-def depth(node: TreeNode) -> int:
-    """Levels from the node down to its deepest descendant, both counted."""
-    levels: dict[int, int] = {}
-    for each in reversed(list(_walk(node))):
-        levels[id(each)] = 1 + max((levels[id(child)] for child in each.children), default=0)
-    return levels[id(node)]
 
 
 class TreePlacer:
@@ -324,7 +178,7 @@ class TreePlacer:
         (no outcome) and binds nothing, so its verdict is left out too. The caller records these in a real
         root cycle only (`CompositeCycles.cycle`), never in the preemption's dry run."""
         found: list[tuple[str, exact.Verdict, float]] = []
-        for node in _walk(root):
+        for node in walk(root):
             result = self.results.get(node.key)
             if result is None:
                 continue
@@ -547,10 +401,51 @@ class TreePlacer:
         return failed
 
 
+class TreeScheduler(Protocol):
+    """What the composite cycle reads and does of the Scheduler that runs it (scheduler.py's Scheduler): its
+    books, and the steps of a PodGroup cycle that a tree's leaves take as a root PodGroup would."""
+
+    @property
+    def profile(self) -> Profile: ...
+    @property
+    def cluster(self) -> ClusterState: ...
+    @property
+    def cycle(self) -> PodCycle: ...
+    @property
+    def placer(self) -> TopologyPlacer | None: ...
+    @property
+    def queue(self) -> SchedulingQueue: ...
+    @property
+    def running(self) -> RunningPods: ...
+    @property
+    def preemptor(self) -> Preemptor: ...
+    @property
+    def pods(self) -> Mapping[str, Pod]: ...
+    @property
+    def groups(self) -> Mapping[str, PodGroup]: ...
+    @property
+    def members(self) -> Mapping[str, set[str]]: ...
+    @property
+    def gated(self) -> dict[str, str]: ...  # group key -> why PreEnqueue holds its members
+    @property
+    def messages(self) -> dict[str, str]: ...
+
+    def pending_members(self, group_key: str) -> list[Pod]: ...
+    def running_pods(self, group_key: str) -> list[Pod]: ...
+    def running_members(self, group_key: str) -> int: ...
+    def scheduled_members(self, group_key: str) -> list[tuple[str, int]]: ...
+    def bind_member(self, pod: Pod, node: int, group_key: str, now: float) -> None: ...
+    def unschedulable(self, pod: Pod, message: str) -> None: ...
+    def condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None: ...
+    def clear_nominations(self, pods: Sequence[Pod]) -> None: ...
+    def preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
+                kind: PreemptorKind | None = None) -> None: ...
+
+
 class CompositeCycles:
     """The Scheduler's side of CompositePodGroup trees: PreEnqueue over the hierarchy and the root cycle."""
 
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: TreeScheduler) -> None:
         self.s = scheduler
         self.forest = Forest()
         scheduler.preemptor.forest = self.forest  # victims in trees: their root's priority, `all` ancestors
@@ -667,20 +562,20 @@ class CompositeCycles:
             return
         tree = self.forest.tree(root_key)
         leaves = list(tree.leaves())
-        pending = {leaf.key: s._pending_members(leaf.key) if self.held(leaf) is None else [] for leaf in leaves}
+        pending = {leaf.key: s.pending_members(leaf.key) if self.held(leaf) is None else [] for leaf in leaves}
         if not any(pending.values()) or not ready(tree, s.members):
             s.queue.done(entry)
             self.pre_enqueue(root_key, now)
             return
-        every = [pod for leaf in leaves for pod in (*pending[leaf.key], *s._running_pods(leaf.key))]
+        every = [pod for leaf in leaves for pod in (*pending[leaf.key], *s.running_pods(leaf.key))]
         invalid = self._validate(root, every)
         if invalid is not None:  # handlePodGroupFailureBeforeScheduling: a SchedulerError on every leaf
             self._fail(root_key, leaves, pending, {}, invalid, "SchedulerError", entry, now)
-            s._clear_nominations([pod for pods in pending.values() for pod in pods])
+            s.clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         assert s.placer is not None
-        placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s._running_members(leaf.key) for leaf in leaves},
-                            {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves})
+        placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s.running_members(leaf.key) for leaf in leaves},
+                            {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves})
         result = placer.place(tree)
         if not s.cluster.journaling:  # a real root cycle: its leaves' exact verdicts, once each
             for leaf_key, verdict, seconds in placer.exact_decisions:
@@ -691,7 +586,7 @@ class CompositeCycles:
             if result.status == "unschedulable":
                 self._preempt(root, tree, leaves, pending)
             else:
-                s._clear_nominations([pod for pods in pending.values() for pod in pods])
+                s.clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         retry = False
         for leaf in leaves:
@@ -699,15 +594,11 @@ class CompositeCycles:
             outcome = own.outcome
             if own.status == "success" and outcome is not None:
                 for pod, node in outcome.placed:
-                    s._bound(pod, node, now, reserve=False)
-                    s.messages.pop(pod.key, None)
-                    s.assumed[pod.key] = leaf.key
-                    s._out.append(s._bind_decision(pod, node))
+                    s.bind_member(pod, node, leaf.key, now)
                 for pod_key, why in outcome.failures.items():
                     retry = True
-                    s.messages[pod_key] = why
-                    s._out.append(_unschedulable(s.pods[pod_key], why))
-                s._condition(leaf, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
+                    s.unschedulable(s.pods[pod_key], why)
+                s.condition(leaf, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
             else:
                 retry |= bool(pending[leaf.key])
                 self._leaf_failed(leaf, pending[leaf.key], own, "SchedulerError" if own.status == "error"
@@ -723,10 +614,8 @@ class CompositeCycles:
         s = self.s
         failures = own.outcome.failures if own.outcome is not None else {}
         for pod in pending:
-            why = failures.get(pod.key, own.message)
-            s.messages[pod.key] = why
-            s._out.append(_unschedulable(pod, why))
-        s._condition(leaf, False, reason, own.message)
+            s.unschedulable(pod, failures.get(pod.key, own.message))
+        s.condition(leaf, False, reason, own.message)
 
     def _fail(self, root_key: str, leaves: Sequence[PodGroup], pending: Mapping[str, Sequence[Pod]],
               results: Mapping[str, NodeResult], message: str, reason: str, entry: str, now: float) -> None:
@@ -753,13 +642,13 @@ class CompositeCycles:
         pods = [pod for leaf in leaves for pod in pending[leaf.key]]
         priority = root.priority or 0
         if self._never(root, pods):  # preemptorEligibleToPreemptOthers
-            s._clear_nominations(pods)
+            s.clear_nominations(pods)
             return
         if self._ongoing(leaves, priority):  # isOngoingPreemption: keep waiting on the current nominations
             return
         assert s.placer is not None
-        placer, running = s.placer, {leaf.key: s._running_members(leaf.key) for leaf in leaves}
-        scheduled = {leaf.key: s._scheduled_members(leaf.key) for leaf in leaves}
+        placer, running = s.placer, {leaf.key: s.running_members(leaf.key) for leaf in leaves}
+        scheduled = {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves}
 
         def place() -> list[tuple[Pod, int]] | None:
             """The root's scheduling function, on the preemption's trial: the pods of the leaves that
@@ -771,9 +660,9 @@ class CompositeCycles:
 
         outcome = s.preemptor.for_tree(priority, place, pods[0]) if pods else None
         if outcome is None:
-            s._clear_nominations(pods)
+            s.clear_nominations(pods)
             return
-        s._preempt(root.key, True, outcome, f"composite pod group {root.key}", "compositepodgroup")
+        s.preempt(root.key, True, outcome, f"composite pod group {root.key}", "compositepodgroup")
 
     def _never(self, root: CompositePodGroup, pods: Sequence[Pod]) -> bool:
         """resolveCompositePreemptionPolicy: with PodGroupPreemptionPolicy on, the root's own policy
@@ -794,26 +683,11 @@ class CompositeCycles:
         return False
 
 
-def _walk(node: TreeNode) -> Iterator[TreeNode]:
-    """The node and every node below it, parents first (depth first, children in order)."""
-    stack = [node]
-    while stack:
-        each = stack.pop()
-        yield each
-        stack.extend(reversed(each.children))
-
-
 def _placed_by(result: NodeResult | None) -> Sequence[tuple[Pod, int]]:
     """The pods a leaf placed, when it succeeded under successful ancestors."""
     if result is None or result.status != "success" or result.outcome is None:
         return ()
     return result.outcome.placed
-
-
-def _unschedulable(pod: Pod, message: str) -> Unschedulable:
-    from phalanx.scheduler.scheduler import Unschedulable  # scheduler.py imports this module
-
-    return Unschedulable(pod, message)
 
 
 def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup]) -> list[str]:
@@ -847,7 +721,7 @@ def tree_notes(groups: Sequence[PodGroup], composites: Sequence[CompositePodGrou
 
 
 def _objects(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
-    for each in _walk(node):
+    for each in walk(node):
         if each.group is not None:
             yield each.group
         if each.composite is not None:

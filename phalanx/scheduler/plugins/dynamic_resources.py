@@ -71,6 +71,7 @@ def preempt_for_devices(args: Mapping[str, Any] | None) -> bool:
 class DynamicResources:
     name = NAME
     static = False
+    node_static = False
     code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:

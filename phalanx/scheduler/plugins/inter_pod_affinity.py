@@ -34,8 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from phalanx.api.objects import Pod
-from phalanx.api.pod_constraints import PodAffinity, PodAffinityTerm
+from phalanx.api.objects import Pod, PodAffinity, PodAffinityTerm
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import MAX_NODE_SCORE, BoolArray, Code, CycleState, IntArray
@@ -91,6 +90,7 @@ def _sparse(per_node: Mapping[int, int], cluster: ClusterState) -> IntArray:
 class InterPodAffinity:
     name = NAME
     static = False
+    node_static = False
     reads_bound_pods = True
     code = Code.UNSCHEDULABLE  # per node: failing the pod's required affinity is UnschedulableAndUnresolvable
 

@@ -52,6 +52,7 @@ def term_mask(term: SelectorTerm, cluster: ClusterState) -> BoolArray:
 class NodeAffinity:
     name = "NodeAffinity"
     static = True
+    node_static = True
     code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
     def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray:

@@ -15,6 +15,7 @@ REASON = "node(s) didn't match the requested node name"
 class NodeName:
     name = "NodeName"
     static = True
+    node_static = False  # a template node has no name a pod could ask for
     code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
     def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray:

@@ -385,6 +385,7 @@ class BrokenLinear:
 class NodeResourcesFit:
     name = "NodeResourcesFit"
     static = False
+    node_static = False
     code = Code.UNSCHEDULABLE
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:

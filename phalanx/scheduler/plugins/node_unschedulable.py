@@ -17,6 +17,7 @@ REASON = "node(s) were unschedulable"
 class NodeUnschedulable:
     name = "NodeUnschedulable"
     static = True
+    node_static = True
     code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
     def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray:

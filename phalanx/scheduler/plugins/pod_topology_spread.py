@@ -33,8 +33,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.api.objects import LabelSelector, Pod
-from phalanx.api.pod_constraints import HOSTNAME_KEY, ZONE_KEY, SpreadConstraint, selector_empty, selector_matches
+from phalanx.api.objects import LabelSelector, Pod, SpreadConstraint, selector_empty, selector_matches
+from phalanx.api.pod_constraints import HOSTNAME_KEY, ZONE_KEY
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import MAX_NODE_SCORE, BoolArray, Code, CycleState, IntArray
@@ -104,6 +104,7 @@ def _round(values: FloatArray) -> IntArray:
 class PodTopologySpread:
     name = NAME
     static = False
+    node_static = False
     reads_bound_pods = True
     code = Code.UNSCHEDULABLE  # per node: a missing topology label is UnschedulableAndUnresolvable
 

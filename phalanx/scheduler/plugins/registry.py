@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from phalanx.scheduler.framework import FilterPlugin
 from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.plugins.gpu_share import (
     BestFitScore,
@@ -25,44 +26,68 @@ from phalanx.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from phalanx.scheduler.plugins.pod_topology_spread import PodTopologySpread
 from phalanx.scheduler.plugins.taint_toleration import TaintToleration
 
-Factory = Callable[[Mapping[str, Any]], Any]
 ExtensionPoint = Literal["filter", "score", "reserve"]
 
 
 @dataclass(frozen=True)
 class PluginSpec:
     """A plugin and the extension points it implements (kube-scheduler's plugins declare theirs by interface).
-    A plugin with a Reserve half runs it whenever its Filter is enabled: it holds what its Filter counted."""
+    A plugin with a Reserve half runs it whenever its Filter is enabled: it holds what its Filter counted.
+    A configurable plugin's constructor takes its pluginConfig args; the others take none."""
 
-    factory: Factory
+    plugin: type
     points: frozenset[ExtensionPoint]
+    configurable: bool = False
+
+    def build(self, args: Mapping[str, Any]) -> Any:
+        return self.plugin(args) if self.configurable else self.plugin()
+
+    @property
+    def node_static(self) -> bool:
+        """A Filter that looks only at the pod and the node's own labels, taints and spec (its `node_static`):
+        it answers for a node that does not exist yet, a node group's template, as well as for a real one."""
+        return "filter" in self.points and bool(getattr(self.plugin, "node_static", False))
 
 
-def _spec(factory: Factory, *points: ExtensionPoint) -> PluginSpec:
-    return PluginSpec(factory, frozenset(points))
+def _spec(plugin: type, *points: ExtensionPoint) -> PluginSpec:
+    return PluginSpec(plugin, frozenset(points))
+
+
+def _configurable(plugin: type, *points: ExtensionPoint) -> PluginSpec:
+    return PluginSpec(plugin, frozenset(points), configurable=True)
 
 
 PLUGINS: dict[str, PluginSpec] = {
-    "NodeUnschedulable": _spec(lambda args: NodeUnschedulable(), "filter"),
-    "NodeName": _spec(lambda args: NodeName(), "filter"),
-    "TaintToleration": _spec(lambda args: TaintToleration(), "filter", "score"),
-    "NodeAffinity": _spec(lambda args: NodeAffinity(), "filter", "score"),
-    "NodeResourcesFit": _spec(NodeResourcesFit, "filter", "score"),
-    "NodeResourcesBalancedAllocation": _spec(NodeResourcesBalancedAllocation, "score"),
-    "PodTopologySpread": _spec(PodTopologySpread, "filter", "score"),  # rules between pods
-    "InterPodAffinity": _spec(InterPodAffinity, "filter", "score"),
-    "DynamicResources": _spec(DynamicResources, "filter", "reserve"),  # DRA device claims
+    "NodeUnschedulable": _spec(NodeUnschedulable, "filter"),
+    "NodeName": _spec(NodeName, "filter"),
+    "TaintToleration": _spec(TaintToleration, "filter", "score"),
+    "NodeAffinity": _spec(NodeAffinity, "filter", "score"),
+    "NodeResourcesFit": _configurable(NodeResourcesFit, "filter", "score"),
+    "NodeResourcesBalancedAllocation": _configurable(NodeResourcesBalancedAllocation, "score"),
+    "PodTopologySpread": _configurable(PodTopologySpread, "filter", "score"),  # rules between pods
+    "InterPodAffinity": _configurable(InterPodAffinity, "filter", "score"),
+    "DynamicResources": _configurable(DynamicResources, "filter", "reserve"),  # DRA device claims
     # GPU sharing (the FGD paper's policies).
-    "GpuShare": _spec(GpuShare, "filter", "reserve"),
-    "RandomScore": _spec(RandomScore, "score"),
-    "DotProductScore": _spec(DotProductScore, "score"),
-    "GpuClusteringScore": _spec(GpuClusteringScore, "score"),
-    "GpuPackingScore": _spec(GpuPackingScore, "score"),
-    "BestFitScore": _spec(BestFitScore, "score"),
-    "FGDScore": _spec(FGDScore, "score"),
-    "StrandingScore": _spec(StrandingScore, "score"),
+    "GpuShare": _configurable(GpuShare, "filter", "reserve"),
+    "RandomScore": _configurable(RandomScore, "score"),
+    "DotProductScore": _configurable(DotProductScore, "score"),
+    "GpuClusteringScore": _configurable(GpuClusteringScore, "score"),
+    "GpuPackingScore": _configurable(GpuPackingScore, "score"),
+    "BestFitScore": _configurable(BestFitScore, "score"),
+    "FGDScore": _configurable(FGDScore, "score"),
+    "StrandingScore": _configurable(StrandingScore, "score"),
 }
-REGISTRY: dict[str, Factory] = {name: spec.factory for name, spec in PLUGINS.items()}
+
+
+def build(name: str, args: Mapping[str, Any]) -> Any:
+    """A new instance of the plugin registered as `name`, configured with its pluginConfig `args`."""
+    return PLUGINS[name].build(args)
+
+
+def node_static_filters(filters: Iterable[str], plugin_args: Mapping[str, Mapping[str, Any]]) -> list[FilterPlugin]:
+    """New instances of the node-static Filters among a profile's enabled `filters`, in their order: what the
+    cluster autoscaler checks a pod against on a node group's template node."""
+    return [build(name, plugin_args.get(name, {})) for name in filters if PLUGINS[name].node_static]
 
 
 def reserve_plugins(filters: Iterable[str]) -> list[str]:

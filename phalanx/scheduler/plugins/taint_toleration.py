@@ -21,6 +21,7 @@ REASON = "node(s) had untolerated taint(s)"
 class TaintToleration:
     name = "TaintToleration"
     static = True
+    node_static = True
     code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
     def __init__(self) -> None:

@@ -9,18 +9,11 @@ from collections import Counter
 from collections.abc import Sequence
 
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodGroup
-from phalanx.scheduler.placement.composite import Forest, depth, ready, tree_notes
+from phalanx.scheduler.decisions import Bind, Decision, Evict, GroupCondition, Nominate, Preemption, Unschedulable
+from phalanx.scheduler.placement.composite import tree_notes
+from phalanx.scheduler.placement.forest import Forest, depth, ready
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import (
-    Bind,
-    Decision,
-    Evict,
-    GroupCondition,
-    Nominate,
-    Preemption,
-    Scheduler,
-    Unschedulable,
-)
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup
 
 RACK = "topology.kubernetes.io/rack"

@@ -10,9 +10,10 @@ from dataclasses import replace
 
 from phalanx import build_report
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
+from phalanx.scheduler.decisions import Bind, Decision, GroupCondition, Nominate, Preemption
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Nominate, Preemption, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup, inputs_of
 

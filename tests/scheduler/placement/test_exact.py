@@ -16,10 +16,11 @@ from phalanx import build_report
 from phalanx.api.objects import Node, Pod
 from phalanx.errors import InputError
 from phalanx.scheduler import gang
+from phalanx.scheduler.decisions import Bind, Decision, GroupCondition
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.placement.exact import Packing, pack
 from phalanx.scheduler.profiles import ExactPlacement, Profile, builtin, load_profile
-from phalanx.scheduler.scheduler import Bind, Decision, GroupCondition, Scheduler
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation
 from tests.builders import Buildable, MakeNode, MakePod, MakePodGroup, inputs_of
 from tests.sim.test_invariants import SETTINGS as INVARIANT_SETTINGS

@@ -13,6 +13,7 @@ import pytest
 
 from phalanx.api.objects import Node, Pod, PodGroup
 from phalanx.errors import InputError
+from phalanx.scheduler.decisions import Bind, Decision, Evict, GroupCondition, Unschedulable
 from phalanx.scheduler.placement.topology import (
     PlacementError,
     constraint_report,
@@ -22,7 +23,7 @@ from phalanx.scheduler.placement.topology import (
 )
 from phalanx.scheduler.plugins.node_resources import DEFAULT_RESOURCES, ResourceSpec
 from phalanx.scheduler.profiles import Profile, builtin, profile_from_config
-from phalanx.scheduler.scheduler import Bind, Decision, Evict, GroupCondition, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeNode, MakePod, MakePodGroup, MakeWorkload, make_cluster
 
 RACK = "topology.kubernetes.io/rack"

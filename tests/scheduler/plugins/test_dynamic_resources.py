@@ -12,9 +12,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from phalanx.api.load import Inputs, load_paths
+from phalanx.inputs.load import Inputs, load_paths
+from phalanx.scheduler.decisions import Bind, Unschedulable
 from phalanx.scheduler.profiles import builtin
-from phalanx.scheduler.scheduler import Bind, Scheduler, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from tests import dra_builders as b
 
 Doc = dict[str, Any]

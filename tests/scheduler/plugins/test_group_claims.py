@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from phalanx import build_report, builtin
-from phalanx.api.dra import PodResourceClaim
-from phalanx.api.load import Inputs
-from phalanx.api.objects import PodGroup
+from phalanx.api.objects import PodGroup, PodResourceClaim
 from phalanx.cluster.devices import ClaimState, group_claim_name
 from phalanx.errors import InputError
-from phalanx.scheduler.scheduler import Bind, Decision, Evict, Nominate, Scheduler, Unschedulable
+from phalanx.inputs.load import Inputs
+from phalanx.scheduler.decisions import Bind, Decision, Evict, Nominate, Unschedulable
+from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation
 from tests import dra_builders as b
 from tests.scheduler.plugins.test_dynamic_resources import run

@@ -30,6 +30,7 @@ SELECTIONS = ("best", "random", "fgd")
 class GpuShare:
     name = "GpuShare"
     static = False
+    node_static = False
     code = Code.UNSCHEDULABLE
 
     def __init__(self, args: Mapping[str, Any] | None = None) -> None:

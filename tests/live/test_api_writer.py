@@ -1,4 +1,4 @@
-"""The Binder against the real v1.37.2 API server: bindings, PodScheduled conditions, nominations, preemption,
+"""The ApiWriter against the real v1.37.2 API server: bindings, PodScheduled conditions, nominations, preemption,
 PodGroup conditions and the Events that go with them; plus the retry rules, with a stub client and with an
 API server that is not there."""
 
@@ -17,7 +17,7 @@ from lightkube.resources.core_v1 import Event, Node, Pod
 from lightkube.resources.events_v1 import Event as EventV1
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 
-from phalanx.live.binder import Binder, BindResult
+from phalanx.live.api_writer import ApiWriter, BindResult
 from phalanx.verify.controlplane import free_port
 
 pytestmark = pytest.mark.kube
@@ -78,10 +78,10 @@ def condition(pod: Pod, type_: str) -> Any:
 def test_bind_sets_node_name_and_emits_scheduled(client: Client, namespace: str) -> None:
     node = make_node(client, namespace)
     pod = make_pod(client, namespace, "p")
-    binder = Binder(client)
-    result = binder.bind(namespace, "p", uid_of(pod), node)
+    writer = ApiWriter(client)
+    result = writer.bind(namespace, "p", uid_of(pod), node)
     assert result == BindResult(True, "", f"Successfully assigned {namespace}/p to {node}")
-    binder.flush()  # the Scheduled event is written in the background
+    writer.flush()  # the Scheduled event is written in the background
     bound = client.get(Pod, "p", namespace=namespace)
     assert bound.spec is not None and bound.spec.nodeName == node
     assert condition(bound, "PodScheduled").status == "True"  # the API server's own doing on a binding
@@ -113,9 +113,9 @@ class LosesCreateAnswers:
 def test_an_event_whose_answer_was_lost_is_written_once(client: Client, namespace: str) -> None:
     node = make_node(client, namespace)
     pod = make_pod(client, namespace, "p")
-    binder = Binder(LosesCreateAnswers(client, lose=2))  # type: ignore[arg-type]
-    assert binder.bind(namespace, "p", uid_of(pod), node).ok
-    assert binder.flush(timeout=30)
+    writer = ApiWriter(LosesCreateAnswers(client, lose=2))  # type: ignore[arg-type]
+    assert writer.bind(namespace, "p", uid_of(pod), node).ok
+    assert writer.flush(timeout=30)
     [event] = events(client, namespace, "Scheduled")  # its answer lost, tried again: written once
     assert event.message == f"Successfully assigned {namespace}/p to {node}"
 
@@ -123,23 +123,23 @@ def test_an_event_whose_answer_was_lost_is_written_once(client: Client, namespac
 def test_bind_twice_is_a_conflict(client: Client, namespace: str) -> None:
     first, second = make_node(client, namespace, "a"), make_node(client, namespace, "b")
     pod = make_pod(client, namespace, "p")
-    binder = Binder(client)
-    assert binder.bind(namespace, "p", uid_of(pod), first).ok
-    again = binder.bind(namespace, "p", uid_of(pod), second)
+    writer = ApiWriter(client)
+    assert writer.bind(namespace, "p", uid_of(pod), first).ok
+    again = writer.bind(namespace, "p", uid_of(pod), second)
     assert (again.ok, again.reason) == (False, "conflict")
     assert "already assigned" in again.message
     bound = client.get(Pod, "p", namespace=namespace)
     assert bound.spec is not None and bound.spec.nodeName == first
-    binder.flush()
+    writer.flush()
     assert len(events(client, namespace, "Scheduled")) == 1
 
 
 def test_bind_of_a_missing_pod_is_gone(client: Client, namespace: str) -> None:
     node = make_node(client, namespace)
-    binder = Binder(client)
-    result = binder.bind(namespace, "nobody", None, node)
+    writer = ApiWriter(client)
+    result = writer.bind(namespace, "nobody", None, node)
     assert (result.ok, result.reason) == (False, "gone")
-    binder.flush()
+    writer.flush()
     assert events(client, namespace, "Scheduled") == []
 
 
@@ -149,13 +149,13 @@ def test_bind_with_a_stale_uid_is_refused(client: Client, namespace: str) -> Non
     client.delete(Pod, "p", namespace=namespace, grace_period=0)
     new = make_pod(client, namespace, "p")
     assert uid_of(new) != uid_of(old)
-    result = Binder(client).bind(namespace, "p", uid_of(old), node)
+    result = ApiWriter(client).bind(namespace, "p", uid_of(old), node)
     assert (result.ok, result.reason) == (False, "gone")
     assert "Precondition failed" in result.message
     pod = client.get(Pod, "p", namespace=namespace)
     assert pod.spec is not None and not pod.spec.nodeName
     # The recreated pod itself binds with its own UID.
-    assert Binder(client).bind(namespace, "p", uid_of(new), node).ok
+    assert ApiWriter(client).bind(namespace, "p", uid_of(new), node).ok
 
 
 # --- unschedulable, nominate ----------------------------------------------------------------------------
@@ -164,9 +164,9 @@ def test_bind_with_a_stale_uid_is_refused(client: Client, namespace: str) -> Non
 def test_unschedulable_writes_the_condition_once_and_aggregates_events(client: Client, namespace: str) -> None:
     pod = make_pod(client, namespace, "p")
     t = FakeTime()
-    binder = Binder(client, clock=t.clock, sleep=t.sleep, wall=t.wall)
+    writer = ApiWriter(client, clock=t.clock, sleep=t.sleep, wall=t.wall)
     message = "0/3 nodes are available: 3 Insufficient cpu."
-    binder.unschedulable(namespace, "p", message)
+    writer.unschedulable(namespace, "p", message)
     written = client.get(Pod, "p", namespace=namespace)
     cond = condition(written, "PodScheduled")
     assert (cond.status, cond.reason, cond.message, cond.lastTransitionTime) == (
@@ -174,12 +174,12 @@ def test_unschedulable_writes_the_condition_once_and_aggregates_events(client: C
     assert cond.observedGeneration == (pod.metadata.generation if pod.metadata else None)
     for _ in range(3):
         t.now += 5
-        binder.unschedulable(namespace, "p", message)
+        writer.unschedulable(namespace, "p", message)
     # Nothing written again: same resourceVersion, one event.
     again = client.get(Pod, "p", namespace=namespace)
     assert again.metadata is not None and written.metadata is not None
     assert again.metadata.resourceVersion == written.metadata.resourceVersion
-    binder.flush()
+    writer.flush()
     [event] = events(client, namespace, "FailedScheduling")
     assert (event.type, event.message, event.reportingComponent, event.action) == (
         "Warning", message, "phalanx", "Scheduling")
@@ -187,18 +187,18 @@ def test_unschedulable_writes_the_condition_once_and_aggregates_events(client: C
 
     # A new message: the condition changes but keeps its lastTransitionTime (same status); a second event.
     other = "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector."
-    binder.unschedulable(namespace, "p", other, nominated_node="n1")
+    writer.unschedulable(namespace, "p", other, nominated_node="n1")
     pod_now = client.get(Pod, "p", namespace=namespace)
     cond = condition(pod_now, "PodScheduled")
     assert (cond.message, cond.lastTransitionTime) == (other, stamp(0))
     assert pod_now.status is not None and pod_now.status.nominatedNodeName == "n1"
-    binder.flush()
+    writer.flush()
     assert sorted(e.message or "" for e in events(client, namespace, "FailedScheduling")) == sorted([message, other])
 
     # The same message after the 30 s window: the first event's series is updated, no new Event.
     t.now += 31
-    binder.unschedulable(namespace, "p", other)
-    binder.flush()
+    writer.unschedulable(namespace, "p", other)
+    writer.flush()
     v1 = [e for e in client.list(EventV1, namespace=namespace) if e.reason == "FailedScheduling"]
     assert len(v1) == 2
     [series] = [e.series for e in v1 if e.note == other]
@@ -208,31 +208,31 @@ def test_unschedulable_writes_the_condition_once_and_aggregates_events(client: C
 def test_unschedulable_leaves_bound_missing_and_recreated_pods_alone(client: Client, namespace: str) -> None:
     node = make_node(client, namespace)
     pod = make_pod(client, namespace, "p")
-    binder = Binder(client)
-    assert binder.bind(namespace, "p", uid_of(pod), node).ok
-    binder.unschedulable(namespace, "p", "too late")
+    writer = ApiWriter(client)
+    assert writer.bind(namespace, "p", uid_of(pod), node).ok
+    writer.unschedulable(namespace, "p", "too late")
     assert condition(client.get(Pod, "p", namespace=namespace), "PodScheduled").status == "True"
-    binder.unschedulable(namespace, "nobody", "no such pod")  # no error
+    writer.unschedulable(namespace, "nobody", "no such pod")  # no error
     make_pod(client, namespace, "q")
-    binder.unschedulable(namespace, "q", "for an older pod of that name", uid="old-uid")
+    writer.unschedulable(namespace, "q", "for an older pod of that name", uid="old-uid")
     assert condition(client.get(Pod, "q", namespace=namespace), "PodScheduled") is None
-    binder.flush()
+    writer.flush()
     assert events(client, namespace, "FailedScheduling") == []
 
 
 def test_nominate_sets_and_clears(client: Client, namespace: str) -> None:
     make_pod(client, namespace, "p")
-    binder = Binder(client)
-    binder.nominate(namespace, "p", "n1")
+    writer = ApiWriter(client)
+    writer.nominate(namespace, "p", "n1")
     pod = client.get(Pod, "p", namespace=namespace)
     assert pod.status is not None and pod.status.nominatedNodeName == "n1"
-    binder.nominate(namespace, "p", "n2")
+    writer.nominate(namespace, "p", "n2")
     pod = client.get(Pod, "p", namespace=namespace)
     assert pod.status is not None and pod.status.nominatedNodeName == "n2"
-    binder.nominate(namespace, "p", "")
+    writer.nominate(namespace, "p", "")
     pod = client.get(Pod, "p", namespace=namespace)
     assert pod.status is not None and pod.status.nominatedNodeName is None
-    binder.nominate(namespace, "nobody", "n1")  # no error
+    writer.nominate(namespace, "nobody", "n1")  # no error
 
 
 # --- preempt --------------------------------------------------------------------------------------------
@@ -241,9 +241,9 @@ def test_nominate_sets_and_clears(client: Client, namespace: str) -> None:
 def test_preempt_marks_then_deletes_with_the_victims_grace_period(client: Client, namespace: str) -> None:
     node = make_node(client, namespace)
     victim = make_pod(client, namespace, "victim")
-    binder = Binder(client)
-    assert binder.bind(namespace, "victim", uid_of(victim), node).ok  # unbound pods are deleted at once
-    assert binder.preempt(namespace, "victim", preemptor="preemptor-uid", node=node, preemptor_name="big")
+    writer = ApiWriter(client)
+    assert writer.bind(namespace, "victim", uid_of(victim), node).ok  # unbound pods are deleted at once
+    assert writer.preempt(namespace, "victim", preemptor="preemptor-uid", node=node, preemptor_name="big")
     # No kubelet: the victim stays, terminating within its 30 s grace period, with its DisruptionTarget.
     left = client.get(Pod, "victim", namespace=namespace)
     assert left.metadata is not None and left.metadata.deletionTimestamp is not None
@@ -251,36 +251,36 @@ def test_preempt_marks_then_deletes_with_the_victims_grace_period(client: Client
     cond = condition(left, "DisruptionTarget")
     assert (cond.status, cond.reason, cond.message) == (
         "True", "PreemptionByScheduler", "phalanx: preempting to accommodate a higher priority pod")
-    binder.flush()
+    writer.flush()
     [event] = events(client, namespace, "Preempted")
     assert (event.type, event.message, event.reportingComponent, event.action) == (
         "Normal", f"Preempted by pod preemptor-uid on node {node}", "phalanx", "Preempting")
     assert event.involvedObject.uid == uid_of(victim)
     assert event.related is not None and (event.related.kind, event.related.name) == ("Pod", "big")
     # Again: deletion has started, nothing more is sent (no second event).
-    assert binder.preempt(namespace, "victim", preemptor="preemptor-uid", node=node)
-    binder.flush()
+    assert writer.preempt(namespace, "victim", preemptor="preemptor-uid", node=node)
+    writer.flush()
     assert len(events(client, namespace, "Preempted")) == 1
 
 
 def test_preempt_with_no_grace_period_removes_the_victim(client: Client, namespace: str) -> None:
     node = make_node(client, namespace)
     victim = make_pod(client, namespace, "victim")
-    binder = Binder(client, scheduler_name="phalanx-b")
-    assert binder.bind(namespace, "victim", uid_of(victim), node).ok
-    assert binder.preempt(namespace, "victim", preemptor="group-uid", node=node, grace_seconds=0,
+    writer = ApiWriter(client, scheduler_name="phalanx-b")
+    assert writer.bind(namespace, "victim", uid_of(victim), node).ok
+    assert writer.preempt(namespace, "victim", preemptor="group-uid", node=node, grace_seconds=0,
                           preemptor_kind="podgroup")
     with pytest.raises(ApiError) as gone:
         client.get(Pod, "victim", namespace=namespace)
     assert gone.value.status.code == 404
-    binder.flush()
+    writer.flush()
     [event] = events(client, namespace, "Preempted")
     assert event.message == f"Preempted by podgroup group-uid on node {node}"
     assert event.reportingComponent == "phalanx-b"
     # A victim that is already gone counts as preempted; so does a recreated one with another UID.
-    assert binder.preempt(namespace, "victim", preemptor="group-uid", node=node)
+    assert writer.preempt(namespace, "victim", preemptor="group-uid", node=node)
     other = make_pod(client, namespace, "other")
-    assert binder.preempt(namespace, "other", preemptor="group-uid", node=node, uid="not-its-uid")
+    assert writer.preempt(namespace, "other", preemptor="group-uid", node=node, uid="not-its-uid")
     assert client.get(Pod, "other", namespace=namespace).metadata.deletionTimestamp is None  # type: ignore[union-attr]
     assert uid_of(other)
 
@@ -292,7 +292,7 @@ def test_group_condition_writes_and_updates(client: Client, namespace: str) -> N
     client.create(PodGroup(metadata=ObjectMeta(name="g", namespace=namespace), spec=PodGroupSpec(
         schedulingPolicy=PodGroupSchedulingPolicy(gang=GangSchedulingPolicy(minCount=2)))))
     t = FakeTime()
-    binder = Binder(client, clock=t.clock, sleep=t.sleep, wall=t.wall)
+    writer = ApiWriter(client, clock=t.clock, sleep=t.sleep, wall=t.wall)
 
     def conditions() -> dict[str, Any]:
         group = client.get(PodGroup, "g", namespace=namespace)
@@ -302,28 +302,28 @@ def test_group_condition_writes_and_updates(client: Client, namespace: str) -> N
         return client.get(PodGroup, "g", namespace=namespace).metadata.resourceVersion  # type: ignore[union-attr]
 
     kind = "PodGroupInitiallyScheduled"
-    binder.group_condition(namespace, "g", kind, False, "Unschedulable", "1 of the 2 pods (minCount) could be placed")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "1 of the 2 pods (minCount) could be placed")
     first = conditions()[kind]
     assert (first.status, first.reason, first.message, first.lastTransitionTime) == (
         "False", "Unschedulable", "1 of the 2 pods (minCount) could be placed", stamp(0))
     before = version()
     t.now += 10
-    binder.group_condition(namespace, "g", kind, False, "Unschedulable", "1 of the 2 pods (minCount) could be placed")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "1 of the 2 pods (minCount) could be placed")
     assert version() == before  # unchanged: not written
-    binder.group_condition(namespace, "g", kind, False, "Unschedulable", "0 of the 2 pods (minCount) could be placed")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "0 of the 2 pods (minCount) could be placed")
     second = conditions()[kind]
     assert (second.message, second.lastTransitionTime) == ("0 of the 2 pods (minCount) could be placed", stamp(0))
     t.now += 10
-    binder.group_condition(namespace, "g", kind, True, "Scheduled", "")
+    writer.group_condition(namespace, "g", kind, True, "Scheduled", "")
     third = conditions()[kind]
     assert (third.status, third.reason, third.lastTransitionTime) == ("True", "Scheduled", stamp(20))
     # Final once True (updatePodGroupCondition does not regress it); other types merge alongside.
-    binder.group_condition(namespace, "g", kind, False, "Unschedulable", "later members do not fit")
-    binder.group_condition(namespace, "g", "DisruptionTarget", True, "PreemptionByScheduler", "preempted")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "later members do not fit")
+    writer.group_condition(namespace, "g", "DisruptionTarget", True, "PreemptionByScheduler", "preempted")
     now = conditions()
     assert (now[kind].status, now[kind].reason) == ("True", "Scheduled")
     assert (now["DisruptionTarget"].status, now["DisruptionTarget"].reason) == ("True", "PreemptionByScheduler")
-    binder.group_condition(namespace, "missing", kind, True, "Scheduled", "")  # no error
+    writer.group_condition(namespace, "missing", kind, True, "Scheduled", "")  # no error
 
 
 # --- retries and failures -------------------------------------------------------------------------------
@@ -358,16 +358,16 @@ class StubClient:
 def test_transient_errors_on_status_patches_are_retried_with_backoff() -> None:
     t = FakeTime()
     stub = StubClient(api_error(500), httpx2.ConnectError("refused"))
-    Binder(stub, events=False, clock=t.clock, sleep=t.sleep).nominate("ns", "p", "n1")  # type: ignore[arg-type]
+    ApiWriter(stub, events=False, clock=t.clock, sleep=t.sleep).nominate("ns", "p", "n1")  # type: ignore[arg-type]
     assert stub.calls == ["patch"] * 3
     assert len(t.slept) == 2 and 0.01 <= t.slept[0] <= 0.011 and 0.05 <= t.slept[1] <= 0.055
 
     t = FakeTime()
     stub = StubClient(*[api_error(503)] * 10)
-    Binder(stub, events=False, clock=t.clock, sleep=t.sleep).nominate("ns", "p", "n1")  # type: ignore[arg-type]
+    ApiWriter(stub, events=False, clock=t.clock, sleep=t.sleep).nominate("ns", "p", "n1")  # type: ignore[arg-type]
     assert stub.calls == ["patch"] * 4  # then logged and dropped
     stub = StubClient(api_error(422))
-    Binder(stub, events=False, clock=t.clock, sleep=t.sleep).nominate("ns", "p", "n1")  # type: ignore[arg-type]
+    ApiWriter(stub, events=False, clock=t.clock, sleep=t.sleep).nominate("ns", "p", "n1")  # type: ignore[arg-type]
     assert stub.calls == ["patch"]  # not transient: not retried
 
 
@@ -375,7 +375,7 @@ def test_binding_is_never_retried() -> None:
     t = FakeTime()
     for failure in (api_error(500), api_error(503), httpx2.ConnectError("refused"), httpx2.ReadTimeout("slow")):
         stub = StubClient(failure)
-        result = Binder(stub, clock=t.clock, sleep=t.sleep).bind("ns", "p", "uid", "n1")  # type: ignore[arg-type]
+        result = ApiWriter(stub, clock=t.clock, sleep=t.sleep).bind("ns", "p", "uid", "n1")  # type: ignore[arg-type]
         assert (result.ok, result.reason) == (False, "error")
         assert stub.calls == ["create"]
     assert t.slept == []
@@ -391,11 +391,11 @@ def test_an_unreachable_api_server_never_raises() -> None:
     }
     nowhere = Client(KubeConfig.from_dict(config), timeout=2)
     t = FakeTime()
-    binder = Binder(nowhere, clock=t.clock, sleep=t.sleep)
-    result = binder.bind("ns", "p", "uid", "n1")
+    writer = ApiWriter(nowhere, clock=t.clock, sleep=t.sleep)
+    result = writer.bind("ns", "p", "uid", "n1")
     assert (result.ok, result.reason) == (False, "error") and "ConnectError" in result.message
-    binder.unschedulable("ns", "p", "no room")
-    binder.nominate("ns", "p", "n1")
-    binder.group_condition("ns", "g", "PodGroupInitiallyScheduled", False, "Unschedulable", "no room")
-    assert binder.preempt("ns", "v", preemptor="u", node="n1") is False
+    writer.unschedulable("ns", "p", "no room")
+    writer.nominate("ns", "p", "n1")
+    writer.group_condition("ns", "g", "PodGroupInitiallyScheduled", False, "Unschedulable", "no room")
+    assert writer.preempt("ns", "v", preemptor="u", node="n1") is False
     assert len(t.slept) == 4 * 3  # each of the four calls tried 4 times

@@ -1,12 +1,12 @@
 """The API calls that carry out the scheduler's decisions on a real cluster, as kube-scheduler v1.37 writes them.
 
-`Binder` binds, reports failures, nominates, preempts, writes PodGroup conditions and DRA claims:
+`ApiWriter` binds, reports failures, nominates, preempts, writes PodGroup conditions and DRA claims:
 
 - **bind** POSTs the `pods/binding` subresource (`defaultbinder/default_binder.go`): a `v1 Binding` to the
   Node, carrying the pod's UID so that a pod deleted and recreated under the same name is not bound (the API
   server answers 409 "Precondition failed: UID in precondition", reported here as `gone`). On success it
   emits `Normal Scheduled` "Successfully assigned <ns>/<name> to <node>" (`schedule_one.go` finishBinding).
-  The binder never retries a binding: the engine decides (upstream's `util.BindPod` retries 500/503/refused).
+  `bind` never retries a binding: the engine decides (upstream's `util.BindPod` retries 500/503/refused).
 - **unschedulable** writes the pod's `PodScheduled` condition (False, reason `Unschedulable`) and emits
   `Warning FailedScheduling` with the message (`schedule_one.go` handleSchedulingFailure and updatePod),
   patching only when the condition or the nominated node changes.
@@ -51,7 +51,7 @@ answer was lost finds its own Event on the next try (a 409 on an Event this inst
 and reason) rather than writing a second. A binding whose answer was lost and that the API server then
 reports as already made on the node asked for (a 409) counts as made, and gets its `Scheduled` Event too.
 
-kube-scheduler compares against its informer's copy of the pod; the binder instead remembers, per
+kube-scheduler compares against its informer's copy of the pod; the ApiWriter instead remembers, per
 `namespace/name`, the PodScheduled condition and nominated node it last read or wrote (read with a GET when
 unknown or older than `POD_CACHE_TTL`, 5 min; at most `POD_CACHE_SIZE` pods). The driver calls `forget` when
 a pod is deleted; a successful bind forgets on its own. Unlike upstream, `unschedulable` writes nothing to a
@@ -85,7 +85,7 @@ from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import PatchType
 
 from phalanx.live.fence import NotLeader
-from phalanx.scheduler.scheduler import PreemptorKind
+from phalanx.scheduler.decisions import PreemptorKind
 
 log = logging.getLogger(__name__)
 
@@ -353,7 +353,7 @@ def _text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class Binder:
+class ApiWriter:
     """Writes the scheduler's decisions to the API server through `client`, as `scheduler_name`.
 
     Safe to call from several threads. `events=False` writes no Events. `fence` is asked right before every
@@ -488,7 +488,7 @@ class Binder:
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until the Events queued so far are written (or given up), at most `timeout` seconds (None: no
-        limit); whether they all were. The Binder stays usable."""
+        limit); whether they all were. The ApiWriter stays usable."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while self._events.unfinished_tasks:
             if deadline is not None and time.monotonic() >= deadline:

@@ -1,4 +1,4 @@
-"""The kueue and volcano profiles in the simulator (phalanx.sim.queueing): workloads held until admitted,
+"""The kueue and volcano profiles in the simulator (phalanx.sim.admission_gate): workloads held until admitted,
 flavors applied, whole workloads evicted and readmitted, quota returned when they end, and the report."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 import yaml
 
-from phalanx.api.load import load_paths
 from phalanx.cli import main
+from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.queueing import check_queue_objects, held_lines, load_queue_files
+from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
 

@@ -20,8 +20,10 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from phalanx.admission.base import AdmissionPolicy, Admit, Evict, PodSet, QueuedWorkload
+from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, QueuedWorkload
+from phalanx.api.documents import raw_documents
 from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest, object_name
+from phalanx.api.kinds import is_queueing_object
 from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
@@ -193,19 +195,19 @@ class AdmissionGate:
 
     # --- the policy's decisions ---------------------------------------------------------------------------
 
-    def cycle(self, now: float) -> tuple[list[tuple[_Workload, list[Pod]]], list[tuple[_Workload, Evict]]]:
+    def cycle(self, now: float) -> tuple[list[tuple[_Workload, list[Pod]]], list[tuple[_Workload, EvictWorkload]]]:
         """One admission pass: the workloads admitted (with the pods to release now: a Job's start is left to
         the caller), and those evicted (whose pods the caller takes back)."""
         if not self.changed:
             return [], []
         self.changed = False
         admitted: list[tuple[_Workload, list[Pod]]] = []
-        evicted: list[tuple[_Workload, Evict]] = []
+        evicted: list[tuple[_Workload, EvictWorkload]] = []
         for decision in self.policy.cycle(now):
             work = self.workloads.get(decision.key)
             if work is None:
                 continue
-            if isinstance(decision, Evict):
+            if isinstance(decision, EvictWorkload):
                 if work.admission is None:
                     continue
                 work.admission = None
@@ -381,8 +383,6 @@ def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> list[str]:
 
 def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
     """The objects of `--queues` files: each must be a Kueue or Volcano queueing object."""
-    from phalanx.api.load import is_queueing_object, raw_documents
-
     docs: list[tuple[Manifest, Source]] = []
     for source, doc in raw_documents(paths):
         if not is_queueing_object(doc):

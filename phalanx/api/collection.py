@@ -1,0 +1,130 @@
+"""The API objects read from manifests, filed by kind, and what reading them left out."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
+from phalanx.api.autoscaling import HorizontalPodAutoscaler
+from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
+from phalanx.api.fields import Manifest, object_name
+from phalanx.api.kinds import PARSERS, group_of, is_queueing_object
+from phalanx.api.objects import (
+    CompositePodGroup,
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    Source,
+    Workload,
+)
+from phalanx.api.sets import JobSet, LeaderWorkerSet
+from phalanx.api.training import TrainingJob
+from phalanx.errors import InputError
+
+# (kind, namespace, name) -> the file that defined it: a second object of one kind and name is an error.
+Seen = dict[tuple[str, str, str], str]
+
+
+@dataclass
+class ApiObjects:
+    """Every API object read, filed by kind, in document order."""
+
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    workloads: list[Workload] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    composite_pod_groups: list[CompositePodGroup] = field(default_factory=list)  # v1alpha3 (KEP-6012)
+    jobs: list[Job] = field(default_factory=list)
+    pdbs: list[PodDisruptionBudget] = field(default_factory=list)
+    resource_slices: list[ResourceSlice] = field(default_factory=list)
+    device_classes: list[DeviceClass] = field(default_factory=list)
+    resource_claims: list[ResourceClaim] = field(default_factory=list)
+    claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    device_taint_rules: list[DeviceTaintRule] = field(default_factory=list)
+    replica_sets: list[ReplicaSet] = field(default_factory=list)
+    deployments: list[Deployment] = field(default_factory=list)
+    stateful_sets: list[StatefulSet] = field(default_factory=list)
+    daemon_sets: list[DaemonSet] = field(default_factory=list)
+    cron_jobs: list[CronJob] = field(default_factory=list)
+    job_sets: list[JobSet] = field(default_factory=list)
+    leader_worker_sets: list[LeaderWorkerSet] = field(default_factory=list)
+    training_jobs: list[TrainingJob] = field(default_factory=list)  # PyTorchJob, TFJob, MPIJob
+    # Queueing objects for the kueue and volcano profiles (Kueue's ResourceFlavor, ClusterQueue, Cohort,
+    # LocalQueue, WorkloadPriorityClass; Volcano's Queue and a ConfigMap holding volcano-scheduler.conf),
+    # kept as written: phalanx/admission reads them when a profile queues.
+    queue_docs: list[tuple[Manifest, Source]] = field(default_factory=list)
+    hpas: list[HorizontalPodAutoscaler] = field(default_factory=list)  # autoscaling/v2
+    skipped: Counter[str] = field(default_factory=Counter)
+    terminated_pods: int = 0
+    notices: list[str] = field(default_factory=list)  # one line each, for stderr: what loading left out
+
+    def objects(self) -> Iterator[Any]:
+        """All objects in document order (the order they enter a simulation at equal arrival times)."""
+        everything: list[Any] = [*self.nodes, *self.pods, *self.priority_classes, *self.workloads,
+                                 *self.composite_pod_groups, *self.pod_groups, *self.jobs, *self.controllers()]
+        everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
+        yield from everything
+
+    def controllers(self) -> list[ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet
+                                  | LeaderWorkerSet | TrainingJob]:
+        """The workload controllers' objects (apps/v1, CronJob, JobSet, LeaderWorkerSet, Kubeflow training jobs)
+        the simulator runs controllers for."""
+        return [*self.replica_sets, *self.deployments, *self.stateful_sets, *self.daemon_sets, *self.cron_jobs,
+                *self.job_sets, *self.leader_worker_sets, *self.training_jobs]
+
+    def add(self, doc: Manifest, source: Source, seen: Seen) -> None:
+        """Parse one document with its kind's parser and file the object; a queueing object is kept as written,
+        a kind Phalanx does not read (or another project's kind of the same name) is counted in `skipped`."""
+        kind = doc.get("kind")
+        name = object_name(doc)
+        if not isinstance(kind, str) or not kind:
+            raise InputError("is required", file=source.file, obj=name, field="kind")
+        if is_queueing_object(doc):
+            self.queue_docs.append((doc, source))
+            return
+        if kind not in PARSERS:
+            self.skipped[kind] += 1
+            return
+        versions, parser = PARSERS[kind]
+        api_version = doc.get("apiVersion")
+        if api_version not in versions and group_of(api_version) not in {group_of(v) for v in versions}:
+            self.skipped[f"{kind} ({api_version})"] += 1  # another project's kind of the same name
+            return
+        if api_version not in versions:
+            raise InputError(f"{kind} is not read in apiVersion {api_version!r} (Phalanx reads "
+                             f"{', '.join(versions)})", file=source.file, obj=name, field="apiVersion")
+        try:
+            obj = parser(doc, source)
+        except InputError as exc:
+            raise exc.at(file=source.file, obj=name) from None
+        if obj is None:
+            self.terminated_pods += 1
+            return
+        self.keep(obj, kind, source, seen, name)
+
+    def keep(self, obj: Any, kind: str, source: Source, seen: Seen, name: str) -> None:
+        """File the parsed object under its kind; a second object of one kind and name is an error."""
+        namespace = getattr(obj, "namespace", "")
+        ident = (kind, namespace, getattr(obj, "name", ""))
+        if ident in seen:
+            raise InputError(f"duplicate {kind} (first defined in {seen[ident]})", file=source.file, obj=name,
+                             field="metadata.name")
+        seen[ident] = source.file
+        bucket = {Node: self.nodes, Pod: self.pods, PriorityClass: self.priority_classes,
+                  Workload: self.workloads, PodGroup: self.pod_groups, Job: self.jobs,
+                  CompositePodGroup: self.composite_pod_groups,
+                  PodDisruptionBudget: self.pdbs, ResourceSlice: self.resource_slices,
+                  DeviceClass: self.device_classes, ResourceClaim: self.resource_claims,
+                  ResourceClaimTemplate: self.claim_templates, DeviceTaintRule: self.device_taint_rules,
+                  ReplicaSet: self.replica_sets, Deployment: self.deployments, StatefulSet: self.stateful_sets,
+                  DaemonSet: self.daemon_sets, CronJob: self.cron_jobs, JobSet: self.job_sets,
+                  LeaderWorkerSet: self.leader_worker_sets, TrainingJob: self.training_jobs,
+                  HorizontalPodAutoscaler: self.hpas}[type(obj)]
+        bucket.append(obj)  # type: ignore[attr-defined]

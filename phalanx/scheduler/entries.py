@@ -1,0 +1,14 @@
+"""The scheduling queue's entry keys (a pod's, a PodGroup's; a CompositePodGroup tree's is
+`placement.composite.COMPOSITE`) and the priority a PodGroup's entry is queued at."""
+
+from __future__ import annotations
+
+from phalanx.api.objects import PodGroup
+
+POD = "pod:"
+GROUP = "group:"
+
+
+def group_priority(group: PodGroup) -> int:
+    """A PodGroup's priority as kube-scheduler reads it: spec.priority, 0 when unset."""
+    return group.priority if group.priority is not None else 0
