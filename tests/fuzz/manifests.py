@@ -101,19 +101,20 @@ def _bad_value(rng: random.Random) -> Any:
     return rng.randint(-(2**40), 2**40)
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+def paths_in(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path (keys and list indexes) into a parsed document, the empty one first."""
     out = [prefix]
     if isinstance(value, dict):
         for key, item in value.items():
-            out.extend(_paths(item, (*prefix, key)))
+            out.extend(paths_in(item, (*prefix, key)))
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            out.extend(_paths(item, (*prefix, i)))
+            out.extend(paths_in(item, (*prefix, i)))
     return out
 
 
 def _mutate_one(doc: Doc, rng: random.Random) -> None:
-    paths = [p for p in _paths(doc) if p]
+    paths = [p for p in paths_in(doc) if p]
     if not paths:
         return
     path = rng.choice(paths)

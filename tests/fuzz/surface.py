@@ -10,16 +10,19 @@ Every module `tests/fuzz/surface_<name>.py` defines `SURFACE`; `surfaces()` find
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import tests.fuzz
+from phalanx.errors import InputError
 
 OK = "ok"
 INPUT_ERROR = "input-error"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -39,3 +42,21 @@ def surfaces() -> dict[str, Surface]:
             surface = importlib.import_module(f"tests.fuzz.{module.name}").SURFACE
             found[surface.name] = surface
     return dict(sorted(found.items()))
+
+
+def read_written(text: str, path: str, read: Callable[[list[str]], T]) -> T | None:
+    """`read([path])` of `text` written to `path` (lone surrogates kept as the generator made them); None when
+    it is bad input (an InputError). The file is gone afterwards either way."""
+    with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
+        handle.write(text)
+    try:
+        return read([path])
+    except InputError:
+        return None
+    finally:
+        os.unlink(path)
+
+
+def show_text(text: str) -> str:
+    """A generated file for `--show`: its length and its first 4,000 characters."""
+    return f"{len(text)} characters\n{text[:4000]}"

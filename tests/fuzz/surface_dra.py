@@ -12,12 +12,11 @@ from typing import Any
 
 import yaml
 
-from phalanx.errors import InputError
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
 from tests import dra_builders as dra
-from tests.fuzz.surface import INPUT_ERROR, OK, Surface
+from tests.fuzz.surface import INPUT_ERROR, OK, Surface, read_written, show_text
 
 Doc = dict[str, Any]
 HORIZON = 600.0
@@ -122,23 +121,13 @@ def _generate(rng: random.Random) -> str:
 
 
 def _run(text: str, directory: str) -> str:
-    path = os.path.join(directory, "dra.yaml")
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    try:
-        inputs = load_paths([path])
-    except InputError:
+    inputs = read_written(text, os.path.join(directory, "dra.yaml"), load_paths)
+    if inputs is None:
         return INPUT_ERROR
-    finally:
-        os.unlink(path)
     Simulation(inputs, builtin("default"), until=HORIZON).run()
     return OK
 
 
-def _show(text: str) -> str:
-    return f"{len(text)} characters\n{text[:4000]}"
-
-
-SURFACE = Surface("dra", _generate, _run, _show,
+SURFACE = Surface("dra", _generate, _run, show_text,
                   "DeviceClasses, ResourceSlices, claims (count 0..huge, All, firstAvailable, constraints, CEL, "
                   "tolerations), pods, taint rules; simulated 10 minutes under the default profile")

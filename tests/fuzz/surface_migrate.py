@@ -12,9 +12,9 @@ from typing import Any
 
 import yaml
 
-from phalanx.errors import InputError
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
-from tests.fuzz.surface import INPUT_ERROR, OK, Surface
+from tests.fuzz.manifests import paths_in
+from tests.fuzz.surface import INPUT_ERROR, OK, Surface, read_written, show_text
 
 Doc = dict[str, Any]
 _DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -106,20 +106,10 @@ def _alpha(rng: random.Random) -> list[Doc]:
 _MAKERS = [_volcano_group, _plugins_group, _kai_group, _kueue_group, _kueue_workload, _volcano_job, _alpha]
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, item in value.items():
-            out.extend(_paths(item, (*prefix, key)))
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            out.extend(_paths(item, (*prefix, i)))
-    return out
-
 
 def _spoil(doc: Doc, rng: random.Random) -> None:
     """A field of the wrong type or shape somewhere in the object (metadata, spec, a template, a list)."""
-    path = rng.choice([p for p in _paths(doc) if p])
+    path = rng.choice([p for p in paths_in(doc) if p])
     parent: Any = doc
     for step in path[:-1]:
         parent = parent[step]
@@ -139,24 +129,15 @@ def _generate(rng: random.Random) -> str:
 
 
 def _run(text: str, directory: str) -> str:
-    path = os.path.join(directory, "foreign.yaml")
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
-        handle.write(text)
-    try:
-        pairs, _ = migrate_paths([path])
-    except InputError:
+    read = read_written(text, os.path.join(directory, "foreign.yaml"), migrate_paths)
+    if read is None:
         return INPUT_ERROR
-    finally:
-        os.unlink(path)
+    pairs, _ = read
     render_yaml(pairs)
     render_json(pairs)
     return OK
 
 
-def _show(text: str) -> str:
-    return f"{len(text)} characters\n{text[:4000]}"
-
-
-SURFACE = Surface("migrate", _generate, _run, _show,
+SURFACE = Surface("migrate", _generate, _run, show_text,
                   "Volcano PodGroups and Jobs, scheduler-plugins and KAI PodGroups, Kueue pod groups and Workloads, "
                   "v1alpha1/v1alpha2 shapes with hostile counts and fields, migrated and rendered as YAML and JSON")

@@ -12,11 +12,10 @@ from typing import Any
 
 import yaml
 
-from phalanx.errors import InputError
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
-from tests.fuzz.surface import INPUT_ERROR, OK, Surface
+from tests.fuzz.surface import INPUT_ERROR, OK, Surface, read_written, show_text
 
 Doc = dict[str, Any]
 RACK = "topology.kubernetes.io/rack"
@@ -111,25 +110,15 @@ def _generate(rng: random.Random) -> str:
 
 
 def _run(text: str, directory: str) -> str:
-    path = os.path.join(directory, "trees.yaml")
-    with open(path, "w", encoding="utf-8", errors="surrogatepass") as handle:
-        handle.write(text)
-    try:
-        inputs = load_paths([path])
-    except InputError:
+    inputs = read_written(text, os.path.join(directory, "trees.yaml"), load_paths)
+    if inputs is None:
         return INPUT_ERROR
-    finally:
-        os.unlink(path)
     profile = builtin("gang")
     profile = dataclasses.replace(profile, feature_gates={**profile.feature_gates, **GATES})
     Simulation(inputs, profile, until=HORIZON).run()
     return OK
 
 
-def _show(text: str) -> str:
-    return f"{len(text)} characters\n{text[:4000]}"
-
-
-SURFACE = Surface("trees", _generate, _run, _show,
+SURFACE = Surface("trees", _generate, _run, show_text,
                   "CompositePodGroup/PodGroup forests: deep chains, loops, missing parents, fan-out, odd counts, "
                   "several Workloads; simulated 10 minutes with the CompositePodGroup gate on")

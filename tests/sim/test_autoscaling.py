@@ -16,6 +16,7 @@ from phalanx.scheduler.profiles import builtin
 from phalanx.sim.autoscaling import NodeAutoscaling
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
+from tests.sim.rounds import RoundLimit
 
 Doc = dict[str, Any]
 
@@ -207,16 +208,6 @@ def test_a_max_size_above_the_cap_is_capped_with_a_line_in_the_report_and_on_std
     assert f"phalanx: gang: not modelled: {line}" in captured.err
 
 
-class _Rounds:
-    """An observer that fails a run past `limit` engine rounds (a loop per tick would go on for ever)."""
-
-    def __init__(self, limit: int) -> None:
-        self.count, self.limit = 0, limit
-
-    def __call__(self, sim: Simulation) -> None:
-        self.count += 1
-        assert self.count <= self.limit, f"more than {self.limit} rounds by t={sim.now}"
-
 
 def test_a_provisioning_delay_of_292_years_ends_in_a_few_rounds(tmp_path: Path) -> None:
     """Scans every 10 s while a node was provisioning: a delay of 292 years (Go's longest duration) never
@@ -225,7 +216,7 @@ def test_a_provisioning_delay_of_292_years_ends_in_a_few_rounds(tmp_path: Path) 
            "spec": {"containers": [{"name": "c", "image": "c", "resources": {"requests": {"cpu": "4"}}}]}}
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([template(max_size=1, delay="2562047h"), pod]))
     sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("gang"))
-    sim.observers.append(_Rounds(100))
+    sim.observers.append(RoundLimit(100))
     report = build_report(sim.run())
     assert report["autoscaler"]["nodesAdded"] == {"gpu-pool": 1}
     assert report["pods"][0]["node"] == "gpu-pool-0"

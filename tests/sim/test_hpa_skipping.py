@@ -17,6 +17,7 @@ from phalanx.scheduler.profiles import builtin
 from phalanx.sim.hpa import Autoscalers
 from phalanx.sim.report import build_report
 from phalanx.sim.simulation import Simulation
+from tests.sim.rounds import RoundLimit
 
 Doc = dict[str, Any]
 NODE: Doc = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"},
@@ -120,16 +121,6 @@ def test_skipping_quiet_syncs_changes_nothing_reported(tmp_path: Path, monkeypat
     assert skipped["hpaSyncs"] == every["hpaSyncs"]
 
 
-class _Rounds:
-    """An observer that fails a run past `limit` engine rounds (a sync every 15 s would go on for ever)."""
-
-    def __init__(self, limit: int) -> None:
-        self.count, self.limit = 0, limit
-
-    def __call__(self, sim: Simulation) -> None:
-        self.count += 1
-        assert self.count <= self.limit, f"more than {self.limit} rounds by t={sim.now}"
-
 
 @pytest.mark.parametrize(("rows", "until"), [
     ("0,q0,5,\n9223372036,q0,50,\n", None),  # a row 106,751 days away, no --until: was a hang
@@ -144,7 +135,7 @@ def test_far_times_cost_a_few_syncs(tmp_path: Path, rows: str, until: float | No
     inputs = load_paths([str(tmp_path / "in.yaml")])
     inputs.metrics = MetricsSeries.load(str(tmp_path / "m.csv"))
     sim = Simulation(inputs, builtin("gang"), until=until)
-    sim.observers.append(_Rounds(400))
+    sim.observers.append(RoundLimit(400))
     [service] = build_report(sim.run())["services"]
     if until is None:  # the syncs after the far row: 1 → 4 (at most 4 more, without behavior) → 5
         assert [r["replicas"] for r in service["replicas"]] == [1, 4, 5]
@@ -170,7 +161,7 @@ def test_without_until_an_hpa_on_a_rate_model_stops_after_one_period(tmp_path: P
     inputs = load_paths([str(tmp_path / "in.yaml")])
     inputs.metrics = MetricsSeries.load(str(tmp_path / "m.csv"))
     sim = Simulation(inputs, builtin("gang"))
-    sim.observers.append(_Rounds(600))
+    sim.observers.append(RoundLimit(600))
     on_model, on_file = build_report(sim.run())["services"]
     assert sim.hpas is not None
     bank = sim.hpas.banks[sim.hpas.bank_of["default/h0"]]

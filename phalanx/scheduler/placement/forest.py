@@ -76,9 +76,13 @@ class Forest:
 
     def root_of(self, composite_key: str) -> tuple[str | None, str]:
         """The root CompositePodGroup above (or at) `composite_key`, or None and why there is none."""
+        return self._walk_up(composite_key, None)
+
+    def _walk_up(self, key: str, limit: int | None) -> tuple[str | None, str]:
+        """Follow parents from `key` (at most `limit` of them): the root, or None and why there is none ("" when
+        the limit was reached first)."""
         seen: set[str] = set()
-        key = composite_key
-        while True:
+        while limit is None or len(seen) < limit:
             if key in seen:
                 return None, f"cycle detected in composite pod group hierarchy at {key}"
             seen.add(key)
@@ -88,24 +92,16 @@ class Forest:
             if composite.parent is None:
                 return key, ""
             key = f"{composite.namespace}/{composite.parent}"
+        return None, ""
 
     def hierarchy_root(self, parent_key: str) -> tuple[str | None, str]:
         """The root over a PodGroup whose parent is `parent_key`, as the GangScheduling PreEnqueue finds it
         (BuildHierarchySnapshotFromPod, then GetRootKeyForGroup in that snapshot): it follows at most
         WorkloadMaxTreeDepth parents, so a root further up is never found and the leaf's pods wait. None
         and why, when there is no root in reach (missing, a loop, too far)."""
-        seen: set[str] = set()
-        key = parent_key
-        for _ in range(MAX_TREE_DEPTH):
-            if key in seen:
-                return None, f"cycle detected in composite pod group hierarchy at {key}"
-            seen.add(key)
-            composite = self.composites.get(key)
-            if composite is None:
-                return None, f"waiting for composite pod group {key} to be created"
-            if composite.parent is None:
-                return key, ""
-            key = f"{composite.namespace}/{composite.parent}"
+        root, why = self._walk_up(parent_key, MAX_TREE_DEPTH)
+        if root is not None or why:
+            return root, why
         root, why = self.root_of(parent_key)  # the snapshot below the last one reached finds a loop through it
         if root is None and why.startswith("cycle"):
             return None, why
