@@ -15,10 +15,16 @@ from __future__ import annotations
 import dataclasses
 import datetime
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from phalanx.api.apps import CronJob
 from phalanx.api.objects import Job
 from phalanx.controllers.job import JobController
+from phalanx.controllers.protocol import Actions, Controller, Given, Setup
+
+# Without a simulation horizon (`--until`), CronJobs run for this long after they arrive: a schedule never
+# runs out, and the simulation has to end.
+CRON_HORIZON = 24 * 3600.0
 
 
 @dataclass(slots=True)
@@ -37,9 +43,33 @@ class _Record:
 
 
 @dataclass(slots=True)
-class CronJobController:
+class CronJobController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (CronJob,)
     jobs: JobController
+    until: float | None = None  # the simulation's horizon
     cron_jobs: dict[str, _Record] = field(default_factory=dict)
+    _horizon: dict[str, float] = field(default_factory=dict)  # CronJob key -> when its runs stop
+
+    @classmethod
+    def build(cls, setup: Setup) -> CronJobController:
+        return cls(setup.jobs, until=setup.until)
+
+    def arrive(self, obj: CronJob, now: float, given: Given) -> Actions:
+        self._horizon[obj.key] = self.until if self.until is not None else now + CRON_HORIZON
+        return self._wake(obj.key, self.start(obj, now))
+
+    def woken(self, key: str, now: float) -> Actions:
+        run = self.run(key, now)
+        actions = self._wake(key, run.next_time)
+        actions.delete_jobs = run.delete
+        if run.job is not None:
+            actions.jobs.append(run.job)
+        return actions
+
+    def _wake(self, key: str, time: float | None) -> Actions:
+        if time is None or time > self._horizon[key]:
+            return Actions()
+        return Actions(wake=[(time, key)])
 
     def start(self, cron_job: CronJob, now: float) -> float | None:
         """A CronJob appears: the simulated time of its first run (None: suspended, or it never matches)."""

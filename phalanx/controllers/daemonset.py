@@ -19,11 +19,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from phalanx.api.apps import DaemonSet
 from phalanx.api.objects import Node, Pod, Requirement, SelectorTerm, Toleration
 from phalanx.api.tolerations import first_untolerated
 from phalanx.controllers.naming import suffix
+from phalanx.controllers.protocol import Actions, Controller, Given, Setup
 
 KIND = "DaemonSet"
 DAEMON_TOLERATIONS = (
@@ -74,11 +76,35 @@ class _Record:
 
 
 @dataclass(slots=True)
-class DaemonSetController:
+class DaemonSetController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (DaemonSet,)
     seed: int = 0
     nodes: dict[str, Node] = field(default_factory=dict)
     sets: dict[str, _Record] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  # every pod key it made or adopted, never reused
+
+    @classmethod
+    def build(cls, setup: Setup) -> DaemonSetController:
+        controller = cls(seed=setup.seed)
+        for node in setup.given.nodes:  # no pods are made for them until a DaemonSet arrives
+            controller.nodes[node.name] = node
+        return controller
+
+    def arrive(self, obj: DaemonSet, now: float, given: Given) -> Actions:
+        return Actions(pods=self.start(obj, given.owned(obj.key, KIND), now))
+
+    def node_arrived(self, node: Node, now: float) -> Actions:
+        return Actions(pods=self.node_added(node, now))
+
+    def node_removed(self, name: str) -> None:
+        """A node was deleted: no pod is made for it again."""
+        self.nodes.pop(name, None)
+
+    def pod_gone(self, pod: Pod, now: float) -> Actions:
+        return Actions(pods=self.gone(pod, now))
+
+    def replaces(self, pod: Pod) -> bool:
+        return self.owns(pod)
 
     def start(self, daemon_set: DaemonSet, existing: Iterable[Pod], now: float) -> list[Pod]:
         record = self.sets[daemon_set.key] = _Record(daemon_set)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from phalanx.api.objects import Job, Pod
 from phalanx.api.sets import (
@@ -23,6 +24,7 @@ from phalanx.api.sets import (
     REPLICATED_JOB_REPLICAS_LABEL,
     JobSet,
 )
+from phalanx.controllers.protocol import NOTHING, Actions, Controller, Given
 
 
 @dataclass(slots=True)
@@ -49,9 +51,18 @@ def child_jobs(job_set: JobSet, position: int, now: float) -> list[Job]:
 
 
 @dataclass(slots=True)
-class JobSetController:
+class JobSetController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (JobSet,)
     sets: dict[str, _Record] = field(default_factory=dict)
     owner_of: dict[str, str] = field(default_factory=dict)  # a Job still to be ready (InOrder) -> its JobSet
+
+    def arrive(self, obj: JobSet, now: float, given: Given) -> Actions:
+        return Actions(jobs=self.start(obj, now))
+
+    def pod_bound(self, pod: Pod, now: float) -> Actions:
+        if pod.controller != "Job" or not self.waits_on(pod.owner):
+            return NOTHING
+        return Actions(jobs=self.bound(pod, now))
 
     def start(self, job_set: JobSet, now: float) -> list[Job]:
         record = self.sets[job_set.key] = _Record(job_set)

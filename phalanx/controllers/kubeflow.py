@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from phalanx.api.objects import GroupPolicy, Pod, PodGroup
 from phalanx.api.training import (
@@ -27,6 +28,7 @@ from phalanx.api.training import (
     ReplicaSpec,
     TrainingJob,
 )
+from phalanx.controllers.protocol import Actions, Controller, Given
 
 ROLES = {"Master": "master", "Chief": "master", "Launcher": "launcher"}  # job-role label values
 
@@ -51,8 +53,13 @@ def job_pod_group(job: TrainingJob, now: float) -> PodGroup | None:
 
 
 @dataclass(slots=True)
-class TrainingJobController:
+class TrainingJobController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (TrainingJob,)
     jobs: dict[str, TrainingJob] = field(default_factory=dict)
+
+    def arrive(self, obj: TrainingJob, now: float, given: Given) -> Actions:
+        group, pods = self.start(obj, given.owned(obj.key, obj.kind), now)
+        return Actions(pod_groups=[group] if group is not None else [], pods=pods)
 
     def start(self, job: TrainingJob, existing: Iterable[Pod], now: float) -> tuple[PodGroup | None, list[Pod]]:
         """A training job appears: its PodGroup and the pods it lacks (a snapshot's pods count)."""

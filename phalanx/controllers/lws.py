@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from phalanx.api.objects import GroupPolicy, Pod, PodGroup
 from phalanx.api.sets import LWS_GROUP_LABEL, LWS_NAME_LABEL, LWS_WORKER_LABEL, LeaderWorkerSet
+from phalanx.controllers.protocol import Actions, Controller, Given
 
 KIND = "LeaderWorkerSet"
 
@@ -44,9 +46,20 @@ def group_pod_group(lws: LeaderWorkerSet, group: int, now: float) -> PodGroup:
 
 
 @dataclass(slots=True)
-class LeaderWorkerSetController:
+class LeaderWorkerSetController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (LeaderWorkerSet,)
     sets: dict[str, LeaderWorkerSet] = field(default_factory=dict)
     where: dict[str, tuple[str, int, int]] = field(default_factory=dict)  # pod key -> (set key, group, worker)
+
+    def arrive(self, obj: LeaderWorkerSet, now: float, given: Given) -> Actions:
+        groups, pods = self.start(obj, now)
+        return Actions(pod_groups=groups, pods=pods)
+
+    def pod_terminating(self, pod: Pod, now: float) -> Actions:
+        return Actions(delete_pods=self.group_mates(pod))
+
+    def pod_gone(self, pod: Pod, now: float) -> Actions:
+        return Actions(pods=self.gone(pod, now))
 
     def start(self, lws: LeaderWorkerSet, now: float) -> tuple[list[PodGroup], list[Pod]]:
         self.sets[lws.key] = lws

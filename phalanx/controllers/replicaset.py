@@ -13,11 +13,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from phalanx.api.apps import ReplicaSet
 from phalanx.api.objects import Pod
 from phalanx.controllers.naming import suffix
+from phalanx.controllers.protocol import Actions, Controller, Given, Setup
 
 KIND = "ReplicaSet"
 
@@ -30,11 +31,31 @@ class _Record:
 
 
 @dataclass(slots=True)
-class ReplicaSetController:
+class ReplicaSetController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (ReplicaSet,)
     seed: int = 0
     sets: dict[str, _Record] = field(default_factory=dict)
     names: set[str] = field(default_factory=set)  # every pod key it made, never reused
     owner_of: dict[str, str] = field(default_factory=dict)  # pod key -> its ReplicaSet's key
+    deployments: dict[str, str] = field(default_factory=dict)  # Deployment key -> its ReplicaSet's key
+
+    @classmethod
+    def build(cls, setup: Setup) -> ReplicaSetController:
+        return cls(seed=setup.seed)
+
+    def arrive(self, obj: ReplicaSet, now: float, given: Given) -> Actions:
+        if obj.owner is not None and obj.owner.kind == "Deployment":
+            self.deployments[f"{obj.namespace}/{obj.owner.name}"] = obj.key
+        return Actions(pods=self.start(obj, given.owned(obj.key, KIND), now))
+
+    def pod_terminating(self, pod: Pod, now: float) -> Actions:
+        return Actions(pods=self.lost(pod, now))
+
+    def pod_gone(self, pod: Pod, now: float) -> Actions:
+        return Actions(pods=self.lost(pod, now))
+
+    def replaces(self, pod: Pod) -> bool:
+        return self.owns(pod)
 
     def start(self, replica_set: ReplicaSet, existing: Iterable[Pod], now: float,
               adopt: Iterable[Pod] = ()) -> list[Pod]:

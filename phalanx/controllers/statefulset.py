@@ -13,9 +13,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 from phalanx.api.apps import StatefulSet
 from phalanx.api.objects import Pod
+from phalanx.controllers.protocol import NOTHING, Actions, Controller, Given
 
 KIND = "StatefulSet"
 
@@ -34,8 +36,24 @@ def _ordinal(stateful_set: StatefulSet, pod: Pod) -> int | None:
 
 
 @dataclass(slots=True)
-class StatefulSetController:
+class StatefulSetController(Controller):
+    kinds: ClassVar[tuple[type[Any], ...]] = (StatefulSet,)
     sets: dict[str, _Record] = field(default_factory=dict)
+
+    def arrive(self, obj: StatefulSet, now: float, given: Given) -> Actions:
+        return Actions(pods=self.start(obj, given.owned(obj.key, KIND), now))
+
+    def pod_bound(self, pod: Pod, now: float) -> Actions:
+        if pod.controller != KIND:
+            return NOTHING  # every bind lands here: keep the common case cheap
+        return Actions(pods=self.bound(pod, now))
+
+    def pod_terminating(self, pod: Pod, now: float) -> Actions:
+        self.stopped(pod)
+        return NOTHING
+
+    def pod_gone(self, pod: Pod, now: float) -> Actions:
+        return Actions(pods=self.gone(pod, now))
 
     def start(self, stateful_set: StatefulSet, existing: Iterable[Pod], now: float) -> list[Pod]:
         record = self.sets[stateful_set.key] = _Record(stateful_set)

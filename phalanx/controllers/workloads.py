@@ -1,48 +1,34 @@
-"""The workload controllers together, as the simulator drives them: ReplicaSet (and Deployment above it),
-StatefulSet, DaemonSet, CronJob, JobSet, LeaderWorkerSet and the Kubeflow training jobs. Each call says what
-happened (an object arrived, a node arrived, a pod was bound, stopped or is gone) and answers with `Actions`
-for the simulator to carry out."""
+"""The workload controllers together, as the simulator drives them: every controller the registry lists
+(phalanx.controllers.registry), built once, told of each object of its kinds and of every pod and node event;
+their `Actions` merged in registry order for the simulator to carry out. The scale subresource (an HPA's
+target: a Deployment, ReplicaSet or StatefulSet) is answered here too."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet, WorkloadObject
-from phalanx.api.objects import Job, Node, Pod, PodGroup
-from phalanx.api.sets import JobSet, LeaderWorkerSet
-from phalanx.api.training import TrainingJob
-from phalanx.controllers import replicaset, statefulset
-from phalanx.controllers.cronjob import CronJobController
-from phalanx.controllers.daemonset import DaemonSetController
-from phalanx.controllers.deployment import HASH_LABEL, replica_set_for
+from phalanx.api.apps import ReplicaSet, StatefulSet
+from phalanx.api.objects import Node, Pod
 from phalanx.controllers.job import JobController
-from phalanx.controllers.jobset import JobSetController
-from phalanx.controllers.kubeflow import TrainingJobController
-from phalanx.controllers.lws import LeaderWorkerSetController
+from phalanx.controllers.protocol import NOTHING, Actions, Controller, Given, Setup
+from phalanx.controllers.registry import CONTROLLERS
 from phalanx.controllers.replicaset import ReplicaSetController
 from phalanx.controllers.statefulset import StatefulSetController
 
-SetObject = JobSet | LeaderWorkerSet | TrainingJob
 
-# Without a simulation horizon (`--until`), CronJobs run for this long after they arrive: a schedule never
-# runs out, and the simulation has to end.
-CRON_HORIZON = 24 * 3600.0
-
-
-@dataclass(slots=True)
-class Actions:
-    pod_groups: list[PodGroup] = field(default_factory=list)  # to create now, before the pods
-    pods: list[Pod] = field(default_factory=list)  # to create now
-    jobs: list[Job] = field(default_factory=list)  # to start now (the Job controller takes them)
-    delete_jobs: list[str] = field(default_factory=list)  # Jobs deleted: their pods go now
-    delete_pods: list[str] = field(default_factory=list)  # running pods (not terminating) deleted now
-    scale_down: list[str] = field(default_factory=list)  # pending or running pods a scale-down deletes now
-    wake: list[tuple[float, str]] = field(default_factory=list)  # (time, CronJob key) of a scheduled run
-
-
-NOTHING = Actions()  # shared: never changed
+def _merged(results: Sequence[Actions]) -> Actions:
+    """One `Actions` holding each of `results`' lists in order (NOTHING when all are empty)."""
+    found = [r for r in results if r is not NOTHING]
+    if not found:
+        return NOTHING
+    if len(found) == 1:
+        return found[0]
+    out = Actions()
+    for actions in found:
+        out.extend(actions)
+    return out
 
 
 @dataclass(slots=True)
@@ -50,74 +36,49 @@ class WorkloadControllers:
     jobs: JobController
     existing: list[Pod] = field(default_factory=list)  # the input's pods, adopted by the owners they name
     replica_sets: list[ReplicaSet] = field(default_factory=list)  # the input's, adopted by their Deployments
+    nodes: list[Node] = field(default_factory=list)  # the nodes present at the start
     seed: int = 0
     until: float | None = None
+    given: Given = field(init=False)
+    controllers: list[Controller] = field(init=False)
     rs: ReplicaSetController = field(init=False)
     sts: StatefulSetController = field(init=False)
-    ds: DaemonSetController = field(init=False)
-    cron: CronJobController = field(init=False)
-    js: JobSetController = field(default_factory=JobSetController)
-    lws: LeaderWorkerSetController = field(default_factory=LeaderWorkerSetController)
-    training: TrainingJobController = field(default_factory=TrainingJobController)
-    _horizon: dict[str, float] = field(default_factory=dict)
-    # The input's pods by (controller kind, owner key), and its ReplicaSets' Deployments: each controller finds
-    # what it adopts without a scan of every pod (a snapshot holds thousands of controllers).
-    _by_owner: dict[tuple[str, str], list[Pod]] = field(default_factory=dict)
-    _by_deployment: dict[str, list[Pod]] = field(default_factory=dict)
-    _managed: set[str] = field(default_factory=set)  # Deployments (namespace/name) whose ReplicaSets are given
-    _given: set[str] = field(default_factory=set)  # the input's ReplicaSets (namespace/name)
-    _deployment_rs: dict[str, str] = field(default_factory=dict)  # Deployment key -> its ReplicaSet's key
+    _by_kind: dict[type[Any], Controller] = field(init=False)
+    _wakers: dict[str, Controller] = field(default_factory=dict)  # key of an asked wake-up -> who asked
     replicas_version: int = 0  # bumped by whatever may change some `replicas` (an object arrives, a scale)
 
     def __post_init__(self) -> None:
-        for pod in self.existing:
-            if pod.controller is not None and pod.owner is not None:
-                self._by_owner.setdefault((pod.controller, pod.owner), []).append(pod)
-                if pod.controller == replicaset.KIND:
-                    self._by_deployment.setdefault(pod.owner.rsplit("-", 1)[0], []).append(pod)
-        self._given = {rs.key for rs in self.replica_sets}
-        self._managed = {f"{rs.namespace}/{rs.owner.name}" for rs in self.replica_sets
-                         if rs.owner is not None and rs.owner.kind == "Deployment"}
-        self.rs = ReplicaSetController(seed=self.seed)
-        self.sts = StatefulSetController()
-        self.ds = DaemonSetController(seed=self.seed)
-        self.cron = CronJobController(self.jobs)
+        self.given = Given(self.existing, self.replica_sets, self.nodes)
+        setup = Setup(self.jobs, self.given, seed=self.seed, until=self.until)
+        for build in CONTROLLERS:
+            setup.built.append(build.build(setup))
+        self.controllers = setup.built
+        self._by_kind = {kind: c for c in self.controllers for kind in c.kinds}
+        rs, sts = setup.controller(ReplicaSet), setup.controller(StatefulSet)
+        assert isinstance(rs, ReplicaSetController) and isinstance(sts, StatefulSetController)
+        self.rs, self.sts = rs, sts
 
-    def nodes(self, nodes: Iterable[Node]) -> None:
-        """The nodes present at the start (no pods are made for them until a DaemonSet arrives)."""
-        for node in nodes:
-            self.ds.nodes[node.name] = node
+    def kinds(self) -> tuple[type[Any], ...]:
+        """The api objects some controller takes in."""
+        return tuple(self._by_kind)
 
-    def arrive(self, obj: WorkloadObject | SetObject, now: float) -> Actions:
+    def arrive(self, obj: Any, now: float) -> Actions:
         self.replicas_version += 1
-        if isinstance(obj, JobSet):
-            return Actions(jobs=self.js.start(obj, now))
-        if isinstance(obj, LeaderWorkerSet):
-            groups, pods = self.lws.start(obj, now)
-            return Actions(pod_groups=groups, pods=pods)
-        if isinstance(obj, TrainingJob):
-            group, pods = self.training.start(obj, self._owned(obj.key, obj.kind), now)
-            return Actions(pod_groups=[group] if group is not None else [], pods=pods)
-        if isinstance(obj, Deployment):
-            if obj.key in self._managed:
-                return Actions()
-            rs = replica_set_for(obj, now)
-            self._deployment_rs[obj.key] = rs.key
-            return Actions(pods=self.rs.start(rs, [], now, adopt=self._deployment_pods(obj)))
-        if isinstance(obj, ReplicaSet):
-            if obj.owner is not None and obj.owner.kind == "Deployment":
-                self._deployment_rs[f"{obj.namespace}/{obj.owner.name}"] = obj.key
-            return Actions(pods=self.rs.start(obj, self._owned(obj.key, replicaset.KIND), now))
-        if isinstance(obj, StatefulSet):
-            return Actions(pods=self.sts.start(obj, self._owned(obj.key, statefulset.KIND), now))
-        if isinstance(obj, DaemonSet):
-            return Actions(pods=self.ds.start(obj, self._owned(obj.key, "DaemonSet"), now))
-        self._horizon[obj.key] = self.until if self.until is not None else now + CRON_HORIZON
-        return self._wake(obj.key, self.cron.start(obj, now))
+        controller = self._by_kind[type(obj)]
+        return self._asked(controller, controller.arrive(obj, now, self.given))
+
+    def woken(self, key: str, now: float) -> Actions:
+        controller = self._wakers[key]
+        return self._asked(controller, controller.woken(key, now))
+
+    def _asked(self, controller: Controller, actions: Actions) -> Actions:
+        for _, key in actions.wake:
+            self._wakers[key] = controller
+        return actions
 
     def _scaled(self, kind: str, key: str) -> tuple[str, str] | None:
         if kind == "Deployment":
-            rs = self._deployment_rs.get(key)
+            rs = self.rs.deployments.get(key)
             return None if rs is None else ("ReplicaSet", rs)
         if kind in ("ReplicaSet", "StatefulSet"):
             return kind, key
@@ -136,7 +97,7 @@ class WorkloadControllers:
 
     def replica_counts(self, targets: Sequence[tuple[str, str]]) -> list[int | None]:
         """`replicas` of many (kind, key) targets at once (an HPA bank's sync)."""
-        deployments, replica_sets, stateful_sets = self._deployment_rs, self.rs.sets, self.sts.sets
+        deployments, replica_sets, stateful_sets = self.rs.deployments, self.rs.sets, self.sts.sets
         out: list[int | None] = []
         for kind, key in targets:
             if kind == "Deployment":
@@ -165,54 +126,25 @@ class WorkloadControllers:
             pods, gone = self.sts.scale(found[1], replicas, now)
         return Actions(pods=pods, scale_down=gone)
 
-    def _deployment_pods(self, deployment: Deployment) -> list[Pod]:
-        """A snapshot's pods of the Deployment whose ReplicaSet is not in the input: they name a ReplicaSet
-        `<deployment>-<their pod-template-hash label>` and match the Deployment's selector."""
-        return [p for p in self._by_deployment.get(deployment.key, ())
-                if p.owner not in self._given and p.owner == f"{deployment.key}-{p.labels.get(HASH_LABEL)}"
-                and deployment.selector.matches(p.labels)]
-
-    def _owned(self, key: str, kind: str) -> list[Pod]:
-        return self._by_owner.get((kind, key), [])
-
-    def _wake(self, key: str, time: float | None) -> Actions:
-        if time is None or time > self._horizon[key]:
-            return Actions()
-        return Actions(wake=[(time, key)])
-
-    def cron_run(self, key: str, now: float) -> Actions:
-        run = self.cron.run(key, now)
-        actions = self._wake(key, run.next_time)
-        actions.delete_jobs = run.delete
-        if run.job is not None:
-            actions.jobs.append(run.job)
-        return actions
-
     def node_removed(self, name: str) -> None:
-        """A node was deleted: DaemonSets make no pod for it again."""
-        self.ds.nodes.pop(name, None)
+        for controller in self.controllers:
+            controller.node_removed(name)
 
     def node_added(self, node: Node, now: float) -> Actions:
-        return Actions(pods=self.ds.node_added(node, now))
+        return _merged([c.node_arrived(node, now) for c in self.controllers])
 
     def bound(self, pod: Pod, now: float) -> Actions:
-        if pod.controller == statefulset.KIND:
-            return Actions(pods=self.sts.bound(pod, now))
-        if pod.controller == "Job" and self.js.waits_on(pod.owner):
-            return Actions(jobs=self.js.bound(pod, now))
-        return NOTHING  # every bind lands here: keep the common case cheap
+        return _merged([c.pod_bound(pod, now) for c in self.controllers])
 
     def replaces(self, pod: Pod) -> bool:
         """Its controller replaces it by a new pod (ReplicaSet, DaemonSet): once deleted it is gone for good."""
-        return self.rs.owns(pod) or self.ds.owns(pod)
+        return any(c.replaces(pod) for c in self.controllers)
 
     def terminating(self, pod: Pod, now: float) -> Actions:
         """The pod was evicted and is terminating: a ReplicaSet replaces it at once; a LeaderWorkerSet deletes
         the rest of its group (which `gone` makes again)."""
-        self.sts.stopped(pod)
-        return Actions(pods=self.rs.lost(pod, now), delete_pods=self.lws.group_mates(pod))
+        return _merged([c.pod_terminating(pod, now) for c in self.controllers])
 
     def gone(self, pod: Pod, now: float) -> Actions:
         """The pod is gone (deleted, finished, or evicted and its grace over): its controller makes another."""
-        return Actions(pods=[*self.rs.lost(pod, now), *self.sts.gone(pod, now), *self.ds.gone(pod, now),
-                             *self.lws.gone(pod, now)])
+        return _merged([c.pod_gone(pod, now) for c in self.controllers])

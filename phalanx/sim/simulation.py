@@ -15,16 +15,17 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import assert_never
+from typing import Any, assert_never
 
-from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup
 from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
-from phalanx.controllers.workloads import Actions, WorkloadControllers
+from phalanx.controllers.protocol import Actions
+from phalanx.controllers.registry import CONTROLLERS
+from phalanx.controllers.workloads import WorkloadControllers
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.decisions import (
     Bind,
@@ -72,15 +73,23 @@ class PodDeletion:
 
 
 @dataclass(slots=True)
-class _CronRun:
-    """A CronJob's scheduled time has come."""
+class _Wake:
+    """A time a workload controller asked for (a CronJob's scheduled run) has come."""
 
-    cron_job: str
+    key: str
 
 
-Controlled = ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet | LeaderWorkerSet | TrainingJob
+@dataclass(slots=True)
+class _Controlled:
+    """An object some workload controller takes in (phalanx.controllers.registry) arrives."""
+
+    obj: object
+
+
+# The api objects the workload controllers take in.
+CONTROLLED: tuple[type[Any], ...] = tuple(kind for controller in CONTROLLERS for kind in controller.kinds)
 Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule
-         | ResourceSlice | Controlled | _CronRun | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
+         | ResourceSlice | _Controlled | _Wake | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
 
 class Simulation:
@@ -104,8 +113,10 @@ class Simulation:
         for obj in inputs.objects():
             if isinstance(obj, Node) and obj.arrival <= 0:
                 continue
-            if isinstance(obj, Node | Pod | PodGroup | CompositePodGroup | Job | Controlled):
+            if isinstance(obj, Node | Pod | PodGroup | CompositePodGroup | Job):
                 self.events.push(obj.arrival, ARRIVAL, obj)
+            elif isinstance(obj, CONTROLLED):
+                self.events.push(obj.arrival, ARRIVAL, _Controlled(obj))
         self.allocatable: dict[str, int] = defaultdict(int)
         for node in initial:
             self._count_node(node)
@@ -116,8 +127,8 @@ class Simulation:
         self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
         self.jobs = JobController()
         self.workloads = WorkloadControllers(self.jobs, existing=list(inputs.pods),
-                                             replica_sets=list(inputs.replica_sets), seed=seed, until=until)
-        self.workloads.nodes(initial)
+                                             replica_sets=list(inputs.replica_sets), nodes=initial, seed=seed,
+                                             until=until)
         self.gate: AdmissionGate | None = None
         self._running_load: dict[str, int] = defaultdict(int)
         if profile.admission is not None:
@@ -250,10 +261,11 @@ class Simulation:
         elif isinstance(event, Job):
             if self.gate is None or not self.gate.hold_job(event, self.now):
                 self._start_job(event)
-        elif isinstance(event, Controlled):
-            if self.gate is not None and isinstance(event, JobSet | LeaderWorkerSet | TrainingJob):
-                self.gate.not_queued(getattr(event, "kind", type(event).__name__), event.key, event.queueing)
-            self._act(self.workloads.arrive(event, self.now))
+        elif isinstance(event, _Controlled):
+            obj = event.obj
+            if self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob):
+                self.gate.not_queued(getattr(obj, "kind", type(obj).__name__), obj.key, obj.queueing)
+            self._act(self.workloads.arrive(obj, self.now))
         elif isinstance(event, HorizontalPodAutoscaler):
             assert self.hpas is not None
             self.hpas.arrive(event, self)
@@ -265,8 +277,8 @@ class Simulation:
             self.hpas.sync_bank(event.bank, self)
         elif isinstance(event, AutoscalerScan):
             pass  # the scan runs once the batch's events are in (feed)
-        elif isinstance(event, _CronRun):
-            self._act(self.workloads.cron_run(event.cron_job, self.now))
+        elif isinstance(event, _Wake):
+            self._act(self.workloads.woken(event.key, self.now))
         else:
             self._arrive(event)
 
@@ -607,8 +619,8 @@ class Simulation:
                 if (record.pod.controller == "Job" and record.pod.owner == job_key
                         and record.phase in ("Pending", "Running")):
                     self.events.push(self.now, COMPLETION, PodDeletion(key))
-        for time, cron_job in actions.wake:
-            self.events.push(time, ARRIVAL, _CronRun(cron_job))
+        for time, key in actions.wake:
+            self.events.push(time, ARRIVAL, _Wake(key))
 
     def scale(self, kind: str, key: str, replicas: int) -> None:
         """The scale subresource of a Deployment, ReplicaSet or StatefulSet (an HPA's decision): a scale-down
