@@ -6,11 +6,12 @@ one by one: the engine places what it admits."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
-from phalanx.api.objects import Toleration
+from phalanx.api.fields import Manifest
+from phalanx.api.objects import Queueing, Source, Toleration
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,11 @@ class EvictWorkload:
 class AdmissionPolicy(Protocol):
     """Kueue-style or Volcano-style admission, as the simulator drives it."""
 
+    def workload_priority(self, priority_class: str, priority: int) -> int:
+        """The priority of a workload that names `priority_class` (Kueue's WorkloadPriorityClass label), whose
+        pods have `priority`."""
+        ...
+
     def submit(self, workload: QueuedWorkload, now: float) -> None:
         """A workload arrives (or comes back after an eviction) and waits to be admitted."""
 
@@ -91,4 +97,45 @@ class AdmissionPolicy(Protocol):
     def pending_reason(self, key: str) -> str:
         """Why a submitted workload is not admitted now, in the peer's words where it has them ("" when the
         policy does not know it as waiting)."""
+        ...
+
+
+class NodeScoring(Protocol):
+    """The node scoring a policy's configuration implies (Volcano's binpack and nodeorder plugins), in place of
+    the profile's resource scoring."""
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What the mapping leaves out."""
+        ...
+
+    def score_weights(self) -> dict[str, int]: ...
+
+    def plugin_args(self) -> dict[str, dict[str, Any]]: ...
+
+
+class PolicyFactory(Protocol):
+    """One admission policy, by the name a profile gives in `admission` (phalanx.admission.registry): how to
+    build it over the input's queueing objects, and the few things the simulator's gate asks of it by name."""
+
+    name: str
+    # The policy requeues a workload it evicted itself (Kueue); else the gate offers it again (Volcano).
+    requeues: bool
+
+    def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
+        """The policy over the input's queueing objects (bad ones fail here, with file, object and field);
+        `capacity`: the cluster's allocatable total less a snapshot's running pods."""
+        ...
+
+    def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
+        """The queue a workload waits in, from what its object (then its PodGroup) names; None: not queued."""
+        ...
+
+    def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
+        """A note for an object the gate does not queue whole (a JobSet, LeaderWorkerSet or Kubeflow job)
+        that names one of the policy's queues; None when it names none."""
+        ...
+
+    def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
+        """The node scoring the policy's configuration implies; None: the profile's own."""
         ...

@@ -266,6 +266,9 @@ class KueueAdmission:
 
     # --- priorities -----------------------------------------------------------------------------------------
 
+    def workload_priority(self, priority_class: str, priority: int) -> int:
+        return self.resolve_priority({PRIORITY_CLASS_LABEL: priority_class}, priority)
+
     def resolve_priority(self, labels: Mapping[str, str], pod_priority: int) -> int:
         """A workload's priority: its WorkloadPriorityClass's value when it names one with the label
         `kueue.x-k8s.io/priority-class`, else its pods' priority. Naming a class that does not exist is

@@ -215,6 +215,10 @@ class VolcanoAdmission:
 
     # --- the AdmissionPolicy protocol ---
 
+    def workload_priority(self, priority_class: str, priority: int) -> int:
+        """Volcano reads no WorkloadPriorityClass: a workload has its pods' priority."""
+        return priority
+
     def submit(self, workload: QueuedWorkload, now: float) -> None:
         self.finished(workload.key, now)
         queue = workload.queue or DEFAULT_QUEUE

@@ -1,7 +1,7 @@
-"""Admission in the simulator: workloads held back from the scheduler until a Kueue-style or Volcano-style
-policy (phalanx/admission) admits them, released with their flavor's node labels and tolerations, evicted
-whole when the policy preempts or reclaims them (their pods wait again), and handed back to the policy when
-they end.
+"""Admission in the simulator: workloads held back from the scheduler until an admission policy
+(phalanx/admission: Kueue-style, Volcano-style; by name in phalanx.admission.registry) admits them, released
+with their flavor's node labels and tolerations, evicted whole when the policy preempts or reclaims them
+(their pods wait again), and handed back to the policy when they end.
 
 What counts as one workload, as the peers see it:
 - a Job (Kueue suspends it until admitted: no pod exists before; Volcano queues its PodGroup);
@@ -20,16 +20,16 @@ import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, QueuedWorkload
+from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, PolicyFactory, QueuedWorkload
+from phalanx.admission.registry import POLICIES
 from phalanx.api.documents import raw_documents
-from phalanx.api.fields import KUEUE_PRIORITY_CLASS_LABEL, Manifest, object_name
+from phalanx.api.fields import Manifest, object_name
 from phalanx.api.kinds import is_queueing_object
 from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
 
-VOLCANO_DEFAULT_QUEUE = "default"
 WAITING_FOR_ADMISSION = "waiting for admission"
 
 
@@ -58,46 +58,34 @@ class AdmissionGate:
     """Holds and releases workloads for one admission policy. The simulator asks it, for each Job and pending
     pod, whether the policy holds it, and runs `cycle` after each batch of events."""
 
-    def __init__(self, policy: AdmissionPolicy, which: str, *,
-                 resolve_priority: Callable[[str, int], int] | None = None) -> None:
+    def __init__(self, policy: AdmissionPolicy, factory: PolicyFactory) -> None:
         self.policy = policy
-        self.which = which  # "kueue" | "volcano"
-        self.resolve_priority = resolve_priority
+        self.factory = factory
+        self.which = factory.name  # "kueue" | "volcano"
         self.workloads: dict[str, _Workload] = {}
         self.of_pod: dict[str, str] = {}  # pod key -> workload key
         self.changed = False
         self.admitted = 0
         self.evicted = 0
-        # Kueue requeues an evicted Workload itself; Volcano forgets the job, which comes back as pods return.
-        self.policy_requeues = which == "kueue"
+        self.policy_requeues = factory.requeues
         self.notes: list[str] = []  # what the inputs ask of the queues that the gate does not model
 
     def not_queued(self, kind: str, key: str, queueing: Queueing | None) -> None:
         """A JobSet, LeaderWorkerSet or Kubeflow job arrived: the peers admit these whole, which the gate does
         not model; name it when the object names a queue, so the report does not pass over it."""
-        if queueing is None:
-            return
-        if self.which == "kueue" and queueing.kueue:
-            self.notes.append(f"{kind} {key} names LocalQueue {queueing.kueue}: Kueue's admission of a {kind} as "
-                              "one workload is not modelled; its pods are scheduled without admission")
-        elif self.which == "volcano" and queueing.volcano:
-            self.notes.append(f"{kind} {key} names Queue {queueing.volcano}: the queue is not passed to the pods "
-                              f"and Jobs it makes, which wait in Queue {VOLCANO_DEFAULT_QUEUE}")
+        note = self.factory.not_queued(kind, key, queueing) if queueing is not None else None
+        if note is not None:
+            self.notes.append(note)
 
     def not_modelled(self) -> list[str]:
         return [*self.policy.not_modelled(), *self.notes]
 
     # --- what is queued ---------------------------------------------------------------------------------
 
-    def _queue(self, kueue: str | None, volcano: str | None) -> str | None:
-        if self.which == "kueue":
-            return kueue
-        return volcano or VOLCANO_DEFAULT_QUEUE
-
     def hold_job(self, job: Job, now: float) -> bool:
         """A Job arrives: True if the policy queues it (it starts when admitted)."""
         q = job.queueing
-        queue = self._queue(q.kueue if q else None, q.volcano if q else None)
+        queue = self.factory.queue((q,))
         if queue is None:
             return False
         key = f"Job {job.key}"
@@ -127,8 +115,7 @@ class AdmissionGate:
             return self._through(work, pod, now)
         q = pod.queueing
         gq = group.queueing if group is not None else None
-        queue = self._queue((q.kueue if q else None) or (gq.kueue if gq else None),
-                            (q.volcano if q else None) or (gq.volcano if gq else None))
+        queue = self.factory.queue((q, gq))
         if queue is None:
             return pod
         if pod.group_key is not None:
@@ -184,8 +171,8 @@ class AdmissionGate:
         for ps in pod_sets:
             for name, value in ps.requests.items():
                 work.total[name] = work.total.get(name, 0) + value * ps.count
-        if work.kueue_priority_class is not None and self.resolve_priority is not None:
-            priority = self.resolve_priority(work.kueue_priority_class, priority)
+        if work.kueue_priority_class is not None:
+            priority = self.policy.workload_priority(work.kueue_priority_class, priority)
         self.policy.submit(QueuedWorkload(key=work.key, namespace=namespace, queue=work.queue, priority=priority,
                                           created=now, pod_sets=tuple(pod_sets), priority_class=priority_class),
                            now)
@@ -322,31 +309,10 @@ def _with_flavor(pod: Pod, admission: Admit) -> Pod:
 
 
 def build_gate(queue_docs: list[tuple[Manifest, Source]], which: str, capacity: Mapping[str, int]) -> AdmissionGate:
-    """The gate for the `kueue` or `volcano` profile over the input's queueing objects. Bad objects fail here,
-    before the run, with the file, the object and the field."""
-    if which == "kueue":
-        from phalanx.admission.kueue import load_kueue
-        from phalanx.admission.kueue_objects import is_kueue_object
-
-        kueue = load_kueue([(doc, source) for doc, source in queue_docs if is_kueue_object(doc)])
-        return AdmissionGate(kueue, "kueue", resolve_priority=lambda name, priority: kueue.resolve_priority(
-            {KUEUE_PRIORITY_CLASS_LABEL: name}, priority))
-    from phalanx.admission.volcano import load_volcano
-    from phalanx.admission.volcano_conf import parse_volcano_conf
-    from phalanx.admission.volcano_objects import is_queue, parse_queue
-
-    queues: list[Manifest] = []
-    conf = None
-    for doc, source in queue_docs:
-        try:
-            if is_queue(doc):
-                parse_queue(doc)
-                queues.append(doc)
-            elif doc.get("kind") == "ConfigMap" and conf is None:
-                conf = parse_volcano_conf(doc)
-        except InputError as exc:
-            raise exc.at(file=source.file) from None
-    return AdmissionGate(load_volcano(queues, conf, capacity=capacity), "volcano")
+    """The gate for the admission policy named `which` (a profile's `admission`) over the input's queueing
+    objects. Bad objects fail here, before the run, with the file, the object and the field."""
+    factory = POLICIES[which]
+    return AdmissionGate(factory.load(queue_docs, capacity), factory)
 
 
 _COMMON = {"kind", "name", "queue", "admitted", "pending", "running", "borrowed_admissions", "preempted",
@@ -372,13 +338,14 @@ def queue_report(gate: AdmissionGate) -> list[dict[str, object]]:
 
 
 def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> list[str]:
-    """Read the queueing objects as both peers would, so that a bad one fails before any profile runs; answer
+    """Read the queueing objects as every policy would, so that a bad one fails before any profile runs; answer
     what leaves a queue admitting nothing though every object is valid (a Kueue ClusterQueue inactive for a
     missing ResourceFlavor or a cohort cycle, a LocalQueue naming a missing ClusterQueue), for stderr."""
-    kueue = build_gate(queue_docs, "kueue", {})
-    build_gate(queue_docs, "volcano", {})
-    warnings = getattr(kueue.policy, "object_warnings", None)
-    return list(warnings()) if warnings is not None else []
+    out: list[str] = []
+    for factory in POLICIES.values():
+        warnings = getattr(factory.load(queue_docs, {}), "object_warnings", None)
+        out.extend(warnings() if warnings is not None else [])
+    return out
 
 
 def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
@@ -393,20 +360,12 @@ def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
     return docs
 
 
-def volcano_profile(profile: Profile, queue_docs: list[tuple[Manifest, Source]]) -> tuple[Profile, list[str]]:
-    """The volcano profile with the node scoring its `volcano-scheduler.conf` implies (binpack: most-allocated
-    with its weights; nodeorder alone: least-allocated and balance), and what that mapping leaves out."""
-    from phalanx.admission.volcano_conf import default_conf, parse_volcano_conf, placement_scoring
-
-    conf = default_conf()
-    for doc, source in queue_docs:
-        if doc.get("kind") == "ConfigMap":
-            try:
-                conf = parse_volcano_conf(doc)
-            except InputError as exc:
-                raise exc.at(file=source.file) from None
-            break
-    scoring = placement_scoring(conf)
+def policy_profile(profile: Profile, queue_docs: list[tuple[Manifest, Source]]) -> tuple[Profile, list[str]]:
+    """The profile with the node scoring its admission policy's configuration implies (Volcano's
+    `volcano-scheduler.conf`) in place of its resource scoring, and what that mapping leaves out."""
+    scoring = POLICIES[profile.admission].node_scoring(queue_docs) if profile.admission is not None else None
+    if scoring is None:
+        return profile, []
     scores = {k: v for k, v in profile.scores.items()
               if k not in ("NodeResourcesFit", "NodeResourcesBalancedAllocation")}
     scores.update(scoring.score_weights())

@@ -42,7 +42,7 @@ from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
-from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, volcano_profile
+from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, policy_profile
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.event_queue import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
@@ -95,8 +95,8 @@ Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deleti
 class Simulation:
     def __init__(self, inputs: Inputs, profile: Profile, *, seed: int = 0, until: float | None = None) -> None:
         scoring_notes: list[str] = []
-        if profile.admission == "volcano":
-            profile, scoring_notes = volcano_profile(profile, inputs.queue_docs)
+        if profile.admission is not None:
+            profile, scoring_notes = policy_profile(profile, inputs.queue_docs)
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
