@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, Self
+from typing import Any, Protocol, Self, assert_never
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +74,9 @@ class HpaBankSync:
     """The periodic sync of a bank of HPAs (phalanx.autoscale.hpa_bank) is due."""
 
     bank: int
+
+
+HpaEvent = HorizontalPodAutoscaler | HpaSync | HpaBankSync  # what the HPAs act on
 
 
 class SyncEvents(Protocol):
@@ -345,6 +348,18 @@ class Autoscalers:
             notes[f"spec.maxReplicas {hpa.max_replicas} is more than {cap}, the most replicas Phalanx simulates: "
                   f"capped at {cap}"] = None
         return _State(simulated, HpaController(simulated), hpa, notes=notes)
+
+    def receive(self, event: HpaEvent, sim: SimulationView) -> None:
+        """An HPA arrives, or a sync of one HPA (or of a bank of them) is due."""
+        match event:
+            case HorizontalPodAutoscaler():
+                self.arrive(event, sim)
+            case HpaSync():
+                self.sync(event.key, sim)
+            case HpaBankSync():
+                self.sync_bank(event.bank, sim)
+            case _:
+                assert_never(event)
 
     def arrive(self, hpa: HorizontalPodAutoscaler, sim: SimulationView) -> None:
         if not self._watching:

@@ -228,59 +228,69 @@ class Simulation:
             observe(self)
 
     def _apply(self, event: Event) -> None:
-        if isinstance(event, _Completion):
-            self._complete(event)
-        elif isinstance(event, _Deletion):
-            self._delete(event)
-        elif isinstance(event, PodDeletion):
-            self._user_delete(event)
-        elif isinstance(event, DeviceTaintRule):
-            for eviction in self.scheduler.add_device_taint_rule(event, self.now):
-                self._evict(eviction)
-        elif isinstance(event, ResourceSlice):
-            self.scheduler.add_device_objects(self.now, slices=[event])
-        elif isinstance(event, Node):
-            self.scheduler.add_nodes([event], self.now)
-            self._count_node(event)
-            if self.autoscaling is not None:
-                self.autoscaling.arrived(event, self.now)
-            if self.gate is not None:
-                self.gate.nodes_changed(self._queue_capacity())
-            self._act(self.workloads.node_added(event, self.now))
-        elif isinstance(event, PodGroup):
-            earlier = self.groups.get(event.key)
-            group = self.groups[event.key] = GroupRecord(event, waiting_since=self.now if self.members[event.key]
-                                                         else None)
-            # The status it carries (a snapshot's conditions) stands until the scheduler writes a newer one.
-            group.conditions = {**(earlier.conditions if earlier is not None else {}),
-                                **{c["type"]: dict(c) for c in event.conditions}}
-            self.scheduler.add_pod_group(event, self.now)
-            self._adopt_members(group)
-        elif isinstance(event, CompositePodGroup):
-            self.scheduler.add_composite_pod_group(event, self.now)
-        elif isinstance(event, Job):
-            if self.gate is None or not self.gate.hold_job(event, self.now):
-                self._start_job(event)
-        elif isinstance(event, _Controlled):
-            obj = event.obj
-            if self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob):
-                self.gate.not_queued(getattr(obj, "kind", type(obj).__name__), obj.key, obj.queueing)
-            self._act(self.workloads.arrive(obj, self.now))
-        elif isinstance(event, HorizontalPodAutoscaler):
-            assert self.hpas is not None
-            self.hpas.arrive(event, self)
-        elif isinstance(event, HpaSync):
-            assert self.hpas is not None
-            self.hpas.sync(event.key, self)
-        elif isinstance(event, HpaBankSync):
-            assert self.hpas is not None
-            self.hpas.sync_bank(event.bank, self)
-        elif isinstance(event, AutoscalerScan):
-            pass  # the scan runs once the batch's events are in (feed)
-        elif isinstance(event, _Wake):
-            self._act(self.workloads.woken(event.key, self.now))
-        else:
-            self._arrive(event)
+        """Hand the event to the one who acts on it: the kubelet's books (a pod finished, an evicted pod's
+        grace is over, a user deleted a pod), the workload controllers (an object of theirs arrives, a time
+        they asked for comes), the HPAs, the cluster autoscaler, or the scheduler (a cluster object arrives)."""
+        match event:
+            case _Completion():
+                self._complete(event)
+            case _Deletion():
+                self._delete(event)
+            case PodDeletion():
+                self._user_delete(event)
+            case DeviceTaintRule():
+                for eviction in self.scheduler.add_device_taint_rule(event, self.now):
+                    self._evict(eviction)
+            case ResourceSlice():
+                self.scheduler.add_device_objects(self.now, slices=[event])
+            case Node():
+                self._node_arrived(event)
+            case PodGroup():
+                self._group_arrived(event)
+            case CompositePodGroup():
+                self.scheduler.add_composite_pod_group(event, self.now)
+            case Job():
+                if self.gate is None or not self.gate.hold_job(event, self.now):
+                    self._start_job(event)
+            case _Controlled():
+                self._controlled(event.obj)
+            case HorizontalPodAutoscaler() | HpaSync() | HpaBankSync():
+                assert self.hpas is not None
+                self.hpas.receive(event, self)
+            case AutoscalerScan():
+                pass  # the scan runs once the batch's events are in (feed)
+            case _Wake():
+                self._act(self.workloads.woken(event.key, self.now))
+            case Pod():
+                self._arrive(event)
+            case _:
+                assert_never(event)
+
+    def _node_arrived(self, node: Node) -> None:
+        self.scheduler.add_nodes([node], self.now)
+        self._count_node(node)
+        if self.autoscaling is not None:
+            self.autoscaling.arrived(node, self.now)
+        if self.gate is not None:
+            self.gate.nodes_changed(self._queue_capacity())
+        self._act(self.workloads.node_added(node, self.now))
+
+    def _group_arrived(self, pod_group: PodGroup) -> None:
+        earlier = self.groups.get(pod_group.key)
+        group = self.groups[pod_group.key] = GroupRecord(pod_group, waiting_since=self.now
+                                                         if self.members[pod_group.key] else None)
+        # The status it carries (a snapshot's conditions) stands until the scheduler writes a newer one.
+        group.conditions = {**(earlier.conditions if earlier is not None else {}),
+                            **{c["type"]: dict(c) for c in pod_group.conditions}}
+        self.scheduler.add_pod_group(pod_group, self.now)
+        self._adopt_members(group)
+
+    def _controlled(self, obj: object) -> None:
+        """An object some workload controller takes in arrives (a JobSet, LeaderWorkerSet or Kubeflow job
+        naming an admission queue is noted: the gate does not queue them whole)."""
+        if self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob):
+            self.gate.not_queued(getattr(obj, "kind", type(obj).__name__), obj.key, obj.queueing)
+        self._act(self.workloads.arrive(obj, self.now))
 
     def _adopt_members(self, group: GroupRecord) -> None:
         """Members that arrived before their PodGroup (a snapshot lists pods before podgroups) now count for it:
