@@ -58,10 +58,6 @@ class WorkloadControllers:
         assert isinstance(rs, ReplicaSetController) and isinstance(sts, StatefulSetController)
         self.rs, self.sts = rs, sts
 
-    def kinds(self) -> tuple[type[Any], ...]:
-        """The api objects some controller takes in."""
-        return tuple(self._by_kind)
-
     def arrive(self, obj: Any, now: float) -> Actions:
         self.replicas_version += 1
         controller = self._by_kind[type(obj)]
