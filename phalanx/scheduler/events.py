@@ -16,6 +16,7 @@ from phalanx.scheduler.entries import GROUP, POD
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.taint_eviction import evictions
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 
 
@@ -249,7 +250,7 @@ class Events:
         if self.s.devices is None:
             return []
         out: list[DeviceTaintEviction] = []
-        for eviction in self.s.devices.evictions(now):
+        for eviction in evictions(self.s.devices, now):
             who = f"DeviceTaintRule {eviction.rule}" if eviction.rule else "a ResourceSlice device taint"
             for key in eviction.pods:
                 pod = self.s.pods.get(key)

@@ -29,6 +29,7 @@ from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.framework import SkippingFilterPlugin
 from phalanx.scheduler.placement import exact
+from phalanx.scheduler.plugins.dra.post_filter import group_post_filter
 from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 from phalanx.scheduler.profiles import ExactPlacement
@@ -91,7 +92,7 @@ def _post_filter(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod]) -> st
     """DynamicResources.PodGroupPostFilter after a failed cycle of a PodGroup that is no tree's and not placed by
     the topology search (upstream skips both; here both run inside trials, never reaching this). With
     DRAWorkloadResourceClaims on and no member bound or assumed (`ScheduledPodsCount`), the group's claims are
-    cleaned up one at a time (`DeviceState.group_post_filter`): an allocated claim of the group is unavailable
+    cleaned up one at a time (`dra.post_filter.group_post_filter`): an allocated claim of the group is unavailable
     when some node where a pending member's DynamicResources Filter ran (every earlier filter passed) cannot use
     it. The members' own claims (the pod-level part, `deallocateOrDeletePodClaims`) are left alone."""
     plugin = next((f for f in cycle.filters if isinstance(f, DynamicResources)), None)
@@ -119,7 +120,7 @@ def _post_filter(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod]) -> st
             if not (isinstance(other, SkippingFilterPlugin) and other.skips(state, cluster)):
                 ran &= other.filter(state, cluster)
         unavailable.extend(claim.key for claim in claims if bool((ran & ~devices.usable_nodes(claim)).any()))
-    return devices.group_post_filter(group, unavailable)
+    return group_post_filter(devices, group, unavailable)
 
 
 def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, inner: bool = False

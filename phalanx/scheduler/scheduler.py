@@ -40,6 +40,7 @@ from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
+from phalanx.scheduler.plugins.dra.taint_eviction import next_eviction
 from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dynamic_resources import extended_resources
 from phalanx.scheduler.pod_cycle import PodCycles
@@ -186,7 +187,7 @@ class Scheduler:
         """When the scheduler next has work without a new event: a backoff ending, a device toleration running
         out (tolerationSeconds of a NoExecute device taint)."""
         due = [t for t in (self.queue.next_backoff(),
-                           self.devices.next_eviction(float("-inf")) if self.devices is not None else None)
+                           next_eviction(self.devices, float("-inf")) if self.devices is not None else None)
                if t is not None]
         return min(due, default=None)
 
