@@ -8,7 +8,7 @@ Slices, classes and claims can be added again (the new object replaces the old) 
 slice no longer lists is retired (reachable from no node) and stays with the claim holding it.
 
 The state holds and records; it does not choose. Which devices serve a pod's claims on which node is the
-allocator's job (`phalanx.scheduler.plugins.device_allocation`); `reserve` then records its choice. The
+allocator's job (`phalanx.scheduler.plugins.dra.device_allocation`); `reserve` then records its choice. The
 PodGroup PostFilter step and the device-taint eviction controller are DRA's too (`phalanx.scheduler.plugins.dra`):
 they read and change this state through its methods. While a ClusterState trial is open, every claim change is
 journaled so that the trial can undo it exactly.

@@ -15,7 +15,7 @@ from phalanx.scheduler.decisions import DeviceTaintEviction
 from phalanx.scheduler.entries import GROUP, POD
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.composite import COMPOSITE
-from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.taint_eviction import evictions
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 

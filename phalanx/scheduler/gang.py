@@ -29,8 +29,8 @@ from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.framework import SkippingFilterPlugin
 from phalanx.scheduler.placement import exact
+from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
 from phalanx.scheduler.plugins.dra.post_filter import group_post_filter
-from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 from phalanx.scheduler.profiles import ExactPlacement
 

@@ -40,9 +40,9 @@ from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
+from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
+from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
 from phalanx.scheduler.plugins.dra.taint_eviction import next_eviction
-from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
-from phalanx.scheduler.plugins.dynamic_resources import extended_resources
 from phalanx.scheduler.pod_cycle import PodCycles
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile

@@ -44,7 +44,7 @@ from phalanx.cluster.devices import device_state
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import BoolArray, Code, CycleState
-from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 
 NAME = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
