@@ -24,7 +24,7 @@ Reserve allocates the devices (the same per-node search that decides feasibility
 in slice order) and reserves every claim for the pod; Unreserve releases the reservation and
 deallocates a claim once no pod uses it. PodGroupPostFilter (DRAWorkloadResourceClaims): after a failed
 PodGroup cycle with no member bound, one of the group's claims is deallocated or loses the PodGroup's
-reservation (`gang._post_filter`, `dra.post_filter.group_post_filter`).
+reservation (`post_filter.pod_group_post_filter`, called by the group cycle).
 
 Args: `extendedResources` maps extended resource names to device classes (KEP-5004), e.g.
 `{nvidia.com/gpu: gpu.example.com}`, in addition to the classes' own `extendedResourceName`;

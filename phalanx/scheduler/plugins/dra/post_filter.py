@@ -1,14 +1,57 @@
 """The PodGroup part of DynamicResources.PodGroupPostFilter (DRAWorkloadResourceClaims): after a failed cycle
-of a PodGroup none of whose pods is bound or assumed, one of the group's claims is deallocated or loses the
-PodGroup's reservation (`group_post_filter`); the preemption dry run of that same cycle still sees it as it was
-(`replay_post_filter`). Both change the DeviceState they are given, journaled as any claim change."""
+of a PodGroup none of whose pods is bound or assumed, the group cycle (`phalanx.scheduler.gang`) runs
+`pod_group_post_filter`, which finds the group's claims some node cannot use and has one of them deallocated or
+lose the PodGroup's reservation (`group_post_filter`); the preemption dry run of that same cycle still sees it
+as it was (`replay_post_filter`). Both change the DeviceState they are given, journaled as any claim change."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from phalanx.api.objects import PodGroup
-from phalanx.cluster.devices import ClaimState, DeviceState, group_claim_name
+import numpy as np
+
+from phalanx.api.objects import Pod, PodGroup
+from phalanx.cluster.devices import ClaimState, DeviceState, device_state, group_claim_name
+from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.framework import SkippingFilterPlugin
+from phalanx.scheduler.member_shape import MemberShape, member_shape
+from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
+
+
+def pod_group_post_filter(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod]) -> str | None:
+    """DynamicResources.PodGroupPostFilter after a failed cycle of a PodGroup that is no tree's and not placed by
+    the topology search (upstream skips both; here both run inside trials, never reaching this). With
+    DRAWorkloadResourceClaims on and no member bound or assumed (`ScheduledPodsCount`), the group's claims are
+    cleaned up one at a time (`group_post_filter`): an allocated claim of the group is unavailable
+    when some node where a pending member's DynamicResources Filter ran (every earlier filter passed) cannot use
+    it. The members' own claims (the pod-level part, `deallocateOrDeletePodClaims`) are left alone."""
+    plugin = next((f for f in cycle.filters if isinstance(f, DynamicResources)), None)
+    if plugin is None or not cycle.profile.workload_claims or not group.resource_claims or not pending:
+        return None
+    cluster = cycle.cluster
+    devices = device_state(cluster)
+    if group.key not in devices.groups or any(pod.group_key == group.key for pod in cluster.pods.values()):
+        return None
+    unavailable: list[str] = []
+    seen: set[MemberShape] = set()  # members of one shape pass the same earlier filters
+    for pod in pending:
+        claims = [found for ref in pod.resource_claims
+                  if (found := devices.claims.get(devices.claim_key(pod, ref))) is not None
+                  and found.group == group.key and found.allocation is not None and found.key not in unavailable]
+        shape = member_shape(pod)
+        if not claims or shape in seen:
+            continue
+        seen.add(shape)
+        state = cycle.cycle_state(pod)
+        ran = np.ones(len(cluster), dtype=bool)
+        for other in cycle.filters:
+            if other is plugin:
+                break
+            if not (isinstance(other, SkippingFilterPlugin) and other.skips(state, cluster)):
+                ran &= other.filter(state, cluster)
+        unavailable.extend(claim.key for claim in claims if bool((ran & ~devices.usable_nodes(claim)).any()))
+    return group_post_filter(devices, group, unavailable)
+
 
 
 def group_post_filter(devices: DeviceState, group: PodGroup, unavailable: Sequence[str]) -> str | None:
