@@ -42,7 +42,7 @@ from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
 from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
-from phalanx.scheduler.plugins.dra.taint_eviction import next_eviction
+from phalanx.scheduler.plugins.dra.taint_eviction import evict, next_eviction
 from phalanx.scheduler.pod_cycle import PodCycles
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile
@@ -161,7 +161,9 @@ class Scheduler:
 
         A cycle that raises fails alone (`CycleErrors.failed`), whatever it was doing; only a broken invariant of
         the books (StateCorrupted) goes on up."""
-        self.out = list(self._events.device_evictions(now))
+        self.out = []
+        if self.devices is not None:  # the device-taint eviction controller's round
+            self.out.extend(evict(self.devices, self.pods, self.running, now))
         self.failures.clear()  # events came in since the last round
         while (key := self.queue.pop(now)) is not None:
             mark = len(self.out)

@@ -1,13 +1,18 @@
 """The device-taint eviction controller (KEP-5055, kube-controller-manager's `devicetainteviction`): the pods
 using a claim must go once an allocated device has a NoExecute taint the claim does not tolerate, at once or
-after the claim's `tolerationSeconds`. It reads the DeviceState and marks a claim it reports as evicting."""
+after the claim's `tolerationSeconds`. It reads the DeviceState and marks a claim it reports as evicting; each
+round of the Scheduler (and each new DeviceTaintRule) runs `evict`, whose decisions the driver carries out."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from phalanx.api.dra import DeviceTaint
+from phalanx.api.objects import Pod
 from phalanx.cluster.devices import ClaimState, DeviceState
+from phalanx.scheduler.decisions import DeviceTaintEviction
+from phalanx.scheduler.running import RunningPods
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +70,24 @@ def next_eviction(devices: DeviceState, now: float) -> float | None:
              if state.allocation is not None and state.evicting is None and state.reserved_for
              and (due := _due(devices, state)) is not None and due[0] > now]
     return min(times, default=None)
+
+
+def evict(devices: DeviceState, pods: Mapping[str, Pod], running: RunningPods, now: float
+          ) -> list[DeviceTaintEviction]:
+    """The pods to evict by `now`, each marked terminating, as decisions whose message names the rule (or slice
+    taint), device, taint and claim."""
+    out: list[DeviceTaintEviction] = []
+    for eviction in evictions(devices, now):
+        who = f"DeviceTaintRule {eviction.rule}" if eviction.rule else "a ResourceSlice device taint"
+        for key in eviction.pods:
+            pod = pods.get(key)
+            node = running.node_of.get(key)
+            if pod is None or node is None or key in running.terminating:
+                continue
+            running.mark_terminating(key, who)
+            tolerated = "not tolerated" if eviction.tolerated_for is None else \
+                f"tolerated for {eviction.tolerated_for:g}s only"
+            message = (f"Evicted by {who}: device {eviction.device} has taint {eviction.taint.describe()}, "
+                       f"{tolerated} by claim {eviction.claim}")
+            out.append(DeviceTaintEviction(pod, devices.cluster.names[node], eviction.claim, eviction.rule, message))
+    return out
