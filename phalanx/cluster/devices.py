@@ -8,8 +8,10 @@ Slices, classes and claims can be added again (the new object replaces the old) 
 slice no longer lists is retired (reachable from no node) and stays with the claim holding it.
 
 The state holds and records; it does not choose. Which devices serve a pod's claims on which node is the
-allocator's job (`phalanx.scheduler.plugins.device_allocation`); `reserve` then records its choice. While
-a ClusterState trial is open, every claim change is journaled so that the trial can undo it exactly.
+allocator's job (`phalanx.scheduler.plugins.dra.device_allocation`); `reserve` then records its choice. The
+PodGroup PostFilter step and the device-taint eviction controller are DRA's too (`phalanx.scheduler.plugins.dra`):
+they read and change this state through its methods. While a ClusterState trial is open, every claim change is
+journaled so that the trial can undo it exactly.
 
 The state is a typed extension of the ClusterState (`ClusterState.extension(DeviceState)`), as `gpus.GpuTable`
 is for the openb replay: that table is a per-GPU milli table fed by the trace's extended resources; a shared
@@ -112,18 +114,6 @@ def group_claim_name(group: PodGroup, entry: PodResourceClaim) -> str:
     return base + suffix
 
 
-@dataclass(frozen=True, slots=True)
-class TaintEviction:
-    """Pods using `claim` must go: an allocated device has a NoExecute taint the claim does not tolerate."""
-
-    claim: str
-    pods: tuple[str, ...]
-    device: str
-    taint: DeviceTaint
-    rule: str | None
-    tolerated_for: float | None = None  # tolerationSeconds that ran out, if the claim tolerated it a while
-
-
 def _cel_device(driver: str, device: Device) -> dict[str, object]:
     attributes: dict[str, dict[str, object]] = {}
     for name, value in device.attributes.items():
@@ -182,7 +172,7 @@ class DeviceState:
         self.kept: set[str] = set()
         # The claims the last failed PodGroup cycle's PostFilter deallocated or unreserved, as they were (its
         # PodGroup, then per claim: state, allocation, reach, PodGroup reservation): that cycle's preemption
-        # dry run still sees them so (`replay_post_filter`).
+        # dry run still sees them so (`phalanx.scheduler.plugins.dra.post_filter`).
         self.post_filtered: tuple[str, list[tuple[ClaimState, tuple[Choice, ...] | None, BoolArray | None,
                                                   str | None]]] | None = None
 
@@ -290,62 +280,13 @@ class DeviceState:
             state = self.claims.get(claim_key)
             if state is None or state.group != key:
                 continue
-            self._remember(state)
+            self.remember(state)
             state.group_reserved = None
             if not state.reserved_for:
                 if state.allocation is not None:
                     self.deallocate(state)
                 if entry.template_name is not None:
                     del self.claims[claim_key]
-
-    def group_post_filter(self, group: PodGroup, unavailable: Sequence[str]) -> str | None:
-        """The PodGroup part of DynamicResources.PodGroupPostFilter after a failed cycle of a PodGroup none of
-        whose pods is bound or assumed (`deallocatePodGroupClaims`, dynamicresources.go); one claim at most, as
-        upstream returns after the first change. `unavailable`: the group's allocated claims that some node where
-        the members' Filter ran cannot use (the Filter's `unavailableClaims`), in order. The first of them that is
-        reserved for nobody or for this PodGroup alone is deallocated (its `reservedFor` cleared). Otherwise the
-        first claim of the group's `spec.resourceClaims` that is allocated and reserved for the PodGroup loses that
-        reservation and stays allocated (the strategic-merge patch; the resourceclaim controller deallocates only
-        on a removal it makes itself). Returns what was done, or None."""
-        for key in unavailable:
-            state = self.claims.get(key)
-            if state is None or state.allocation is None or state.group != group.key:
-                continue
-            if not state.in_use or (state.group_reserved == group.key and not state.reserved_for):
-                self._post_filtered(group.key, state)
-                state.group_reserved = None
-                state.reserved_for.clear()
-                self.deallocate(state)
-                return f"deallocated ResourceClaim {key}"
-        for entry in group.resource_claims:
-            key = f"{group.namespace}/{group_claim_name(group, entry)}"
-            state = self.claims.get(key)
-            if state is None or state.allocation is None or state.group != group.key:
-                continue  # a claim from a template must be the PodGroup's own (`resourceclaim.IsForPodGroup`)
-            if state.group_reserved == group.key:
-                self._post_filtered(group.key, state)
-                state.group_reserved = None
-                return f"unreserved ResourceClaim {key} for PodGroup {group.key}"
-        return None
-
-    def _post_filtered(self, group_key: str, state: ClaimState) -> None:
-        self._remember(state)
-        record = (state, state.allocation, state.reach, state.group_reserved)
-        self.post_filtered = (group_key, [record])
-
-    def replay_post_filter(self, group_key: str) -> None:
-        """Inside a preemption dry run's trial: put back what the PodGroup's PostFilter changed in this same cycle.
-        Upstream writes the claim to the API server without updating the plugin's claim cache, so the preemption
-        that runs next (DefaultPreemption comes after DynamicResources) still sees it allocated and reserved."""
-        if self.post_filtered is None or self.post_filtered[0] != group_key or not self.cluster.journaling:
-            return
-        for state, allocation, reach, reserved in self.post_filtered[1]:
-            self._remember(state)
-            if state.allocation is None and allocation is not None:
-                self._hold(allocation, 1)
-                state.allocation, state.reach = allocation, reach
-                self.version += 1
-            state.group_reserved = reserved
 
     def claim_key(self, pod: Pod, ref: PodResourceClaim) -> str:
         """The claim (`namespace/name`) the pod's entry refers to. An entry equal to one of its PodGroup's
@@ -681,7 +622,7 @@ class DeviceState:
         from the allocator) and reserve every claim for the pod."""
         states = self.pod_claims(pod)
         for state in states:
-            self._remember(state)
+            self.remember(state)
         for state in states:
             if state.allocation is None:
                 self._allocate(state, found.get(state.key, ()), node)
@@ -691,14 +632,14 @@ class DeviceState:
 
     def pin(self, state: ClaimState, choices: tuple[Choice, ...]) -> None:
         """Hold the devices of a claim allocated elsewhere (its status says so) before any pod here uses it."""
-        self._remember(state)
+        self.remember(state)
         self._allocate(state, choices, -1)
 
     def _allocate(self, state: ClaimState, choices: tuple[Choice, ...], node: int) -> None:
         self.sync_nodes()
         n = len(self.cluster)
         reach = np.ones(n, dtype=bool)
-        self._hold(choices, 1)
+        self.hold(choices, 1)
         for choice in choices:
             d = choice.device
             if self.node[d] >= 0:
@@ -749,7 +690,7 @@ class DeviceState:
             state = self.claims.get(self.claim_key(pod, ref))
             if state is None:
                 continue
-            self._remember(state)
+            self.remember(state)
             state.reserved_for.discard(pod.key)
             if state.group_reserved is not None and not state.reserved_for and state.evicting is not None:
                 state.group_reserved = None
@@ -790,7 +731,7 @@ class DeviceState:
         for key in held:
             found = self.claims.get(key)
             if found is not None:
-                self._remember(found)
+                self.remember(found)
         for state, allocation, claim in todo:
             self._allocate(state, allocation, node)
             state.claim = claim
@@ -800,7 +741,7 @@ class DeviceState:
                 found.reserved_for.add(pod.key)
         return True
 
-    def _remember(self, state: ClaimState) -> None:
+    def remember(self, state: ClaimState) -> None:
         """Journal the claim as it is now, so that an abandoned trial puts it (and its devices) back exactly."""
         if not self.cluster.journaling:
             return
@@ -808,72 +749,28 @@ class DeviceState:
         evicting, claim, group_reserved = state.evicting, state.claim, state.group_reserved
 
         def undo() -> None:
-            self._hold(state.allocation, -1)
-            self._hold(allocation, 1)
+            self.hold(state.allocation, -1)
+            self.hold(allocation, 1)
             state.allocation, state.reach, state.reserved_for = allocation, reach, set(reserved)
             state.evicting, state.claim, state.group_reserved = evicting, claim, group_reserved
             self.version += 1
 
         self.cluster.record(undo)
 
-    def _hold(self, choices: tuple[Choice, ...] | None, sign: int) -> None:
+    def hold(self, choices: tuple[Choice, ...] | None, sign: int) -> None:
         for choice in choices or ():
             self.allocations[choice.device] += sign
             if choice.consumed:
                 self.cap_used[choice.device] += sign * np.asarray(choice.consumed, dtype=np.int64)
 
     def deallocate(self, state: ClaimState) -> None:
-        self._remember(state)
-        self._hold(state.allocation, -1)
+        self.remember(state)
+        self.hold(state.allocation, -1)
         state.allocation = None
         state.reach = None
         state.evicting = None
         state.claim = dataclasses.replace(state.claim, allocated=())
         self.version += 1
-
-    # --- NoExecute --------------------------------------------------------------------------------------
-
-    def _due(self, state: ClaimState) -> tuple[float, int, DeviceTaint, float | None] | None:
-        """When the claim's pods must go (the earliest untolerated NoExecute taint on its devices)."""
-        best: tuple[float, int, DeviceTaint, float | None] | None = None
-        for choice in state.allocation or ():
-            for taint in self.taints(choice.device):
-                if taint.effect != "NoExecute":
-                    continue
-                matching = [t for t in choice.tolerations if t.tolerates(taint)]
-                if matching and any(t.toleration_seconds is None for t in matching):
-                    continue
-                seconds = max((t.toleration_seconds or 0.0 for t in matching), default=0.0)
-                when = (taint.time_added or 0.0) + max(seconds, 0.0)
-                if best is None or when < best[0]:
-                    best = (when, choice.device, taint, seconds if matching else None)
-        return best
-
-    def evictions(self, now: float) -> list[TaintEviction]:
-        """Claims whose pods must be evicted by `now` (marked so that they are reported once)."""
-        out: list[TaintEviction] = []
-        for key in sorted(self.claims):
-            state = self.claims[key]
-            if state.allocation is None or state.evicting is not None or not state.reserved_for:
-                continue
-            due = self._due(state)
-            if due is None or due[0] > now:
-                continue
-            _, device, taint, seconds = due
-            slice_ = self.slice_of[device]
-            name = f"{slice_.driver}/{slice_.pool}/{self.devices[device].name}"
-            state.evicting = f"device {name} has taint {taint.describe()}"
-            self.version += 1
-            out.append(TaintEviction(key, tuple(sorted(state.reserved_for)), name, taint, self.rule_of.get(taint),
-                                     seconds))
-        return out
-
-    def next_eviction(self, now: float) -> float | None:
-        """The next time a tolerated-for-a-while NoExecute taint runs out for some claim."""
-        times = [due[0] for state in self.claims.values()
-                 if state.allocation is not None and state.evicting is None and state.reserved_for
-                 and (due := self._due(state)) is not None and due[0] > now]
-        return min(times, default=None)
 
     # --- status -----------------------------------------------------------------------------------------
 
@@ -938,8 +835,6 @@ class DeviceState:
         """Any device held twice (not shared) or with more capacity consumed than offered (must never be)."""
         return bool(((self.allocations > 1) & ~self.shared).any() or (self.cap_used > self.cap_total).any()
                     or (self.allocations < 0).any())
-
-
 
 
 def device_state(cluster: ClusterState) -> DeviceState:

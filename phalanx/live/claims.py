@@ -8,13 +8,8 @@ delivers rather than making one of its own; an entry whose status names no claim
 is dropped, as upstream skips it.
 
 A pending pod waits outside the engine, as PreEnqueue holds it, while one of its claims is not there yet or
-cannot be used; the reason is worded as v1.37 does (`dynamicresources.go` foreachPodResourceClaim,
-`resourceclaim.Name` and `IsForPod`, the assume cache's NotFoundError):
-
-- `pod "<ns>/<pod>": ResourceClaim not created yet` (a template entry the status does not list yet),
-- `could not find ResourceClaim "<ns>/<claim>"` (no such claim in the informer's view),
-- `resourceclaim "<claim>" is being deleted`,
-- `ResourceClaim <ns>/<claim> was not created for pod <ns>/<pod> (pod is not owner)`.
+cannot be used: `resolve` asks DynamicResources' PreEnqueue (`phalanx.scheduler.plugins.dra.pre_enqueue`, which
+words the reasons as v1.37 does) about each entry.
 
 A bound pod never waits: entries that cannot be resolved are dropped, so that its room is still counted.
 `ClaimBook` keeps what the driver needs to let waiting pods in when their claims arrive: the claims it knows
@@ -28,21 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CLAIM_NOT_CREATED = 'pod "{pod}": ResourceClaim not created yet'
-CLAIM_NOT_FOUND = 'could not find ResourceClaim "{claim}"'
-CLAIM_DELETING = 'resourceclaim "{name}" is being deleted'
-CLAIM_NOT_OWNED = "ResourceClaim {claim} was not created for pod {pod} (pod is not owner)"
-
-
-@dataclass(frozen=True, slots=True)
-class KnownClaim:
-    """What PreEnqueue checks of a ResourceClaim the informer delivered."""
-
-    deleting: bool
-    owner: str  # the UID of its controller owner ("" for none)
+from phalanx.scheduler.plugins.dra.pre_enqueue import KnownClaim, entry_claim
 
 
 def known_claim(obj: Mapping[str, Any]) -> KnownClaim:
+    """What PreEnqueue checks of a ResourceClaim the informer delivered."""
     meta = obj.get("metadata") or {}
     owner = next((str(ref.get("uid") or "") for ref in meta.get("ownerReferences") or []
                   if isinstance(ref, Mapping) and ref.get("controller")), "")
@@ -68,17 +53,6 @@ def _generated(pod: Mapping[str, Any]) -> dict[str, str | None]:
     return out
 
 
-def _problem(claim: KnownClaim | None, namespace: str, name: str, pod_key: str, pod_uid: str,
-             from_template: bool) -> str | None:
-    if claim is None:
-        return CLAIM_NOT_FOUND.format(claim=f"{namespace}/{name}")
-    if claim.deleting:
-        return CLAIM_DELETING.format(name=name)
-    if from_template and claim.owner != pod_uid:
-        return CLAIM_NOT_OWNED.format(claim=f"{namespace}/{name}", pod=pod_key)
-    return None
-
-
 def resolve(pod: Mapping[str, Any], known: Mapping[str, KnownClaim], *, bound: bool) -> Resolution:
     """The pod's claims checked against the `known` claims (by `namespace/name`); see the module notes."""
     meta = pod.get("metadata") or {}
@@ -95,19 +69,13 @@ def resolve(pod: Mapping[str, Any], known: Mapping[str, KnownClaim], *, bound: b
                                                   or entry.get("resourceClaimTemplateName")):
             entries.append(entry)  # malformed: the parser names what is wrong
             continue
-        from_template = not entry.get("resourceClaimName")
         ref = str(entry.get("name") or "")
-        if from_template and ref not in generated:
-            waiting = waiting or CLAIM_NOT_CREATED.format(pod=pod_key)
-            continue
-        name = generated[ref] if from_template else str(entry["resourceClaimName"])
-        if name is None:
-            continue  # the controller decided the pod needs no claim for this entry
-        problem = _problem(known.get(f"{namespace}/{name}"), namespace, name, pod_key, uid, from_template)
+        named = str(entry["resourceClaimName"]) if entry.get("resourceClaimName") else None
+        name, problem = entry_claim(pod_key, uid, ref, named, generated, known)
         if problem is not None:
             waiting = waiting or problem
-            if bound:
-                continue
+        if name is None or (problem is not None and bound):
+            continue  # no claim yet, none needed (the controller decided so), or a bound pod's unusable one
         entries.append({"name": ref, "resourceClaimName": name})
         keys.append(f"{namespace}/{name}")
     rewritten = dict(pod)

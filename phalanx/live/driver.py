@@ -16,8 +16,9 @@ server reports through the informer. Objects that cannot be parsed are named onc
 nothing an API object holds stops the loop.
 
 DRA, as kube-scheduler's DynamicResources plugin: a pending pod enters the engine once every claim it names
-exists (`phalanx.live.claims`: the claim the resourceclaim controller made from a template is found through
-the pod's `status.resourceClaimStatuses`); until then it waits with PodScheduled=False in upstream's words,
+exists (the plugin's PreEnqueue, `phalanx.scheduler.plugins.dra.pre_enqueue`, run by `phalanx.live.claims`: the
+claim the resourceclaim controller made from a template is found through the pod's
+`status.resourceClaimStatuses`); until then it waits with PodScheduled=False in upstream's words,
 and a claim deleted under a queued pod sends it back to waiting. Before a pod's Binding, its job writes each
 claim's allocation and reservation (PreBind); a failed Binding takes them back (Unreserve). DeviceTaintRules
 are not watched. DRA objects are watched only when the profile runs DynamicResources and the API server
@@ -59,7 +60,7 @@ from phalanx.api.parse import parse_composite_pod_group, parse_node, parse_pdb, 
 from phalanx.cluster.devices import EXTENDED_CLAIM
 from phalanx.errors import PhalanxError
 from phalanx.live.api_writer import ApiWriter, BindResult, ClaimHold
-from phalanx.live.claims import ClaimBook, KnownClaim, known_claim, resolve
+from phalanx.live.claims import ClaimBook, known_claim, resolve
 from phalanx.live.clock import Inbox, WallClock
 from phalanx.live.informers import DELETED, MODIFIED, Informer, object_key
 from phalanx.live.metrics import Metrics
@@ -76,6 +77,7 @@ from phalanx.scheduler.decisions import (
 from phalanx.scheduler.entries import GROUP
 from phalanx.scheduler.loop import run_engine
 from phalanx.scheduler.placement.composite import COMPOSITE
+from phalanx.scheduler.plugins.dra.pre_enqueue import KnownClaim
 from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
 from phalanx.scheduler.queue import Where
 from phalanx.scheduler.scheduler import Scheduler

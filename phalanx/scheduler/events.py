@@ -15,7 +15,8 @@ from phalanx.scheduler.decisions import DeviceTaintEviction
 from phalanx.scheduler.entries import GROUP, POD
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.composite import COMPOSITE
-from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.taint_eviction import evict
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 
 
@@ -243,27 +244,7 @@ class Events:
         if self.s.devices is None:
             return []
         self.s.devices.add_taint_rule(rule)
-        return self.device_evictions(now)
-
-    def device_evictions(self, now: float) -> list[DeviceTaintEviction]:
-        if self.s.devices is None:
-            return []
-        out: list[DeviceTaintEviction] = []
-        for eviction in self.s.devices.evictions(now):
-            who = f"DeviceTaintRule {eviction.rule}" if eviction.rule else "a ResourceSlice device taint"
-            for key in eviction.pods:
-                pod = self.s.pods.get(key)
-                node = self.s.running.node_of.get(key)
-                if pod is None or node is None or key in self.s.running.terminating:
-                    continue
-                self.s.running.mark_terminating(key, who)
-                tolerated = "not tolerated" if eviction.tolerated_for is None else \
-                    f"tolerated for {eviction.tolerated_for:g}s only"
-                message = (f"Evicted by {who}: device {eviction.device} has taint {eviction.taint.describe()}, "
-                           f"{tolerated} by claim {eviction.claim}")
-                out.append(DeviceTaintEviction(pod, self.s.cluster.names[node], eviction.claim, eviction.rule,
-                                               message))
-        return out
+        return evict(self.s.devices, self.s.pods, self.s.running, now)
 
     def assigned_pod_added(self, added: Pod, now: float) -> None:
         """The AssignedPod/Add event: an unschedulable pod goes to backoffQ or activeQ when a plugin that

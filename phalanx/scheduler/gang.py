@@ -8,7 +8,8 @@ every placed member binds; otherwise the trial is abandoned (every assumption, d
 and the group waits as one unit. As in kube-scheduler's RunRootSchedulingAlgorithm, a group that places
 nothing is unschedulable even when it needs nothing more: a basic group none of whose pods fit, or a gang
 already running minCount members none of whose other members fit (both then go to preemption). A failed
-cycle of a PodGroup with `spec.resourceClaims` then runs DynamicResources' PodGroupPostFilter (`_post_filter`).
+cycle of a PodGroup with `spec.resourceClaims` then runs DynamicResources' PodGroupPostFilter
+(`plugins/dra/post_filter.py`).
 
 With a profile's exact placement on (the `phalanx` profile), a gang this cycle leaves short of minCount gets a
 second, exact attempt on the same snapshot (placement/exact.py): its members then go through the ordinary
@@ -22,14 +23,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
-from phalanx.api.objects import Placement, Pod, PodGroup
-from phalanx.cluster.devices import DeviceState, device_state
+from phalanx.api.objects import Pod, PodGroup
+from phalanx.cluster.devices import DeviceState
 from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.framework import SkippingFilterPlugin
+from phalanx.scheduler.member_shape import MemberShape, member_shape
 from phalanx.scheduler.placement import exact
-from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.dra.post_filter import pod_group_post_filter
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
 from phalanx.scheduler.profiles import ExactPlacement
 
@@ -44,15 +43,6 @@ class GroupOutcome:
     message: str | None = None
     exact: exact.Verdict | None = None  # what exact placement decided, when it ran
     exact_method: str | None = None  # what decided it: "bounds", "greedy", "cp-sat", "budget"
-
-
-Shape = tuple[tuple[tuple[str, int], ...], Placement, tuple[object, ...]]
-
-
-def _shape(pod: Pod) -> Shape:
-    """What decides where a pod fits: requests, placement, and the claims it names (template or shared)."""
-    claims = tuple((c.claim_name, c.template_name) for c in pod.resource_claims)
-    return tuple(sorted(pod.requests.items())), pod.placement, claims
 
 
 def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, *,
@@ -76,60 +66,25 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
     if (settings is None or outcome.success or GANG_SCHEDULING.quorum(group, running)
             or not exact.applicable(pending)):
         if not dry_run and not inner and not outcome.success:
-            _post_filter(cycle, group, pending)
+            pod_group_post_filter(cycle, group, pending)
         return outcome
     start = time.perf_counter()
     found = _place_exact(cycle, group, pending, running, settings, outcome)
     if not dry_run and found.exact is not None:
         exact.decisions(cycle.cluster).add(group.key, found.exact, time.perf_counter() - start)
     if not dry_run and not inner and not found.success:
-        _post_filter(cycle, group, pending)
+        pod_group_post_filter(cycle, group, pending)
     return found
-
-
-def _post_filter(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod]) -> str | None:
-    """DynamicResources.PodGroupPostFilter after a failed cycle of a PodGroup that is no tree's and not placed by
-    the topology search (upstream skips both; here both run inside trials, never reaching this). With
-    DRAWorkloadResourceClaims on and no member bound or assumed (`ScheduledPodsCount`), the group's claims are
-    cleaned up one at a time (`DeviceState.group_post_filter`): an allocated claim of the group is unavailable
-    when some node where a pending member's DynamicResources Filter ran (every earlier filter passed) cannot use
-    it. The members' own claims (the pod-level part, `deallocateOrDeletePodClaims`) are left alone."""
-    plugin = next((f for f in cycle.filters if isinstance(f, DynamicResources)), None)
-    if plugin is None or not cycle.profile.workload_claims or not group.resource_claims or not pending:
-        return None
-    cluster = cycle.cluster
-    devices = device_state(cluster)
-    if group.key not in devices.groups or any(pod.group_key == group.key for pod in cluster.pods.values()):
-        return None
-    unavailable: list[str] = []
-    seen: set[Shape] = set()  # members of one shape pass the same earlier filters
-    for pod in pending:
-        claims = [found for ref in pod.resource_claims
-                  if (found := devices.claims.get(devices.claim_key(pod, ref))) is not None
-                  and found.group == group.key and found.allocation is not None and found.key not in unavailable]
-        shape = _shape(pod)
-        if not claims or shape in seen:
-            continue
-        seen.add(shape)
-        state = cycle.cycle_state(pod)
-        ran = np.ones(len(cluster), dtype=bool)
-        for other in cycle.filters:
-            if other is plugin:
-                break
-            if not (isinstance(other, SkippingFilterPlugin) and other.skips(state, cluster)):
-                ran &= other.filter(state, cluster)
-        unavailable.extend(claim.key for claim in claims if bool((ran & ~devices.usable_nodes(claim)).any()))
-    return devices.group_post_filter(group, unavailable)
 
 
 def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, inner: bool = False
            ) -> GroupOutcome:
     outcome = GroupOutcome()
-    failed_shapes: dict[Shape, tuple[str, frozenset[str]]] = {}
+    failed_shapes: dict[MemberShape, tuple[str, frozenset[str]]] = {}
     for pod in pending:
         # A member with topology spread or pod (anti-)affinity depends on the members placed before it, so
         # its failure says nothing about the next one (upstream's pod signatures leave such pods out too).
-        shape = None if pod.placement.spread or pod.placement.pod_affinity else _shape(pod)
+        shape = None if pod.placement.spread or pod.placement.pod_affinity else member_shape(pod)
         if shape is not None and shape in failed_shapes:
             outcome.failures[pod.key], outcome.rejectors[pod.key] = failed_shapes[shape]
             continue

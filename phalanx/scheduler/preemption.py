@@ -74,8 +74,9 @@ from phalanx.scheduler.cycle import Lifted, PodCycle
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.placement.forest import MAX_TREE_DEPTH, Forest
-from phalanx.scheduler.plugins.device_allocation import device_allocator
-from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.dra.post_filter import replay_post_filter
 from phalanx.scheduler.running import RunningPods
 
 FloatArray = npt.NDArray[np.float64]
@@ -853,7 +854,7 @@ class Preemptor:
         with self.cluster.trial():
             devices = self.cluster.extension(DeviceState)
             if devices is not None:  # the claims this cycle's DynamicResources PostFilter released, as they were
-                devices.replay_post_filter(group.key)
+                replay_post_filter(devices, group.key)
             return self._group_dry_run(group, priority, pending, running, units)
 
     def _group_dry_run(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int,

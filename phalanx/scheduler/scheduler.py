@@ -40,8 +40,9 @@ from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
-from phalanx.scheduler.plugins.dynamic_resources import NAME as DYNAMIC_RESOURCES
-from phalanx.scheduler.plugins.dynamic_resources import extended_resources
+from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
+from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
+from phalanx.scheduler.plugins.dra.taint_eviction import evict, next_eviction
 from phalanx.scheduler.pod_cycle import PodCycles
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile
@@ -160,7 +161,9 @@ class Scheduler:
 
         A cycle that raises fails alone (`CycleErrors.failed`), whatever it was doing; only a broken invariant of
         the books (StateCorrupted) goes on up."""
-        self.out = list(self._events.device_evictions(now))
+        self.out = []
+        if self.devices is not None:  # the device-taint eviction controller's round
+            self.out.extend(evict(self.devices, self.pods, self.running, now))
         self.failures.clear()  # events came in since the last round
         while (key := self.queue.pop(now)) is not None:
             mark = len(self.out)
@@ -186,7 +189,7 @@ class Scheduler:
         """When the scheduler next has work without a new event: a backoff ending, a device toleration running
         out (tolerationSeconds of a NoExecute device taint)."""
         due = [t for t in (self.queue.next_backoff(),
-                           self.devices.next_eviction(float("-inf")) if self.devices is not None else None)
+                           next_eviction(self.devices, float("-inf")) if self.devices is not None else None)
                if t is not None]
         return min(due, default=None)
 

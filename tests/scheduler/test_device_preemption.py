@@ -23,8 +23,8 @@ from phalanx.cluster.devices import device_state
 from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.decisions import Bind, Decision, Evict, Nominate, Unschedulable
-from phalanx.scheduler.plugins.device_allocation import device_allocator
-from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.scheduler.scheduler import Scheduler
 from tests import dra_builders as b

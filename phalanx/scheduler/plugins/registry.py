@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from phalanx.scheduler.framework import FilterPlugin
-from phalanx.scheduler.plugins.dynamic_resources import DynamicResources
+from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
 from phalanx.scheduler.plugins.gpu_share import (
     BestFitScore,
     DotProductScore,

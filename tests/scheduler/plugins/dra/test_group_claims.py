@@ -20,7 +20,7 @@ from phalanx.scheduler.decisions import Bind, Decision, Evict, Nominate, Unsched
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.simulation import Simulation
 from tests import dra_builders as b
-from tests.scheduler.plugins.test_dynamic_resources import run
+from tests.scheduler.plugins.dra.test_dynamic_resources import run
 
 Doc = dict[str, Any]
 ENTRY = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}

@@ -24,7 +24,7 @@ Reserve allocates the devices (the same per-node search that decides feasibility
 in slice order) and reserves every claim for the pod; Unreserve releases the reservation and
 deallocates a claim once no pod uses it. PodGroupPostFilter (DRAWorkloadResourceClaims): after a failed
 PodGroup cycle with no member bound, one of the group's claims is deallocated or loses the PodGroup's
-reservation (`gang._post_filter`, `DeviceState.group_post_filter`).
+reservation (`post_filter.pod_group_post_filter`, called by the group cycle).
 
 Args: `extendedResources` maps extended resource names to device classes (KEP-5004), e.g.
 `{nvidia.com/gpu: gpu.example.com}`, in addition to the classes' own `extendedResourceName`;
@@ -44,7 +44,7 @@ from phalanx.cluster.devices import device_state
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
 from phalanx.scheduler.framework import BoolArray, Code, CycleState
-from phalanx.scheduler.plugins.device_allocation import device_allocator
+from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 
 NAME = "DynamicResources"
 CANNOT_ALLOCATE = "cannot allocate all claims"
