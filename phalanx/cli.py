@@ -23,6 +23,7 @@ from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_pro
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.progress import RunProgress
 from phalanx.sim.report import SCHEMA_VERSION, build_report
+from phalanx.sim.report_schema import Report
 from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation
 from phalanx.sim.synthetic import generate, load_workload
@@ -298,7 +299,7 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
 
 
 def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
-                 profiles: Sequence[Profile]) -> list[dict[str, Any]]:
+                 profiles: Sequence[Profile]) -> list[Report]:
     """Run the inputs under each profile; with --report, record the time series too."""
     until, sample = _until(args), _sample(args)
     horizon = max([0.0, *(getattr(o, "arrival", 0.0) for o in inputs.objects()),
@@ -322,22 +323,26 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
         sim.extend_to(common)
     reports = [build_report(sim, series=recorder) for sim, recorder in runs]
     for report in reports:
-        for block in ("admission", "autoscaler"):
-            for line in report.get(block, {}).get("notModelled", []):
-                print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
-        for line in held_lines(report.get("admission", {}).get("workloads", [])):
+        for line in _notices(report):
             print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
-        for section in ("topologyConstraints", "compositePodGroups", "podGroupResourceClaims"):
-            for line in report.get(section, {}).get("notes", []):
-                print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
-        for service in report.get("services", []):
-            for line in service.get("notes", []):
-                print(f"phalanx: {report['profile']}: HorizontalPodAutoscaler {service['name']}: {line}",
-                      file=sys.stderr)
     return reports
 
 
-def _write_report(directory: str, document: dict[str, Any]) -> None:
+def _notices(report: Report) -> list[str]:
+    """What the report says was not modelled, held back or ignored, one line each."""
+    admission, autoscaler = report.get("admission"), report.get("autoscaler")
+    lines = [f"not modelled: {line}" for block in (admission, autoscaler) if block is not None
+             for line in block["notModelled"]]
+    lines += held_lines(admission["workloads"] if admission is not None else [])
+    for section in (report.get("topologyConstraints"), report.get("compositePodGroups"),
+                    report.get("podGroupResourceClaims")):
+        lines += section.get("notes", []) if section is not None else []
+    lines += [f"HorizontalPodAutoscaler {service['name']}: {line}" for service in report.get("services", [])
+              for line in service.get("notes", [])]
+    return lines
+
+
+def _write_report(directory: str, document: Report | dict[str, Any]) -> None:
     from phalanx.sim.output import write_report  # matplotlib loads only when a report is asked for
 
     written = write_report(directory, document)
@@ -345,7 +350,7 @@ def _write_report(directory: str, document: dict[str, Any]) -> None:
           file=sys.stderr)
 
 
-def _without_series(report: dict[str, Any]) -> dict[str, Any]:
+def _without_series(report: Report) -> dict[str, object]:
     return {key: value for key, value in report.items() if key != "series"}
 
 

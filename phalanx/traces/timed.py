@@ -24,9 +24,9 @@ def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int],
     for seed in seeds:
         inputs = Inputs(nodes=list(trace.gpu_nodes), pods=list(trace.pods))
         sim = Simulation(inputs, seeded_profile(profile, seed, workload, trace.pods), seed=seed).run()
-        report = build_report(sim)
-        report.pop("pods", None)
-        report.pop("podGroups", None)
+        # A seed's entry: the report without its per-pod and per-group lists, plus fields of the trace's own.
+        report: dict[str, Any] = {key: value for key, value in build_report(sim).items()
+                                  if key not in ("pods", "podGroups")}
         report["seed"] = seed
         reports.append(report)
     capacity = sum(n.allocatable.get(GPU_MILLI, 0) for n in trace.gpu_nodes)

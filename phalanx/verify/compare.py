@@ -24,6 +24,7 @@ from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report
+from phalanx.sim.report_schema import Report
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
@@ -215,7 +216,7 @@ def scheduler_gates(profile: Profile) -> dict[str, bool]:
 
 @dataclass
 class _Run:
-    report: dict[str, Any]
+    report: Report
     ties: dict[str, tuple[str, ...]]
     attempts: list[tuple[float, str]]
 
