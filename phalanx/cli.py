@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import sys
 from collections import Counter
@@ -22,10 +23,9 @@ from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.progress import RunProgress
-from phalanx.sim.report import SCHEMA_VERSION, build_report
+from phalanx.sim.report import SCHEMA_VERSION
 from phalanx.sim.report_schema import Report
-from phalanx.sim.series import SeriesRecorder
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import one_horizon, simulate
 from phalanx.sim.synthetic import generate, load_workload
 from phalanx.sim.tables import render_compare, render_simulation
 from phalanx.sim.trace_file import Trace, load_traces
@@ -308,20 +308,14 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
     with RunProgress() as progress:
         for profile in profiles:
             # Simulations never change the loaded objects, so every profile replays the same ones.
-            sim = Simulation(inputs, profile, seed=args.seed, until=until)
-            if trace is not None:
-                trace.apply(sim)
-            recorder = SeriesRecorder(sample).attach(sim) if args.report else None
-            progress.track(sim, profile.name, horizon)
-            sim.run()
+            track = functools.partial(progress.track, label=profile.name, horizon=horizon)
+            runs.append(simulate(inputs, profile, seed=args.seed, until=until, trace=trace,
+                                 series=bool(args.report), sample=sample, setup=[track]))
             progress.done()
-            runs.append((sim, recorder))
     # Without --until each run ends when nothing more can change; the shorter ones are carried on to the
-    # longest, so that waits and resource-hours compare over one horizon.
-    common = max(sim.end_time for sim, _ in runs)
-    for sim, _ in runs:
-        sim.extend_to(common)
-    reports = [build_report(sim, series=recorder) for sim, recorder in runs]
+    # longest.
+    one_horizon(runs)
+    reports = [run.report() for run in runs]
     for report in reports:
         for line in _notices(report):
             print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)

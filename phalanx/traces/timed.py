@@ -1,5 +1,5 @@
 """The timed replay of a trace: pods arrive at their creation time and run for deletion − start seconds,
-on the simulator's clock (`phalanx.sim.simulation.Simulation`, the same driver as for manifests)."""
+on the simulator's clock (`phalanx.sim.run.simulate`, the same driver as for manifests)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from typing import Any
 from phalanx.cluster.gpus import GPU_MILLI, TargetWorkload
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import Profile
-from phalanx.sim.report import build_report
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
 from phalanx.traces.fragmentation import seeded_profile
 from phalanx.traces.openb import OpenbTrace
 
@@ -23,9 +22,9 @@ def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int],
     reports: list[dict[str, Any]] = []
     for seed in seeds:
         inputs = Inputs(nodes=list(trace.gpu_nodes), pods=list(trace.pods))
-        sim = Simulation(inputs, seeded_profile(profile, seed, workload, trace.pods), seed=seed).run()
+        run = simulate(inputs, seeded_profile(profile, seed, workload, trace.pods), seed=seed)
         # A seed's entry: the report without its per-pod and per-group lists, plus fields of the trace's own.
-        report: dict[str, Any] = {key: value for key, value in build_report(sim).items()
+        report: dict[str, Any] = {key: value for key, value in run.report().items()
                                   if key not in ("pods", "podGroups")}
         report["seed"] = seed
         reports.append(report)

@@ -23,8 +23,8 @@ from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
-from phalanx.sim.report import build_report
 from phalanx.sim.report_schema import Report
+from phalanx.sim.run import simulate
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
@@ -223,14 +223,17 @@ class _Run:
 
 def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None,
               preemption_hints: dict[str, str] | None = None, victim_hints: set[str] | None = None) -> _Run:
-    sim = Simulation(inputs, profile, seed=seed)
-    sim.recreate_bare_members = False  # nothing on the real cluster makes an evicted bare pod again
-    queue = sim.scheduler.queue = RecordingQueue()
-    sim.scheduler.cycle.hints = hints
-    sim.scheduler.preemptor.hints = preemption_hints
-    sim.scheduler.preemptor.victim_hints = victim_hints
-    sim.run()
-    return _Run(build_report(sim), dict(sim.scheduler.cycle.ties), queue.popped)
+    queue = RecordingQueue()
+
+    def hinted(sim: Simulation) -> None:
+        sim.scheduler.queue = queue
+        sim.scheduler.cycle.hints = hints
+        sim.scheduler.preemptor.hints = preemption_hints
+        sim.scheduler.preemptor.victim_hints = victim_hints
+
+    # Nothing on the real cluster makes an evicted bare pod again.
+    run = simulate(inputs, profile, seed=seed, setup=[hinted], recreate_bare_members=False)
+    return _Run(run.report(), dict(run.sim.scheduler.cycle.ties), queue.popped)
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
