@@ -82,7 +82,7 @@ def measure(pods: int) -> dict[str, Any]:
         seconds = time.process_time() - start
 
     sim = simulate(inputs, builtin("default"), setup=[count_cycles], around=timed).sim
-    failures = sim.scheduler._failures
+    failures = sim.scheduler.failures
     return {"pods": pods, "cpuSeconds": round(seconds, 2), "bound": sim.binds, "attempts": cycles,
             "failedFiltered": failures.filtered, "failedAnswered": failures.reused}
 
