@@ -11,8 +11,8 @@ from rich.table import Table
 from phalanx.api.quantity import format_duration
 from phalanx.sim.report_schema import Report
 
-# The summary rows also render results that are not a simulation's report (a trace replay's, in the HTML
-# page), so they read any mapping with a `summary`.
+# What the summary rows and the report directory (sim/output.py) render: a simulation's Report or a trace
+# replay's result, so any mapping with a `summary`.
 Result = Mapping[str, Any]
 PENDING_ROWS = 20
 
