@@ -16,6 +16,7 @@ from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import Profile
 from phalanx.sim.report import build_report
 from phalanx.sim.report_schema import Report
+from phalanx.sim.scenario import Scenario
 from phalanx.sim.series import SeriesRecorder
 from phalanx.sim.simulation import Simulation
 from phalanx.sim.trace_file import Trace
@@ -35,19 +36,20 @@ class Run:
         return build_report(self.sim, series=self.series)
 
 
-def simulate(inputs: Inputs, profile: Profile, *, seed: int = 0, until: float | None = None,
-             trace: Trace | None = None, series: bool = False, sample: float | None = None,
+def simulate(inputs: Inputs, profile: Profile, *, scenario: Scenario | None = None, seed: int = 0,
+             until: float | None = None, trace: Trace | None = None, series: bool = False, sample: float | None = None,
              observers: Sequence[Observer] = (), setup: Sequence[Callable[[Simulation], object]] = (),
              recreate_bare_members: bool = True,
              around: Callable[[Callable[[], Simulation]], object] | None = None) -> Run:
-    """Run `inputs` under `profile` to `until` (or until nothing more can change).
+    """Run `inputs` under `profile`, in `scenario` (simulator-only settings: admission, scale-up; none by
+    default), to `until` (or until nothing more can change).
 
     `trace` schedules its deletions; `series` records the time series (every event batch, or at most once
     per `sample` seconds); `observers` are called after each event batch; each of `setup` is called with the
     built simulation before it runs; `recreate_bare_members=False` leaves an evicted bare PodGroup member
     gone (no controller makes it again); `around(run)` must call `run()` once.
     """
-    sim = Simulation(inputs, profile, seed=seed, until=until)
+    sim = Simulation(inputs, profile, scenario=scenario, seed=seed, until=until)
     sim.recreate_bare_members = recreate_bare_members
     if trace is not None:
         trace.apply(sim)

@@ -16,6 +16,7 @@ from phalanx.cluster.gpus import TargetWorkload
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import load_profile
 from phalanx.sim.run import simulate
+from phalanx.sim.scenario import scenario_for
 from phalanx.sweep.edits import apply_edit, parse_edit
 from phalanx.sweep.grid import TRACE, Cell
 from phalanx.traces.fragmentation import replay_fragmentation
@@ -45,6 +46,6 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         return {"profile": profile.name, "featureGates": dict(profile.feature_gates), "gpus": run.gpus,
                 **run.describe()}
     inputs = apply_edit(_manifests(cell.manifests), parse_edit(cell.edit))
-    full = simulate(inputs, profile, seed=cell.seed, until=cell.until).report()
+    full = simulate(inputs, profile, scenario=scenario_for(cell.profile), seed=cell.seed, until=cell.until).report()
     report = {key: value for key, value in full.items() if key not in LEFT_OUT}
     return {**report, "seed": cell.seed, "edit": cell.edit}

@@ -11,18 +11,19 @@ from phalanx.cluster.gpus import GPU_MILLI, TargetWorkload
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import Profile
 from phalanx.sim.run import simulate
+from phalanx.sim.scenario import Scenario
 from phalanx.traces.fragmentation import seeded_profile
 from phalanx.traces.openb import OpenbTrace
 
 
-def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int],
-                 workload: TargetWorkload) -> dict[str, Any]:
+def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int], workload: TargetWorkload,
+                 scenario: Scenario | None = None) -> dict[str, Any]:
     """Simulate the trace on its own clock once per seed; summary = the first seed's, with the pod counts
     and `gpuAllocationTimeAverage` (allocated GPU-hours over capacity × simulated time) averaged over seeds."""
     reports: list[dict[str, Any]] = []
     for seed in seeds:
         inputs = Inputs(nodes=list(trace.gpu_nodes), pods=list(trace.pods))
-        run = simulate(inputs, seeded_profile(profile, seed, workload, trace.pods), seed=seed)
+        run = simulate(inputs, seeded_profile(profile, seed, workload, trace.pods), scenario=scenario, seed=seed)
         # A seed's entry: the report without its per-pod and per-group lists, plus fields of the trace's own.
         report: dict[str, Any] = {key: value for key, value in run.report().items()
                                   if key not in ("pods", "podGroups")}

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from phalanx import builtin, load_paths
 from phalanx.sim.run import one_horizon, simulate
+from phalanx.sim.scenario import Scenario, scenario_for
 from phalanx.sim.simulation import Simulation
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "bare-metal"
@@ -43,3 +44,12 @@ def test_one_horizon_carries_the_shorter_runs_on_to_the_longest() -> None:
     runs = [simulate(inputs, builtin("default"), until=600.0), simulate(inputs, builtin("gang"), until=7200.0)]
     one_horizon(runs)
     assert [run.report()["endTime"] for run in runs] == [7200.0, 7200.0]
+
+
+def test_the_scenario_not_the_profile_puts_admission_in_front_of_the_scheduler() -> None:
+    inputs = load_paths(["examples/peers"])
+    assert (scenario_for("kueue"), scenario_for("gang", scale_up="gang")) == (Scenario("kueue"), Scenario(None, "gang"))
+    queued = simulate(inputs, builtin("kueue"), scenario=scenario_for("kueue")).report()
+    plain = simulate(inputs, builtin("kueue")).report()
+    assert queued["admission"]["policy"] == "kueue" and queued["admission"]["admitted"] > 0
+    assert "admission" not in plain
