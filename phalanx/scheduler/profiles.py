@@ -4,7 +4,8 @@ Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster), `gang` (GenericWo
 PodGroup cycle), and the peers on the same engine: `kueue` (Kueue-style admission in front of `gang`) and
 `volcano` (Volcano-style queues in front of `gang`, packing nodes as Volcano's binpack plugin does); and
 `phalanx`: `gang` plus exact placement of the gangs its PodGroup cycle cannot seat, scoring with
-`fgd-stranding` on inputs with GPU-share requests (the openb trace replays, `for_gpu_sharing`).
+`fgd-stranding` on inputs with GPU-share requests (the openb trace replays, `for_gpu_sharing`). The queueing in
+front of `kueue` and `volcano` is the simulator's (its Scenario, phalanx/sim/scenario.py), not the profile's.
 A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom one; Phalanx adds
 a `featureGates` map, since kube-scheduler takes gates as a flag.
 """
