@@ -12,7 +12,8 @@ assigned pod's deletion, and SchedulerPopFromBackoffQ pops them while activeQ is
 room, every other fails once more. So the attempts grow with the square of the pods, in kube-scheduler as here;
 what Phalanx can make cheap is each failed attempt after the first of a round (phalanx/scheduler/failures.py).
 
-Printed for each size: CPU seconds of `Simulation(...).run()` under the default profile (the load not counted),
+Printed for each size: CPU seconds of the run `simulate(...)` makes under the default profile (the load and the
+simulation's building not counted),
 pods bound, attempts (pod cycles), and the failed attempts whose Filter ran and those answered from an
 equivalent pod's failure at the same books.
 """
@@ -24,12 +25,14 @@ import json
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 import yaml
 
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.run import simulate
 from phalanx.sim.simulation import Simulation
 
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -59,20 +62,27 @@ def measure(pods: int) -> dict[str, Any]:
         with open(path, "w", encoding="utf-8") as handle:
             yaml.dump_all(manifests(pods), handle, Dumper=_Dumper)
         inputs = load_paths([path])
-    sim = Simulation(inputs, builtin("default"))
     cycles = 0
-    cycle = sim.scheduler._cycle
+    seconds = 0.0
 
-    def counted(key: str, now: float) -> None:
-        nonlocal cycles
-        cycles += 1
-        cycle(key, now)
+    def count_cycles(sim: Simulation) -> None:
+        cycle = sim.scheduler._cycle
 
-    sim.scheduler._cycle = counted  # type: ignore[method-assign]
-    start = time.process_time()
-    sim.run()
-    seconds = time.process_time() - start
-    failures = sim.scheduler._failures
+        def counted(key: str, now: float) -> None:
+            nonlocal cycles
+            cycles += 1
+            cycle(key, now)
+
+        sim.scheduler._cycle = counted  # type: ignore[method-assign]
+
+    def timed(run: Callable[[], Simulation]) -> None:
+        nonlocal seconds
+        start = time.process_time()
+        run()
+        seconds = time.process_time() - start
+
+    sim = simulate(inputs, builtin("default"), setup=[count_cycles], around=timed).sim
+    failures = sim.scheduler.failures
     return {"pods": pods, "cpuSeconds": round(seconds, 2), "bound": sim.binds, "attempts": cycles,
             "failedFiltered": failures.filtered, "failedAnswered": failures.reused}
 

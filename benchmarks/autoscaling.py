@@ -26,7 +26,7 @@ read as `phalanx simulate DIR --metrics FILE` reads them: `load_paths`, then `Me
   the queue depth is 5 to 15 % of the rate, with its own noise.
 
 **Timed** (wall and CPU, each step apart): writing the inputs (not counted), `load_paths` on the manifests,
-`MetricsSeries.load` on the CSV, `Simulation(inputs, builtin("gang"), until=days*86400)` plus `run()`, and the
+`MetricsSeries.load` on the CSV, the run `simulate(inputs, builtin("gang"), until=days*86400)` makes, and the
 report's `services` and `autoscaler` blocks. Counted: events pushed and popped on the simulation's event
 queue (the HPAs that arrive together sync as one event, an HPA bank), events per second of the simulation step,
 HPA syncs and syncs per second, pods created, HPA rescales, nodes added and removed, and the
@@ -54,6 +54,8 @@ import yaml
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.report_schema import Autoscaler
+from phalanx.sim.run import simulate
 from phalanx.sim.services import service_report
 from phalanx.sim.simulation import Simulation
 
@@ -180,8 +182,10 @@ class _Counted:
     """Counts what goes through a simulation's EventQueue and its scale subresource (instance attributes
     shadowing the methods: the simulation calls them through the instance)."""
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self) -> None:
         self.pushed = self.popped = self.batches = self.rescales = 0
+
+    def attach(self, sim: Simulation) -> None:
         queue, push, pop_until, scale = sim.events, sim.events.push, sim.events.pop_until, sim.scale
 
         def counted_push(when: float, priority: int, event: Any) -> None:
@@ -227,19 +231,20 @@ def run(services: int, days: int, interval: int, seed: int, profile: bool) -> di
         inputs, results["loadManifests"] = _timed(lambda: load_paths([manifests_path]))
         inputs.metrics, results["loadMetrics"] = _timed(lambda: MetricsSeries.load(metrics_path))
     until = days * DAY
-    sim = Simulation(inputs, builtin("gang"), until=until)
-    counted = _Counted(sim)
-    if profile:
-        profiler = cProfile.Profile()
-        _, results["simulate"] = _timed(lambda: profiler.runcall(sim.run))
+    counted = _Counted()
+    profiler = cProfile.Profile() if profile else None
+
+    def timed(run: Callable[[], Simulation]) -> None:
+        _, results["simulate"] = _timed(run if profiler is None else lambda: profiler.runcall(run))
+
+    sim = simulate(inputs, builtin("gang"), until=until, setup=[counted.attach], around=timed).sim
+    if profiler is not None:
         text = io.StringIO()
         pstats.Stats(profiler, stream=text).sort_stats("cumulative").print_stats(15)
         results["profileText"] = text.getvalue()
-    else:
-        _, results["simulate"] = _timed(sim.run)
     assert sim.hpas is not None and sim.autoscaling is not None
 
-    def reports() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def reports() -> tuple[list[dict[str, Any]], Autoscaler]:
         assert sim.hpas is not None and sim.autoscaling is not None
         return ([service_report(sim, state, sim.end_time) for _, state in sorted(sim.hpas.states.items())],
                 sim.autoscaling.report(sim.end_time))

@@ -40,7 +40,7 @@ from benchmarks.snapshot import PRIORITY_CLASSES, running_pod, write
 from benchmarks.synthetic import CREATED, node_manifest, pod_manifest
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
 
 TARGET_SECONDS = 10.0
 Manifest = dict[str, Any]
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         inputs = load_paths([path])
         results["load"] = {"wall": time.perf_counter() - started, "cpu": time.process_time() - cpu}
         started, cpu = time.perf_counter(), time.process_time()
-        sim = Simulation(inputs, builtin("default"), until=0.0).run()
+        sim = simulate(inputs, builtin("default"), until=0.0).sim
         results["simulationAt0"] = {"wall": time.perf_counter() - started, "cpu": time.process_time() - cpu}
         phases: dict[str, int] = {}
         for record in sim.pods.values():

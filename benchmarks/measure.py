@@ -22,6 +22,7 @@ from phalanx.api.parse import parse_node, parse_pod
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.scheduler import Scheduler
+from phalanx.sim.run import simulate
 from phalanx.sim.simulation import Simulation
 
 
@@ -29,7 +30,7 @@ from phalanx.sim.simulation import Simulation
 class EngineRun:
     pods: int  # pods bound
     scheduling_seconds: float  # inside Scheduler.schedule
-    whole_seconds: float  # Simulation(...) and run(), the whole run
+    whole_seconds: float  # simulate(...): building and running, the whole run
 
     @property
     def engine_pods_per_second(self) -> float:
@@ -43,7 +44,7 @@ class EngineRun:
 def run_engine(shape: Shape, objects: Inputs) -> EngineRun:
     """One simulation of the shape under its profile; every pod fits, so every pod binds."""
     started = time.perf_counter()
-    sim = Simulation(objects, builtin(shape.profile)).run()
+    sim = simulate(objects, builtin(shape.profile)).sim
     whole = time.perf_counter() - started
     if sim.binds != shape.pod_count:
         raise AssertionError(f"{shape.name}: {sim.binds} of {shape.pod_count} pods bound")
@@ -81,7 +82,7 @@ def memory(shape: Shape) -> Memory:
     objects = Inputs(nodes=nodes, pods=[p for p in pods if p is not None])
 
     def simulated() -> Simulation:
-        return Simulation(objects, profile).run()
+        return simulate(objects, profile).sim
 
     sim, sim_bytes = _retained(simulated)
     if sim.binds != len(objects.pods):

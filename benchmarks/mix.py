@@ -39,7 +39,7 @@ from phalanx.api.parse import parse_node, parse_pod
 from phalanx.api.resolve import resolve
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
 
 SEED = 20260501
 NODES = 5000
@@ -143,7 +143,7 @@ def inputs(mix: MixShape, seed: int = SEED) -> Inputs:
 class MixRun:
     pods: int
     scheduling_seconds: float  # wall time inside Scheduler.schedule
-    cpu_seconds: float  # process CPU time of the whole run (Simulation(...) and run())
+    cpu_seconds: float  # process CPU time of the whole run (simulate(...): building and running)
     whole_seconds: float  # wall time of the whole run
 
     @property
@@ -154,7 +154,7 @@ class MixRun:
 def run(mix: MixShape, objects: Inputs) -> MixRun:
     """One simulation of the mix under the default profile; every pod must bind."""
     started, cpu = time.perf_counter(), time.process_time()
-    sim = Simulation(objects, builtin(mix.profile)).run()
+    sim = simulate(objects, builtin(mix.profile)).sim
     whole, cpu_used = time.perf_counter() - started, time.process_time() - cpu
     if sim.binds != mix.pods:
         raise AssertionError(f"{mix.name}: {sim.binds} of {mix.pods} pods bound")
@@ -172,11 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.profile:
         mix = MIXES[args.profile]
-        sim = Simulation(inputs(mix), builtin(mix.profile))
         profiler = cProfile.Profile()
-        profiler.enable()
-        sim.run()
-        profiler.disable()
+        sim = simulate(inputs(mix), builtin(mix.profile), around=profiler.runcall).sim
         print(f"{mix.name}: {sim.binds} pods bound, {sim.scheduling_seconds:.2f} s in Scheduler.schedule (profiled)")
         pstats.Stats(profiler, stream=sys.stdout).strip_dirs().sort_stats(args.sort).print_stats(args.top)
         return 0

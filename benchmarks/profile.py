@@ -20,7 +20,7 @@ import tempfile
 from benchmarks.synthetic import SHAPES, inputs, manifests, write_yaml
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,10 +40,7 @@ def main(argv: list[str] | None = None) -> int:
             profiler.disable()
     else:
         shape = SHAPES[args.what]
-        sim = Simulation(inputs(shape), builtin(shape.profile))
-        profiler.enable()
-        sim.run()
-        profiler.disable()
+        sim = simulate(inputs(shape), builtin(shape.profile), around=profiler.runcall).sim
         print(f"{shape.name}: {sim.binds} pods bound, {sim.scheduling_seconds:.2f} s in Scheduler.schedule "
               "(profiled)")
     stats = pstats.Stats(profiler, stream=sys.stdout)

@@ -32,7 +32,8 @@ nodes, bound what runs, as in Kueue's test. `--workloads` scales the streams' co
 kept), `--nodes` the cluster.
 
 Timed, each on its own, wall and CPU seconds: `load_paths` on the YAML List (what `phalanx simulate`
-reads), then `Simulation(inputs, builtin(p)).run()` for p in kueue, gang, volcano. For each run: workloads
+reads), then `simulate(inputs, builtin(p), scenario=scenario_for(p))` for p in kueue, gang, volcano. For each
+run: workloads
 admitted, admission decisions (admitted + evicted) per second of time spent inside the policy's `cycle`
 (the gate's `policy.cycle`, wrapped with a timer) and per second of the whole run, pods bound, workloads
 evicted by admission, pods evicted.
@@ -57,6 +58,8 @@ import yaml
 from benchmarks.synthetic import node_manifest
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.run import simulate
+from phalanx.sim.scenario import scenario_for
 from phalanx.sim.simulation import Simulation
 
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -234,13 +237,14 @@ class Run:
 
 
 def run(inputs: Inputs, profile: str) -> Run:
-    """`Simulation(inputs, builtin(profile)).run()`, timed, with a timer around the policy's cycle."""
+    """`simulate(inputs, builtin(profile), scenario=scenario_for(profile))`, timed, with a timer around the
+    policy's cycle."""
     spent = [0.0, 0]
-    started, cpu = time.perf_counter(), time.process_time()
-    sim = Simulation(inputs, builtin(profile))
-    gate = sim.gate
-    if gate is not None:
-        cycle: Callable[[float], Any] = gate.policy.cycle
+
+    def time_cycles(sim: Simulation) -> None:
+        if sim.gate is None:
+            return
+        cycle: Callable[[float], Any] = sim.gate.policy.cycle
 
         def timed_cycle(now: float) -> Any:
             began = time.perf_counter()
@@ -250,8 +254,11 @@ def run(inputs: Inputs, profile: str) -> Run:
                 spent[0] += time.perf_counter() - began
                 spent[1] += 1
 
-        gate.policy.cycle = timed_cycle  # type: ignore[method-assign]
-    sim.run()
+        sim.gate.policy.cycle = timed_cycle  # type: ignore[method-assign]
+
+    started, cpu = time.perf_counter(), time.process_time()
+    sim = simulate(inputs, builtin(profile), scenario=scenario_for(profile), setup=[time_cycles]).sim
+    gate = sim.gate
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     return Run(profile, wall, cpu,
                admitted=None if gate is None else gate.admitted, evicted=None if gate is None else gate.evicted,

@@ -44,7 +44,7 @@ from phalanx.api.objects import Source
 from phalanx.api.resolve import resolve
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         items_parsed = docs[0]["items"]
         parsed = timings.run("  parsers", lambda: _parse(items_parsed, yaml_path))
         timings.run("  resolve", lambda: resolve(parsed))
-        timings.run("simulation at t=0", lambda: Simulation(inputs, builtin("default"), until=0.0).run())
+        timings.run("simulation at t=0", lambda: simulate(inputs, builtin("default"), until=0.0))
         if args.pyyaml:
             timings.run("yaml.load_all", lambda: list(yaml.load_all(_read(yaml_path), Loader=_Loader)))
         if args.json_too:

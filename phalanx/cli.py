@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import math
 import sys
 from collections import Counter
@@ -22,9 +23,10 @@ from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.progress import RunProgress
-from phalanx.sim.report import SCHEMA_VERSION, build_report
-from phalanx.sim.series import SeriesRecorder
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.report import SCHEMA_VERSION
+from phalanx.sim.report_schema import Report
+from phalanx.sim.run import one_horizon, simulate
+from phalanx.sim.scenario import SCALE_UP_MODES, Scenario, scenario_for
 from phalanx.sim.synthetic import generate, load_workload
 from phalanx.sim.tables import render_compare, render_simulation
 from phalanx.sim.trace_file import Trace, load_traces
@@ -298,46 +300,44 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
 
 
 def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
-                 profiles: Sequence[Profile]) -> list[dict[str, Any]]:
+                 profiles: Sequence[tuple[Profile, Scenario]]) -> list[Report]:
     """Run the inputs under each profile; with --report, record the time series too."""
     until, sample = _until(args), _sample(args)
     horizon = max([0.0, *(getattr(o, "arrival", 0.0) for o in inputs.objects()),
                    *((trace.deletions[-1][0],) if trace is not None and trace.deletions else ())])
     runs = []
     with RunProgress() as progress:
-        for profile in profiles:
+        for profile, scenario in profiles:
             # Simulations never change the loaded objects, so every profile replays the same ones.
-            sim = Simulation(inputs, profile, seed=args.seed, until=until)
-            if trace is not None:
-                trace.apply(sim)
-            recorder = SeriesRecorder(sample).attach(sim) if args.report else None
-            progress.track(sim, profile.name, horizon)
-            sim.run()
+            track = functools.partial(progress.track, label=profile.name, horizon=horizon)
+            runs.append(simulate(inputs, profile, scenario=scenario, seed=args.seed, until=until, trace=trace,
+                                 series=bool(args.report), sample=sample, setup=[track]))
             progress.done()
-            runs.append((sim, recorder))
     # Without --until each run ends when nothing more can change; the shorter ones are carried on to the
-    # longest, so that waits and resource-hours compare over one horizon.
-    common = max(sim.end_time for sim, _ in runs)
-    for sim, _ in runs:
-        sim.extend_to(common)
-    reports = [build_report(sim, series=recorder) for sim, recorder in runs]
+    # longest.
+    one_horizon(runs)
+    reports = [run.report() for run in runs]
     for report in reports:
-        for block in ("admission", "autoscaler"):
-            for line in report.get(block, {}).get("notModelled", []):
-                print(f"phalanx: {report['profile']}: not modelled: {line}", file=sys.stderr)
-        for line in held_lines(report.get("admission", {}).get("workloads", [])):
+        for line in _notices(report):
             print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
-        for section in ("topologyConstraints", "compositePodGroups", "podGroupResourceClaims"):
-            for line in report.get(section, {}).get("notes", []):
-                print(f"phalanx: {report['profile']}: {line}", file=sys.stderr)
-        for service in report.get("services", []):
-            for line in service.get("notes", []):
-                print(f"phalanx: {report['profile']}: HorizontalPodAutoscaler {service['name']}: {line}",
-                      file=sys.stderr)
     return reports
 
 
-def _write_report(directory: str, document: dict[str, Any]) -> None:
+def _notices(report: Report) -> list[str]:
+    """What the report says was not modelled, held back or ignored, one line each."""
+    admission, autoscaler = report.get("admission"), report.get("autoscaler")
+    lines = [f"not modelled: {line}" for block in (admission, autoscaler) if block is not None
+             for line in block["notModelled"]]
+    lines += held_lines(admission["workloads"] if admission is not None else [])
+    for section in (report.get("topologyConstraints"), report.get("compositePodGroups"),
+                    report.get("podGroupResourceClaims")):
+        lines += section.get("notes", []) if section is not None else []
+    lines += [f"HorizontalPodAutoscaler {service['name']}: {line}" for service in report.get("services", [])
+              for line in service.get("notes", [])]
+    return lines
+
+
+def _write_report(directory: str, document: Report | dict[str, Any]) -> None:
     from phalanx.sim.output import write_report  # matplotlib loads only when a report is asked for
 
     written = write_report(directory, document)
@@ -345,11 +345,11 @@ def _write_report(directory: str, document: dict[str, Any]) -> None:
           file=sys.stderr)
 
 
-def _without_series(report: dict[str, Any]) -> dict[str, Any]:
+def _without_series(report: Report) -> dict[str, object]:
     return {key: value for key, value in report.items() if key != "series"}
 
 
-def _simulate_profile(args: argparse.Namespace) -> Profile:
+def _simulate_profile(args: argparse.Namespace) -> tuple[Profile, Scenario]:
     gates = parse_feature_gates(args.feature_gates)
     if args.profile and args.config:
         raise InputError("give either --profile or --config, not both", field="--config")
@@ -364,27 +364,26 @@ def _simulate_profile(args: argparse.Namespace) -> Profile:
     modes = _scale_up_modes(args)
     if len(modes) != 1:
         raise InputError("simulate takes one mode (compare takes a list)", field="--scale-up")
-    profile.scale_up = modes[0]
-    return profile
+    return profile, scenario_for(args.profile or "", scale_up=modes[0])
 
 
 def _scale_up_modes(args: argparse.Namespace) -> list[str]:
     modes = [m.strip() for m in getattr(args, "scale_up", "pod").split(",") if m.strip()]
     for mode in modes:
-        if mode not in ("pod", "gang"):
+        if mode not in SCALE_UP_MODES:
             raise InputError(f"unknown mode {mode!r} (pod or gang)", field="--scale-up")
     if not modes:
         raise InputError("name a mode: pod or gang", field="--scale-up")
     return modes
 
 
-def _with_scale_up(profiles: list[Profile], modes: list[str]) -> list[Profile]:
-    """Each profile under each scale-up mode; with more than one mode the names say which."""
+def _with_scale_up(profiles: list[tuple[Profile, str]], modes: list[str]) -> list[tuple[Profile, Scenario]]:
+    """Each profile (loaded from its spec: a built-in name or a file) under each scale-up mode; with more than
+    one mode the names say which."""
     if len(modes) == 1:
-        for profile in profiles:
-            profile.scale_up = modes[0]
-        return profiles
-    return [dataclasses.replace(p, name=f"{p.name}/{mode}-scale-up", scale_up=mode) for p in profiles for mode in modes]
+        return [(profile, scenario_for(spec, scale_up=modes[0])) for profile, spec in profiles]
+    return [(dataclasses.replace(p, name=f"{p.name}/{mode}-scale-up"), scenario_for(spec, scale_up=mode))
+            for p, spec in profiles for mode in modes]
 
 
 def _sample(args: argparse.Namespace) -> float | None:
@@ -464,10 +463,10 @@ def _validate(args: argparse.Namespace, console: Console) -> int:
 
 
 def _simulate(args: argparse.Namespace, console: Console) -> int:
-    profile = _simulate_profile(args)
+    run = _simulate_profile(args)
     _until(args), _sample(args)  # bad flags fail before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
-    report = _simulations(args, inputs, trace, [profile])[0]
+    report = _simulations(args, inputs, trace, [run])[0]
     if args.report:
         _write_report(args.report, report)
     if args.output in ("json", "yaml"):
@@ -483,10 +482,10 @@ def _compare(args: argparse.Namespace, console: Console) -> int:
     if not args.paths and not args.trace_file:
         raise InputError("give manifests (FILE_OR_DIR...) or a trace (--trace openb --nodes NODES.csv --pods "
                          "PODS.csv)", field="compare")
-    profiles = [load_profile(spec.strip()) for spec in args.profiles.split(",") if spec.strip()]
-    if not profiles:
+    loaded = [(load_profile(spec.strip()), spec.strip()) for spec in args.profiles.split(",") if spec.strip()]
+    if not loaded:
         raise InputError("name at least one profile", field="--profiles")
-    profiles = _with_scale_up(profiles, _scale_up_modes(args))
+    profiles = _with_scale_up(loaded, _scale_up_modes(args))
     _until(args), _sample(args)  # bad flags fail before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     reports = _simulations(args, inputs, trace, profiles)
@@ -531,8 +530,9 @@ def _live(args: argparse.Namespace, console: Console) -> int:
             > 1.2 * args.leader_elect_retry_period > 0):
         raise InputError("needs lease duration > renew deadline > 1.2 × retry period > 0 (as client-go)",
                          field="--leader-elect-lease-duration")
+    profile, _ = _simulate_profile(args)  # the scenario is the simulator's only
     options = Options(
-        profile=_simulate_profile(args), kubeconfig=args.kubeconfig, scheduler_name=args.scheduler_name,
+        profile=profile, kubeconfig=args.kubeconfig, scheduler_name=args.scheduler_name,
         namespaces=frozenset(args.namespace) or None, leader_elect=args.leader_elect == "true",
         lease_namespace=args.leader_elect_resource_namespace or default_lease_namespace(),
         lease_name=args.leader_elect_resource_name, lease_duration=args.leader_elect_lease_duration,
@@ -553,7 +553,7 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     profile = load_profile(args.profile)
     load_paths(args.paths)  # bad input fails before a control plane starts
     with ControlPlane(Path(args.kube_bin) if args.kube_bin else None) as plane:
-        verdict = verify(args.paths, profile, Oracle(plane), seed=args.seed)
+        verdict = verify(args.paths, profile, Oracle(plane), seed=args.seed, scenario=scenario_for(args.profile))
     if args.output in ("json", "yaml"):
         _emit(verdict.to_json(), args.output)
     else:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from phalanx import cli
 from phalanx.cli import main
+from phalanx.sim import run as run_api
 from phalanx.sim.report import build_report
 from tests.test_cli_errors import fails_with, run
 
@@ -130,7 +130,7 @@ def test_output_escapes_what_stdout_cannot_encode(monkeypatch: pytest.MonkeyPatc
                                                   capsys: pytest.CaptureFixture[str], output: str) -> None:
     stdout = StrictStdout()
     monkeypatch.setattr(sys, "stdout", stdout)
-    monkeypatch.setattr(cli, "build_report", with_a_lone_surrogate(build_report))
+    monkeypatch.setattr(run_api, "build_report", with_a_lone_surrogate(build_report))
     status = main(["simulate", EXAMPLE, "--until", "10m", "-o", output, "--report", str(tmp_path / "report")])
     assert status == 0, capsys.readouterr().err
     written = stdout.text()

@@ -4,7 +4,8 @@ Built-in: `default` (pod-at-a-time, as a plain v1.37 cluster), `gang` (GenericWo
 PodGroup cycle), and the peers on the same engine: `kueue` (Kueue-style admission in front of `gang`) and
 `volcano` (Volcano-style queues in front of `gang`, packing nodes as Volcano's binpack plugin does); and
 `phalanx`: `gang` plus exact placement of the gangs its PodGroup cycle cannot seat, scoring with
-`fgd-stranding` on inputs with GPU-share requests (the openb trace replays, `for_gpu_sharing`).
+`fgd-stranding` on inputs with GPU-share requests (the openb trace replays, `for_gpu_sharing`). The queueing in
+front of `kueue` and `volcano` is the simulator's (its Scenario, phalanx/sim/scenario.py), not the profile's.
 A file shaped like a KubeSchedulerConfiguration (or one of its profiles) makes a custom one; Phalanx adds
 a `featureGates` map, since kube-scheduler takes gates as a flag.
 """
@@ -72,11 +73,6 @@ class Profile:
     # Among equal best scores: "random" (seeded; kube-scheduler picks uniformly) or "first" (lowest node index).
     tie_break: str = "random"
     reserve: list[str] = field(default_factory=lambda: list(RESERVERS))  # Reserve plugins, in order
-    # Queueing in front of the scheduler queue (phalanx/admission): None, "kueue" or "volcano".
-    admission: str | None = None
-    # How the cluster autoscaler model adds nodes when the input has node groups: "pod" (per pod, as
-    # cluster-autoscaler does) or "gang" (a whole gang's minCount at once, or nothing).
-    scale_up: str = "pod"
     exact_placement: ExactPlacement | None = None  # the `phalanx` profile's exact gang placement
     # When a PodGroup whose cycle failed is tried again: "backoff" (v1.37.2: when its backoff ends, whatever the
     # events, since requeuePodGroup records no rejecting plugin) or "event" (Phalanx's own: parked until an event
@@ -118,8 +114,7 @@ class Profile:
         return {"name": self.name, "featureGates": dict(self.feature_gates), "filters": list(self.filters),
                 "scores": dict(self.scores), "reserve": list(self.reserve),
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
-                "notImplemented": self.missing_plugins, "admission": self.admission,
-                "scaleUp": self.scale_up, "placementScores": dict(self.placement_scores),
+                "notImplemented": self.missing_plugins, "placementScores": dict(self.placement_scores),
                 "gpuSharing": self.gpu_sharing, "groupRetry": self.group_retry,
                 "exactPlacement": None if self.exact_placement is None else
                 {"budgetSeconds": self.exact_placement.budget, "seed": self.exact_placement.seed}}
@@ -155,12 +150,12 @@ def builtin(name: str) -> Profile:
     if name == "gang":
         return Profile("gang", feature_gates=dict(WORKLOAD_GATES))
     if name == "kueue":
-        return Profile("kueue", feature_gates=dict(WORKLOAD_GATES), admission="kueue")
+        return Profile("kueue", feature_gates=dict(WORKLOAD_GATES))
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as
         # room frees, not on kube-scheduler's group backoff.
-        return Profile("volcano", feature_gates=dict(WORKLOAD_GATES), admission="volcano",
+        return Profile("volcano", feature_gates=dict(WORKLOAD_GATES),
                        plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}},
                        group_retry="event")
     if name == "phalanx":  # `gang`, gates and all, plus exact placement of the gangs its cycle cannot seat

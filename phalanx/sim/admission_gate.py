@@ -360,10 +360,11 @@ def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
     return docs
 
 
-def policy_profile(profile: Profile, queue_docs: list[tuple[Manifest, Source]]) -> tuple[Profile, list[str]]:
-    """The profile with the node scoring its admission policy's configuration implies (Volcano's
+def policy_profile(profile: Profile, admission: str, queue_docs: list[tuple[Manifest, Source]]
+                   ) -> tuple[Profile, list[str]]:
+    """The profile with the node scoring the admission policy's configuration implies (Volcano's
     `volcano-scheduler.conf`) in place of its resource scoring, and what that mapping leaves out."""
-    scoring = POLICIES[profile.admission].node_scoring(queue_docs) if profile.admission is not None else None
+    scoring = POLICIES[admission].node_scoring(queue_docs)
     if scoring is None:
         return profile, []
     scores = {k: v for k, v in profile.scores.items()

@@ -29,6 +29,7 @@ from phalanx.autoscale.nodegroups import MAX_GROUP_SIZE, NodeGroup, group_of
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.event_queue import ARRIVAL
 from phalanx.sim.records import GroupRecord, PodRecord
+from phalanx.sim.report_schema import Autoscaler
 
 SCAN_INTERVAL = 10.0  # cluster-autoscaler's --scan-interval default
 # What a pending pod may ask for that the scale-up estimate does not model (cluster_autoscaler.py says why).
@@ -274,7 +275,7 @@ class NodeAutoscaling:
         if wanted is not None and not self.records[name].used:
             self._futile.add(wanted)
 
-    def report(self, end: float) -> dict[str, Any]:
+    def report(self, end: float) -> Autoscaler:
         records = list(self.records.values())
         added = [r for r in records if r.added > 0 or r.name not in self._initial_names()]
         costs = cost(self.groups, records, end)

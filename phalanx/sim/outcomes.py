@@ -13,10 +13,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from collections.abc import Callable
 
 from phalanx.api.sets import JOBSET_NAME_LABEL
 from phalanx.sim.records import PodRecord
+from phalanx.sim.report_schema import Makespan, WaitStats, WorkloadEntry
 from phalanx.sim.simulation import Simulation
 
 
@@ -52,7 +53,7 @@ def group_completion(sim: Simulation, key: str) -> tuple[float | None, float | N
     return _completion([sim.pods[k] for k in sim.members.get(key, ()) if k in sim.pods])
 
 
-def makespan(sim: Simulation) -> dict[str, Any]:
+def makespan(sim: Simulation) -> Makespan:
     """From the first pod created to the last pod finished, over the pods that arrived during the run."""
     arrived = [r for r in sim.pods.values() if r.pod.node_name is None]
     unfinished = sum(1 for r in arrived if r.phase not in ("Succeeded", "Failed"))
@@ -62,7 +63,7 @@ def makespan(sim: Simulation) -> dict[str, Any]:
     return {"seconds": _round(end - min(r.created for r in arrived)), "unfinishedPods": 0}
 
 
-def workloads(sim: Simulation, wait_stats: Any) -> list[dict[str, Any]]:
+def workloads(sim: Simulation, wait_stats: Callable[[list[float]], WaitStats]) -> list[WorkloadEntry]:
     """One row per owner (controller kind and `namespace/name`): its pods by phase, waits, completion. A JobSet
     has a row of its own beside its Jobs' (its pods, found by their `jobset-name` label)."""
     owned: dict[tuple[str, str], list[PodRecord]] = defaultdict(list)
@@ -73,7 +74,7 @@ def workloads(sim: Simulation, wait_stats: Any) -> list[dict[str, Any]]:
             job_set = pod.labels.get(JOBSET_NAME_LABEL) if pod.controller == "Job" else None
             if job_set is not None:
                 owned[("JobSet", f"{pod.namespace}/{job_set}")].append(record)
-    rows = []
+    rows: list[WorkloadEntry] = []
     for (kind, name), records in sorted(owned.items()):
         phases = [r.phase for r in records]
         waits = [r.bound_at - r.created for r in records if r.bound_at is not None and r.pod.node_name is None]

@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING, Any
 from phalanx.api.quantity import format_duration
 from phalanx.errors import InputError
 from phalanx.sim.jsonsafe import dumps
-from phalanx.sim.tables import summary_rows
+from phalanx.sim.tables import Result, summary_rows
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-Report = Mapping[str, Any]
 FRACTIONS = ("allocated", "useful", "stranded")
 COUNTS = ("podsRunning", "podsPending", "groupsPending", "preemptions")
 # Summary keys the standard rows already show; any other number in a summary gets a row of its own.
@@ -38,7 +37,7 @@ _SHOWN = {"pods", "gangPodsPending", "podGroups", "allocated", "useful", "strand
 DPI = 100
 
 
-def results_of(document: Report) -> list[Report]:
+def results_of(document: Result) -> list[Result]:
     """The per-profile results of a report document (`compare`'s `results`, or one `simulate` report)."""
     results = document.get("results")
     if isinstance(results, list):
@@ -46,7 +45,7 @@ def results_of(document: Report) -> list[Report]:
     return [document]
 
 
-def labels_of(results: Sequence[Report]) -> list[str]:
+def labels_of(results: Sequence[Result]) -> list[str]:
     """One unique label per result: its profile name, numbered when a name repeats."""
     labels: list[str] = []
     for report in results:
@@ -70,7 +69,7 @@ def csv_text(text: str) -> str:
     return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def series_csv(results: Sequence[Report]) -> str:
+def series_csv(results: Sequence[Result]) -> str:
     """The series of every result in long format: profile,time,metric,resource,value (resource empty for counts)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -110,7 +109,7 @@ def png_bytes(fig: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _time_unit(results: Sequence[Report]) -> tuple[str, float]:
+def _time_unit(results: Sequence[Result]) -> tuple[str, float]:
     end = max((float(r.get("endTime", 0.0) or 0.0) for r in results), default=0.0)
     if end <= 2 * 3600:
         return "minutes", 60.0
@@ -124,7 +123,7 @@ def _steps(times: Sequence[float], values: Sequence[float], scale: float) -> tup
     return [t / scale for t in times], [float(v) for v in values]
 
 
-def allocation_plot(label: str, report: Report, unit: tuple[str, float]) -> bytes:
+def allocation_plot(label: str, report: Result, unit: tuple[str, float]) -> bytes:
     """Allocated (solid) and useful (dashed) fraction per resource over time; the gap between them is stranded."""
     series = report["series"]
     fig = new_figure(6.4, 3.6)
@@ -147,7 +146,7 @@ def allocation_plot(label: str, report: Report, unit: tuple[str, float]) -> byte
     return png_bytes(fig)
 
 
-def pending_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[str, float]) -> bytes:
+def pending_plot(labels: Sequence[str], results: Sequence[Result], unit: tuple[str, float]) -> bytes:
     """Pods pending (gang members counted) and PodGroups pending over time, one line per profile."""
     from matplotlib.ticker import MaxNLocator
 
@@ -170,7 +169,7 @@ def pending_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[s
     return png_bytes(fig)
 
 
-def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tuple[str, float]) -> bytes | None:
+def queue_share_plot(labels: Sequence[str], results: Sequence[Result], unit: tuple[str, float]) -> bytes | None:
     """Each queue's share of the cluster (the cpu its admitted workloads ask) over time, a panel per profile
     that queues (kueue, volcano); None when no profile does."""
     queued = [(label, r) for label, r in zip(labels, results, strict=True)
@@ -193,7 +192,7 @@ def queue_share_plot(labels: Sequence[str], results: Sequence[Report], unit: tup
     return png_bytes(fig)
 
 
-def services_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | None:
+def services_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes | None:
     """Going to zero, cost against latency: per service and profile, the GPU-hours (else replica-hours) saved
     against the worst latency cold starts added; None when no result has HorizontalPodAutoscalers."""
     points = [(label, s) for label, r in zip(labels, results, strict=True) for s in r.get("services") or ()]
@@ -231,7 +230,7 @@ def _ecdf(ax: Axes, waits: Sequence[float], label: str, style: dict[str, Any]) -
     ax.step([0.0, *xs], [0.0, *ys], where="post", label=f"{label} (n={n})", **style)
 
 
-def waits_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes:
+def waits_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes:
     """Cumulative distribution of waiting times, per pod and per PodGroup, one line per profile."""
     fig = new_figure(9.0, 3.4)
     axes = fig.subplots(1, 2)
@@ -270,7 +269,7 @@ def _first(row: Mapping[str, Any], keys: Sequence[str]) -> tuple[str, float] | N
     return None
 
 
-def allocation_curve(report: Report) -> tuple[list[float], list[float], bool] | None:
+def allocation_curve(report: Result) -> tuple[list[float], list[float], bool] | None:
     """(arrived GPU load in % of capacity, unallocated GPUs — or % of GPUs when the total is unknown —, whether
     the values are GPUs) from a result's `allocationCurve` (the fragmentation protocol), or None.
 
@@ -319,7 +318,7 @@ def allocation_curve(report: Report) -> tuple[list[float], list[float], bool] | 
     return loads, values, bool(in_gpus)
 
 
-def fragmentation_plot(labels: Sequence[str], results: Sequence[Report]) -> bytes | None:
+def fragmentation_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes | None:
     """Unallocated GPUs against arrived GPU load, one line per policy (the FGD paper's Fig. 9a)."""
     curves = [(label, allocation_curve(report)) for label, report in zip(labels, results, strict=True)]
     drawn = [(label, c) for label, c in curves if c is not None]
@@ -375,7 +374,7 @@ document.body.setAttribute('data-columns',String(Object.keys(xs).length));
 document.body.setAttribute('data-rows',String(Object.keys(ys).length));})();"""
 
 
-def _cell(render: Any, report: Report) -> str:
+def _cell(render: Any, report: Result) -> str:
     try:
         return str(render(report))
     except (KeyError, TypeError, ValueError, AttributeError):
@@ -400,7 +399,7 @@ def _numbers(summary: Any) -> dict[str, Any]:
     return out
 
 
-def _extra_rows(results: Sequence[Report]) -> list[str]:
+def _extra_rows(results: Sequence[Result]) -> list[str]:
     keys: list[str] = []
     for report in results:
         keys += [key for key in _numbers(report.get("summary")) if key not in keys]
@@ -415,7 +414,7 @@ def _number(value: Any) -> str:
     return str(value)
 
 
-def workloads_html(labels: Sequence[str], results: Sequence[Report]) -> str:
+def workloads_html(labels: Sequence[str], results: Sequence[Result]) -> str:
     """A row per workload (owner of pods), a column per profile: pods succeeded of all, and completion time."""
     rows: dict[tuple[str, str], dict[int, Mapping[str, Any]]] = {}
     for i, report in enumerate(results):
@@ -441,7 +440,7 @@ def workloads_html(labels: Sequence[str], results: Sequence[Report]) -> str:
             f"</tr>{''.join(body)}</table></section>")
 
 
-def queues_html(labels: Sequence[str], results: Sequence[Report]) -> str:
+def queues_html(labels: Sequence[str], results: Sequence[Result]) -> str:
     """A table per queueing profile: a row per queue with what it admitted, held back and lost."""
     sections = []
     columns = ("admitted", "pending", "running", "borrowed", "preempted", "reclaimed")
@@ -470,7 +469,7 @@ def img_tag(data: bytes, alt: str) -> str:
     return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{base64.b64encode(data).decode("ascii")}">'
 
 
-def index_html(labels: Sequence[str], results: Sequence[Report], pngs: Mapping[str, bytes]) -> str:
+def index_html(labels: Sequence[str], results: Sequence[Result], pngs: Mapping[str, bytes]) -> str:
     """One page, no network: a column per profile (summary metrics and its allocation plot), then the
     plots that put the profiles on the same axes."""
     rows = [(name, render) for name, render in summary_rows(
@@ -531,7 +530,7 @@ def printable(value: Any) -> Any:
     return value
 
 
-def render_report(document: Report) -> dict[str, bytes]:
+def render_report(document: Result) -> dict[str, bytes]:
     """Every file of a report directory, by name, rendered in memory (nothing is written)."""
     document = printable(document)
     results = results_of(document)
@@ -635,7 +634,7 @@ def write_files(directory: str, files: Mapping[str, bytes]) -> list[str]:
     return [target for _, target in staged]
 
 
-def write_report(directory: str, document: Report) -> list[str]:
+def write_report(directory: str, document: Result) -> list[str]:
     """Render the report directory for `document` (one report, or compare's {"results": [...]}) and write it."""
     _check_directory(directory)  # before the rendering work
     return write_files(directory, render_report(document))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,6 +11,8 @@ from phalanx.scheduler.placement.exact import decisions
 from phalanx.scheduler.placement.topology import constraint_report
 from phalanx.sim.admission_gate import queue_report
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
+from phalanx.sim.records import PodRecord
+from phalanx.sim.report_schema import GroupEntry, Notes, PodEntry, Report, WaitStats
 from phalanx.sim.services import service_report
 from phalanx.sim.simulation import Simulation
 
@@ -24,7 +26,7 @@ def _round(value: float) -> float:
     return round(float(value), 6)
 
 
-def wait_stats(waits: list[float]) -> dict[str, float | int]:
+def wait_stats(waits: list[float]) -> WaitStats:
     """Count, mean, p50, p90, p99 and max of waiting times in seconds (zeros when there are none)."""
     if not waits:
         return {"count": 0, "mean": 0.0, "p50": 0.0, "p90": 0.0, "p99": 0.0, "max": 0.0}
@@ -48,7 +50,7 @@ def _hours(values: dict[str, float]) -> dict[str, float]:
     return {k: _round(v / (1000.0 if k == "cpu" else 1.0)) for k, v in sorted(values.items()) if k != "pods"}
 
 
-def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> dict[str, Any]:
+def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Report:
     """The JSON contract for one finished simulation; with `series` (the recorder that watched it), plus
     the `series` block (time series and per-pod waits), which `--report DIR` writes and `-o json` leaves out."""
     pods = list(sim.pods.values())
@@ -65,7 +67,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
     censored = censored_waits(sim)
     completions = [seconds for key in sim.groups if (seconds := group_completion(sim, key)[1]) is not None]
     seconds = sim.scheduling_seconds
-    report: dict[str, Any] = {
+    report: Report = {
         "schemaVersion": SCHEMA_VERSION,
         "profile": sim.profile.name,
         "featureGates": dict(sim.profile.feature_gates),
@@ -134,7 +136,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> di
     return report
 
 
-def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
+def _pod_entry(sim: Simulation, record: PodRecord) -> PodEntry:
     pod = record.pod
     message = record.message
     # A pod that was preempted keeps naming its preemptor, also once it was recreated and runs again.
@@ -159,7 +161,7 @@ def _pod_entry(sim: Simulation, record: Any) -> dict[str, Any]:
     }
 
 
-def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
+def _group_entry(sim: Simulation, key: str) -> GroupEntry:
     record = sim.groups[key]
     group = record.group
     phases = [sim.pods[k].phase for k in sim.members[key]]
@@ -170,7 +172,7 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
     if message is None and record.started_at is None and group.is_gang:
         message = (f"pod group {key}: {running} of the {group.min_count} pods (minCount) running, "
                    f"{pending} pending")
-    return {
+    entry: GroupEntry = {
         "name": key, "policy": group.policy.kind if group.policy else None, "minCount": group.min_count,
         "running": running, "pending": pending, "succeeded": phases.count("Succeeded"),
         "scheduled": record.started_at is not None,
@@ -183,12 +185,13 @@ def _group_entry(sim: Simulation, key: str) -> dict[str, Any]:
         "completionSeconds": completion_seconds,
         "message": message,
         "conditions": list(record.conditions.values()),
-        **({"resourceClaimStatuses": sim.scheduler.devices.claim_statuses(key)}
-           if group.resource_claims and sim.scheduler.devices is not None and sim.profile.workload_claims else {}),
     }
+    if group.resource_claims and sim.scheduler.devices is not None and sim.profile.workload_claims:
+        entry["resourceClaimStatuses"] = sim.scheduler.devices.claim_statuses(key)
+    return entry
 
 
-def group_claims_report(claimed: list[str], *, devices: bool, gate: bool) -> dict[str, Any]:
+def group_claims_report(claimed: list[str], *, devices: bool, gate: bool) -> Notes:
     """The `podGroupResourceClaims` block: PodGroups with spec.resourceClaims, and what is not modelled."""
     names = f"{', '.join(claimed[:3])}{' and more' if len(claimed) > 3 else ''}"
     if not gate:

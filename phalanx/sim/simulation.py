@@ -47,6 +47,7 @@ from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.event_queue import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
 from phalanx.sim.records import GroupRecord, PodRecord
+from phalanx.sim.scenario import Scenario
 
 
 @dataclass(slots=True)
@@ -93,10 +94,13 @@ Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deleti
 
 
 class Simulation:
-    def __init__(self, inputs: Inputs, profile: Profile, *, seed: int = 0, until: float | None = None) -> None:
+    def __init__(self, inputs: Inputs, profile: Profile, *, scenario: Scenario | None = None, seed: int = 0,
+                 until: float | None = None) -> None:
+        scenario = scenario or Scenario()
+        self.scenario = scenario
         scoring_notes: list[str] = []
-        if profile.admission is not None:
-            profile, scoring_notes = policy_profile(profile, inputs.queue_docs)
+        if scenario.admission is not None:
+            profile, scoring_notes = policy_profile(profile, scenario.admission, inputs.queue_docs)
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
@@ -131,17 +135,17 @@ class Simulation:
                                              until=until)
         self.gate: AdmissionGate | None = None
         self._running_load: dict[str, int] = defaultdict(int)
-        if profile.admission is not None:
+        if scenario.admission is not None:
             for pod in inputs.pods:  # a snapshot's running pods: capacity the queues cannot share
                 if pod.node_name is not None:
                     for name, value in pod.requests.items():
                         self._running_load[name] += value
-            self.gate = build_gate(inputs.queue_docs, profile.admission, self._queue_capacity())
+            self.gate = build_gate(inputs.queue_docs, scenario.admission, self._queue_capacity())
             self.gate.notes.extend(scoring_notes)
         self.hpas = Autoscalers(inputs.hpas, inputs.metrics, until) if inputs.hpas else None
         for hpa in inputs.hpas:
             self.events.push(hpa.arrival, ARRIVAL, hpa)
-        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, profile.scale_up, profile.filters,
+        self.autoscaling = NodeAutoscaling(inputs.node_groups, initial, scenario.scale_up, profile.filters,
                                            profile.plugin_args) if inputs.node_groups else None
         self.books = Accounting()
         self.books.capacity = self.allocatable

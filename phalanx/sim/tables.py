@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from phalanx.api.quantity import format_duration
+from phalanx.sim.report_schema import Report
 
-Report = dict[str, Any]
+# What the summary rows and the report directory (sim/output.py) render: a simulation's Report or a trace
+# replay's result, so any mapping with a `summary`.
+Result = Mapping[str, Any]
 PENDING_ROWS = 20
 
 
@@ -18,7 +21,7 @@ def _pct(value: float) -> str:
     return f"{100 * value:.1f}%"
 
 
-def _resources(reports: Sequence[Report]) -> list[str]:
+def _resources(reports: Sequence[Result]) -> list[str]:
     names: set[str] = set()
     for report in reports:
         names.update(report["summary"]["allocated"])
@@ -32,18 +35,18 @@ def _hours(value: float, resource: str) -> str:
     return f"{value:.3g}"
 
 
-Row = tuple[str, Callable[[Report], str]]
+Row = tuple[str, Callable[[Result], str]]
 
 
-def _fraction_cell(field: str, resource: str) -> Callable[[Report], str]:
+def _fraction_cell(field: str, resource: str) -> Callable[[Result], str]:
     return lambda r: _pct(r["summary"][field].get(resource, 0.0))
 
 
-def _hours_cell(resource: str, field: str = "strandedResourceHours") -> Callable[[Report], str]:
+def _hours_cell(resource: str, field: str = "strandedResourceHours") -> Callable[[Result], str]:
     return lambda r: _hours(r["summary"].get(field, {}).get(resource, 0.0), resource)
 
 
-def summary_rows(reports: Sequence[Report]) -> list[Row]:
+def summary_rows(reports: Sequence[Result]) -> list[Row]:
     rows: list[Row] = [
         ("pods running", lambda r: str(r["summary"]["pods"]["running"])),
         ("pods pending", lambda r: str(r["summary"]["pods"]["pending"])),
@@ -75,14 +78,14 @@ def summary_rows(reports: Sequence[Report]) -> list[Row]:
     return rows
 
 
-def _exact_cell(report: Report) -> str:
+def _exact_cell(report: Result) -> str:
     exact = report.get("exactPlacement")
     if exact is None:
         return "off"
     return f"{exact['placed']} / {exact['infeasible']} / {exact['undecided']}"
 
 
-def _censored(summary: Report) -> str:
+def _censored(summary: Mapping[str, Any]) -> str:
     with_pending = summary.get("waitSecondsIncludingPending") or {}
     if not with_pending.get("censored"):
         return "none"
@@ -90,7 +93,7 @@ def _censored(summary: Report) -> str:
         format_duration(with_pending[k]) for k in ("p50", "max"))
 
 
-def _makespan(summary: Report) -> str:
+def _makespan(summary: Mapping[str, Any]) -> str:
     span = summary.get("makespan") or {}
     if span.get("seconds") is None:
         return f"not finished ({span.get('unfinishedPods', 0)} pods)"

@@ -15,8 +15,8 @@ from typing import Any
 from phalanx.cluster.gpus import TargetWorkload
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import load_profile
-from phalanx.sim.report import build_report
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
+from phalanx.sim.scenario import scenario_for
 from phalanx.sweep.edits import apply_edit, parse_edit
 from phalanx.sweep.grid import TRACE, Cell
 from phalanx.traces.fragmentation import replay_fragmentation
@@ -46,6 +46,6 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         return {"profile": profile.name, "featureGates": dict(profile.feature_gates), "gpus": run.gpus,
                 **run.describe()}
     inputs = apply_edit(_manifests(cell.manifests), parse_edit(cell.edit))
-    sim = Simulation(inputs, profile, seed=cell.seed, until=cell.until).run()
-    report = {key: value for key, value in build_report(sim).items() if key not in LEFT_OUT}
+    full = simulate(inputs, profile, scenario=scenario_for(cell.profile), seed=cell.seed, until=cell.until).report()
+    report = {key: value for key, value in full.items() if key not in LEFT_OUT}
     return {**report, "seed": cell.seed, "edit": cell.edit}

@@ -17,6 +17,7 @@ from rich.table import Table
 from phalanx.cluster.gpus import TargetWorkload
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile, load_profile
+from phalanx.sim.scenario import scenario_for
 from phalanx.traces.fragmentation import FULL_LOAD, ReplayResult, replay_fragmentation
 from phalanx.traces.openb import OpenbTrace, load_trace
 from phalanx.traces.timed import replay_timed
@@ -116,7 +117,7 @@ def compare_trace(trace: str, nodes_csv: str, pods_csv: str, protocol: str, load
     data = load_trace(nodes_csv, pods_csv)
     workload = TargetWorkload.from_pods(data.pods)
     results: list[dict[str, Any]] = []
-    for profile in loaded:
+    for profile, spec in zip(loaded, profiles, strict=True):
         head: dict[str, Any] = {
             "schemaVersion": SCHEMA_VERSION, "profile": profile.name, "featureGates": dict(profile.feature_gates),
             "trace": {"name": trace, "nodes": nodes_csv, "pods": pods_csv, "protocol": protocol, "load": load,
@@ -125,7 +126,7 @@ def compare_trace(trace: str, nodes_csv: str, pods_csv: str, protocol: str, load
         if protocol == "fragmentation":
             head.update(_fragmentation_result(profile, data, load, seeds, workload))
         else:
-            head.update(replay_timed(profile, data, seeds, workload))
+            head.update(replay_timed(profile, data, seeds, workload, scenario_for(spec)))
         results.append(head)
     return results
 

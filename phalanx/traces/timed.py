@@ -1,5 +1,5 @@
 """The timed replay of a trace: pods arrive at their creation time and run for deletion − start seconds,
-on the simulator's clock (`phalanx.sim.simulation.Simulation`, the same driver as for manifests)."""
+on the simulator's clock (`phalanx.sim.run.simulate`, the same driver as for manifests)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,23 @@ from typing import Any
 from phalanx.cluster.gpus import GPU_MILLI, TargetWorkload
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.profiles import Profile
-from phalanx.sim.report import build_report
-from phalanx.sim.simulation import Simulation
+from phalanx.sim.run import simulate
+from phalanx.sim.scenario import Scenario
 from phalanx.traces.fragmentation import seeded_profile
 from phalanx.traces.openb import OpenbTrace
 
 
-def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int],
-                 workload: TargetWorkload) -> dict[str, Any]:
+def replay_timed(profile: Profile, trace: OpenbTrace, seeds: Sequence[int], workload: TargetWorkload,
+                 scenario: Scenario | None = None) -> dict[str, Any]:
     """Simulate the trace on its own clock once per seed; summary = the first seed's, with the pod counts
     and `gpuAllocationTimeAverage` (allocated GPU-hours over capacity × simulated time) averaged over seeds."""
     reports: list[dict[str, Any]] = []
     for seed in seeds:
         inputs = Inputs(nodes=list(trace.gpu_nodes), pods=list(trace.pods))
-        sim = Simulation(inputs, seeded_profile(profile, seed, workload, trace.pods), seed=seed).run()
-        report = build_report(sim)
-        report.pop("pods", None)
-        report.pop("podGroups", None)
+        run = simulate(inputs, seeded_profile(profile, seed, workload, trace.pods), scenario=scenario, seed=seed)
+        # A seed's entry: the report without its per-pod and per-group lists, plus fields of the trace's own.
+        report: dict[str, Any] = {key: value for key, value in run.report().items()
+                                  if key not in ("pods", "podGroups")}
         report["seed"] = seed
         reports.append(report)
     capacity = sum(n.allocatable.get(GPU_MILLI, 0) for n in trace.gpu_nodes)

@@ -23,7 +23,9 @@ from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
-from phalanx.sim.report import build_report
+from phalanx.sim.report_schema import Report
+from phalanx.sim.run import simulate
+from phalanx.sim.scenario import Scenario
 from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
@@ -215,21 +217,25 @@ def scheduler_gates(profile: Profile) -> dict[str, bool]:
 
 @dataclass
 class _Run:
-    report: dict[str, Any]
+    report: Report
     ties: dict[str, tuple[str, ...]]
     attempts: list[tuple[float, str]]
 
 
-def _simulate(inputs: Inputs, profile: Profile, seed: int, hints: dict[str, str] | None = None,
-              preemption_hints: dict[str, str] | None = None, victim_hints: set[str] | None = None) -> _Run:
-    sim = Simulation(inputs, profile, seed=seed)
-    sim.recreate_bare_members = False  # nothing on the real cluster makes an evicted bare pod again
-    queue = sim.scheduler.queue = RecordingQueue()
-    sim.scheduler.cycle.hints = hints
-    sim.scheduler.preemptor.hints = preemption_hints
-    sim.scheduler.preemptor.victim_hints = victim_hints
-    sim.run()
-    return _Run(build_report(sim), dict(sim.scheduler.cycle.ties), queue.popped)
+def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed: int,
+              hints: dict[str, str] | None = None, preemption_hints: dict[str, str] | None = None,
+              victim_hints: set[str] | None = None) -> _Run:
+    queue = RecordingQueue()
+
+    def hinted(sim: Simulation) -> None:
+        sim.scheduler.queue = queue
+        sim.scheduler.cycle.hints = hints
+        sim.scheduler.preemptor.hints = preemption_hints
+        sim.scheduler.preemptor.victim_hints = victim_hints
+
+    # Nothing on the real cluster makes an evicted bare pod again.
+    run = simulate(inputs, profile, scenario=scenario, seed=seed, setup=[hinted], recreate_bare_members=False)
+    return _Run(run.report(), dict(run.sim.scheduler.cycle.ties), queue.popped)
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
@@ -260,10 +266,11 @@ def normalise_message(message: str | None) -> str | None:
     return _PREEMPTION_TAIL.sub("", message).strip().rstrip(".")
 
 
-def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0) -> Verdict:
+def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0,
+           scenario: Scenario | None = None) -> Verdict:
     inputs = load_paths(paths)
     docs = list(raw_documents(paths))
-    first = _simulate(inputs, profile, seed)
+    first = _simulate(inputs, profile, scenario, seed)
     steps = timeline(docs, first.report, first.attempts)
     controllers = [name for name, needed in (
         ("job-controller", inputs.jobs),
@@ -279,7 +286,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     started = time.perf_counter()
     preempted_on = {key: pod.preempted_on for key, pod in real.pods.items() if pod.preempted_on is not None}
     victims = {key for key, pod in real.pods.items() if pod.preempted}
-    second = _simulate(inputs, profile, seed, hints, preempted_on, victims)
+    second = _simulate(inputs, profile, scenario, seed, hints, preempted_on, victims)
     verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
                       binds=int(second.report["stats"]["podsScheduled"]))
     prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}

@@ -14,11 +14,13 @@ from phalanx.api.objects import Queueing, Source
 from phalanx.scheduler.profiles import BUILTIN, builtin
 from phalanx.sim import admission_gate
 from phalanx.sim.admission_gate import build_gate, policy_profile
+from phalanx.sim.scenario import scenario_for
 
 
 def test_every_builtin_profiles_policy_is_registered() -> None:
-    names = {builtin(name).admission for name in BUILTIN} - {None}
-    assert names == set(POLICIES) == {"kueue", "volcano"}
+    assert set(POLICIES) == {"kueue", "volcano"} and set(POLICIES) <= set(BUILTIN)
+    assert {name: scenario_for(name).admission for name in BUILTIN if scenario_for(name).admission} == {
+        "kueue": "kueue", "volcano": "volcano"}
     assert all(factory.name == name for name, factory in POLICIES.items())
 
 
@@ -71,4 +73,4 @@ def test_the_gate_builds_a_policy_by_its_registry_name(monkeypatch: pytest.Monke
     gate = build_gate([], "admit-all", {})
     assert gate.which == "admit-all" and isinstance(gate.policy, _AdmitAll)
     profile = builtin("gang")
-    assert policy_profile(profile, []) == (profile, [])
+    assert policy_profile(profile, "admit-all", []) == (profile, [])

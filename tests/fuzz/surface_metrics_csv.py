@@ -19,6 +19,7 @@ from phalanx.scheduler.profiles import builtin
 from phalanx.sim.hpa import Autoscalers
 from phalanx.sim.jsonsafe import dumps
 from phalanx.sim.report import build_report
+from phalanx.sim.scenario import Scenario
 from phalanx.sim.simulation import Simulation
 from tests.fuzz.surface import INPUT_ERROR, OK, Surface
 
@@ -118,9 +119,7 @@ def simulate(directory: str, manifests: str, metrics_path: str | None, until: fl
         inputs = load_paths([write(directory, "in.yaml", manifests)])
         if metrics_path is not None:
             inputs.metrics = MetricsSeries.load(metrics_path)
-        profile = builtin("gang")
-        profile.scale_up = mode
-        sim = Simulation(inputs, profile, until=until)
+        sim = Simulation(inputs, builtin("gang"), scenario=Scenario(scale_up=mode), until=until)
         dumps(build_report(sim.run()))
     except InputError:
         return INPUT_ERROR

@@ -18,6 +18,7 @@ from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report
+from phalanx.sim.scenario import scenario_for
 from phalanx.sim.simulation import Simulation
 from tests.fuzz.surface import INPUT_ERROR, OK, Surface
 
@@ -199,7 +200,7 @@ def _run(case: tuple[str, str, str, str], directory: str) -> str:
         inputs = load_paths([_write(directory, "in.yaml", workload)])
         inputs.queue_docs.extend(load_queue_files([_write(directory, "queues.yaml", queues)]))
         check_queue_objects(inputs.queue_docs)
-        sim = Simulation(inputs, builtin(profile), until=HORIZON)
+        sim = Simulation(inputs, builtin(profile), scenario=scenario_for(profile), until=HORIZON)
     except InputError:
         return INPUT_ERROR
     report = build_report(sim.run())

@@ -15,6 +15,7 @@ from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
 from phalanx.sim.report import build_report
+from phalanx.sim.scenario import scenario_for
 from phalanx.sim.simulation import Simulation
 
 Doc = dict[str, Any]
@@ -70,7 +71,7 @@ def job(namespace: str, name: str, *, cpu: str, pods: int, arrival: str = "0s", 
 def run(tmp_path: Path, docs: list[Doc], profile: str) -> dict[str, Any]:
     path = tmp_path / "input.yaml"
     path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
-    return build_report(Simulation(load_paths([str(path)]), builtin(profile)).run())
+    return build_report(Simulation(load_paths([str(path)]), builtin(profile), scenario=scenario_for(profile)).run())
 
 
 def bound_at(report: dict[str, Any], prefix: str) -> list[float]:
@@ -258,7 +259,8 @@ def test_the_peers_example_tells_the_story_docs_peers_md_reads() -> None:
     after the victims' grace period; volcano's task-level reclaim leaves the whole-gang sweeps alone and
     production waits for them; native gangs get production in by priority, breaking research gangs."""
     inputs = load_paths(["examples/peers"])
-    reports = {p: build_report(Simulation(inputs, builtin(p)).run()) for p in ("gang", "kueue", "volcano")}
+    reports = {p: build_report(Simulation(inputs, builtin(p), scenario=scenario_for(p)).run())
+               for p in ("gang", "kueue", "volcano")}
     waits = {p: {w["name"]: w["waitSeconds"]["max"] for w in r["workloads"]} for p, r in reports.items()}
     # 30 s of grace, then the retrain group's next retry (it is tried again when its backoff ends, at 36 s)
     assert waits["kueue"]["production/retrain"] == 36.0
@@ -295,10 +297,11 @@ def test_the_volcano_conf_decides_how_nodes_are_scored(tmp_path: Path) -> None:
             "data": {"volcano-scheduler.conf": 'actions: "enqueue, allocate, backfill"\n'
                                                "tiers:\n- plugins:\n  - name: gang\n  - name: nodeorder\n"}}
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([node("n1"), volcano_queue("a"), conf]))
-    sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("volcano"))
+    volcano = scenario_for("volcano")
+    sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("volcano"), scenario=volcano)
     assert sim.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "LeastAllocated"
     assert sim.profile.scores["NodeResourcesBalancedAllocation"] == 1
-    packed = Simulation(load_paths(["examples/peers"]), builtin("volcano"))  # binpack in its conf
+    packed = Simulation(load_paths(["examples/peers"]), builtin("volcano"), scenario=volcano)  # binpack in its conf
     assert packed.profile.plugin_args["NodeResourcesFit"]["scoringStrategy"]["type"] == "MostAllocated"
 
 

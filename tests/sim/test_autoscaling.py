@@ -15,6 +15,7 @@ from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.autoscaling import NodeAutoscaling
 from phalanx.sim.report import build_report
+from phalanx.sim.scenario import Scenario
 from phalanx.sim.simulation import Simulation
 from tests.sim.rounds import RoundLimit
 
@@ -44,9 +45,9 @@ TRAINING = {"apiVersion": "batch/v1", "kind": "Job",
 
 def run(tmp_path: Path, docs: list[Doc], mode: str, until: float | None = None) -> dict[str, Any]:
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
-    profile = builtin("gang")
-    profile.scale_up = mode
-    return build_report(Simulation(load_paths([str(tmp_path / "in.yaml")]), profile, until=until).run())
+    sim = Simulation(load_paths([str(tmp_path / "in.yaml")]), builtin("gang"), scenario=Scenario(scale_up=mode),
+                     until=until)
+    return build_report(sim.run())
 
 
 def test_per_pod_scale_up_adds_nodes_a_gang_cannot_use_and_gang_mode_adds_none(tmp_path: Path) -> None:
