@@ -195,7 +195,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--metrics-bind-address", default="127.0.0.1:10351", metavar="HOST:PORT",
                      help="serve /metrics, /healthz and /readyz here (default: 127.0.0.1:10351)")
     run.add_argument("--seed", type=_seed, default=0, help="seed for tie-breaking among equal-score nodes")
-    run.add_argument("-v", "--verbose", action="store_true", help="debug logging (the default is info)")
+    run.add_argument("-v", "--verbose", action="store_true",
+                     help="debug logging, with the client's line per API request (the default is info, without them)")
 
     mig = sub.add_parser("migrate", help="print the manifests rewritten for v1.37 native gang scheduling",
                          description="Rewrite other schedulers' gang objects (Volcano, scheduler-plugins, KAI, "
@@ -525,12 +526,19 @@ def _live(args: argparse.Namespace, console: Console) -> int:
 
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if not args.verbose:  # the client logs every request (watches, Lease renewals) at info: ~100 lines a minute idle
+        for name in ("httpx", "httpcore"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     host, port = parse_address(args.metrics_bind_address)
     if not (args.leader_elect_lease_duration > args.leader_elect_renew_deadline
             > 1.2 * args.leader_elect_retry_period > 0):
         raise InputError("needs lease duration > renew deadline > 1.2 × retry period > 0 (as client-go)",
                          field="--leader-elect-lease-duration")
-    profile, _ = _simulate_profile(args)  # the scenario is the simulator's only
+    profile, scenario = _simulate_profile(args)
+    if scenario.admission is not None:  # the live driver never reads a Scenario: it would bind queued pods at once
+        raise InputError(f"{args.profile!r} queues workloads as {scenario.admission.capitalize()} does, which only the "
+                         "simulator models; run the real one in front of `phalanx run --profile gang`",
+                         field="--profile")
     options = Options(
         profile=profile, kubeconfig=args.kubeconfig, scheduler_name=args.scheduler_name,
         namespaces=frozenset(args.namespace) or None, leader_elect=args.leader_elect == "true",

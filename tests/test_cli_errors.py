@@ -1,6 +1,7 @@
 """Bad input ends with one line naming the file, the object and the field, exit status 2, no traceback."""
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +268,29 @@ def unreachable_kubeconfig(tmp_path: Path) -> str:
 
 def test_run_with_a_missing_kubeconfig(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fails_with(capsys, ["run", "--kubeconfig", str(tmp_path / "nope")], "nope", "cannot load a client configuration")
+
+
+@pytest.mark.parametrize("policy", ["kueue", "volcano"])
+def test_run_refuses_a_queueing_profile_it_cannot_honour(policy: str, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The queueing of `--profile kueue|volcano` is the simulator's; live, queue-labelled pods would bind at once."""
+    fails_with(capsys, ["run", "--profile", policy, "--kubeconfig", str(tmp_path / "nope")], "--profile",
+               f"{policy!r} queues workloads as {policy.capitalize()} does, which only the simulator models")
+
+
+@pytest.mark.parametrize(("verbose", "level"), [([], logging.WARNING), (["-v"], logging.NOTSET)])
+def test_run_logs_requests_only_when_verbose(verbose: list[str], level: int, tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """At info, `run` logs start, leadership and decisions, not the client's line per request (~100 a minute idle)."""
+    clients = [logging.getLogger(name) for name in ("httpx", "httpcore")]
+    try:
+        for client in clients:
+            client.setLevel(logging.NOTSET)
+        fails_with(capsys, ["run", *verbose, "--kubeconfig", str(tmp_path / "nope")], "cannot load")
+        assert [client.level for client in clients] == [level, level]
+    finally:
+        for client in clients:
+            client.setLevel(logging.NOTSET)
 
 
 def test_run_with_a_bad_metrics_address(capsys: pytest.CaptureFixture[str]) -> None:

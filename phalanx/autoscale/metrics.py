@@ -32,6 +32,7 @@ from phalanx.api.objects import LabelSelector
 from phalanx.api.quantity import parse_duration, parse_quantity
 from phalanx.api.reading import read_text
 from phalanx.errors import InputError
+from phalanx.extras import available
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -229,7 +230,7 @@ class MetricsSeries:
 
     @classmethod
     def _read(cls, data: bytes, file: str) -> MetricsSeries:
-        groups = _fast_groups(data)
+        groups = _fast_groups(data) if available("pyarrow") else None  # without the `traces` extra: the csv module
         if groups is None:
             return cls(_rows(data.decode("utf-8"), file), file=file)
         return cls._of(groups, file)

@@ -19,6 +19,7 @@ from typing import Any
 
 from phalanx.api.reading import read_yaml
 from phalanx.errors import InputError
+from phalanx.extras import require
 from phalanx.scheduler.plugins.registry import (
     FILTERS,
     GPU_FILTERS,
@@ -307,11 +308,15 @@ def _exact_placement(value: Any) -> ExactPlacement | None:
 
 
 def load_profile(spec: str) -> Profile:
-    """A built-in profile by name, or a profile file by path."""
-    if spec in BUILTIN:
-        return builtin(spec)
-    if not os.path.exists(spec):
-        return builtin(spec)
+    """A built-in profile by name, or a profile file by path; MissingExtra when it asks for exact placement and
+    OR-Tools is not installed."""
+    profile = builtin(spec) if spec in BUILTIN or not os.path.exists(spec) else _profile_file(spec)
+    if profile.exact_placement is not None:
+        require("ortools", f"profile {profile.name!r} (exact gang placement)")
+    return profile
+
+
+def _profile_file(spec: str) -> Profile:
     try:
         doc = read_yaml(spec)
     except InputError as exc:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from phalanx.api.quantity import format_duration
 from phalanx.errors import InputError
+from phalanx.extras import require
 from phalanx.sim.jsonsafe import dumps
 from phalanx.sim.tables import Result, summary_rows
 
@@ -578,7 +579,9 @@ REPORT_FILES = ("report.json", "series.csv", "index.html")
 
 def check_report_directory(directory: str, names: Sequence[str] = REPORT_FILES) -> None:
     """InputError unless `directory` can take the report: a directory (or a path one can be made at) that this
-    process may write, where none of `names` is a directory. Run before the simulation, so none is lost."""
+    process may write, where none of `names` is a directory, and matplotlib is installed. Run before the
+    simulation, so none is lost."""
+    require("matplotlib", "--report DIR (its PNG plots)")
     if not directory.strip():
         raise InputError("must name a directory", field="--report")
     if os.path.exists(directory) and not os.path.isdir(directory):

@@ -30,6 +30,7 @@ from rich.progress import (
 )
 
 from phalanx.errors import InputError, PhalanxError
+from phalanx.extras import require
 from phalanx.sweep.cell import run_cell
 from phalanx.sweep.grid import Cell
 from phalanx.sweep.store import ResultStore, record
@@ -97,7 +98,9 @@ def _locally(todo: Sequence[Cell], workers: int) -> Iterator[Result]:
 
 
 def check_ray_address(address: str) -> None:
-    """HOST:PORT (the head's GCS port) or ray://HOST:PORT (Ray Client); fails fast when nothing listens."""
+    """HOST:PORT (the head's GCS port) or ray://HOST:PORT (Ray Client); fails fast when Ray is not installed or
+    nothing listens."""
+    require("ray", "sweep --ray")
     hostport = address.removeprefix("ray://")
     host, sep, port = hostport.rpartition(":")
     if not sep or not host or not port.isdigit():
