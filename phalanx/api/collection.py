@@ -10,7 +10,7 @@ from typing import Any
 from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
-from phalanx.api.fields import Manifest, object_name
+from phalanx.api.fields import Manifest, object_name, with_generated_name
 from phalanx.api.kinds import PARSERS, group_of, is_queueing_object
 from phalanx.api.objects import (
     CompositePodGroup,
@@ -83,6 +83,10 @@ class ApiObjects:
         """Parse one document with its kind's parser and file the object; a queueing object is kept as written,
         a kind Phalanx does not read (or another project's kind of the same name) is counted in `skipped`."""
         kind = doc.get("kind")
+        try:
+            doc = with_generated_name(doc, f"{source.file}#{source.index}")
+        except InputError as exc:
+            raise exc.at(file=source.file, obj=object_name(doc)) from None
         name = object_name(doc)
         if not isinstance(kind, str) or not kind:
             raise InputError("is required", file=source.file, obj=name, field="kind")

@@ -6,7 +6,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from phalanx.api.names import check, label_problem, label_value_problem, qualified_name_problem, subdomain_problem
+from phalanx.api.names import (
+    check,
+    generate_name_problem,
+    generated_name,
+    label_problem,
+    label_value_problem,
+    qualified_name_problem,
+    subdomain_problem,
+)
 from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, OwnerRef, Queueing
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
@@ -128,6 +136,18 @@ class Meta:
             item = mapping(ref, f"metadata.ownerReferences[{i}]")
             if boolean(item.get("controller"), f"metadata.ownerReferences[{i}].controller"):
                 self.controller = text(item.get("kind"), f"metadata.ownerReferences[{i}].kind") or None
+
+
+def with_generated_name(doc: Manifest, key: str) -> Manifest:
+    """`doc`, or for an object with `metadata.generateName` and no name, a copy named as the API server names it:
+    the prefix (validated as ValidateObjectMeta does) and five
+    characters derived from `key`, where the object was written, so that the same input gets the same names."""
+    meta = doc.get("metadata")
+    if not isinstance(meta, Mapping) or meta.get("name") or "generateName" not in meta:
+        return doc
+    base = text(meta.get("generateName"), "metadata.generateName", required=True)
+    check(base, "metadata.generateName", generate_name_problem)
+    return {**doc, "metadata": {**meta, "name": generated_name(base, key)}}
 
 
 def object_name(doc: Manifest) -> str:

@@ -9,6 +9,7 @@ DNS-1123 label (ValidateNamespaceName), its label keys qualified names and label
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -94,3 +95,24 @@ __all__ = ["LABEL_MAX_LENGTH", "SUBDOMAIN_MAX_LENGTH", "check", "label_problem",
 def first_few(names: Sequence[str], shown: int = 3) -> str:
     """`a, b, c and 4 more`: a few names for a one-line message."""
     return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+MAX_GENERATED_BASE = 58  # the API server's maxGeneratedNameLength: a name's 63 characters less the 5 it adds
+_RANDOM_CHARACTERS = "bcdfghjklmnpqrstvwxz2456789"  # utilrand.String's alphabet: no vowels, no 0, 1 or 3
+
+
+def generate_name_problem(prefix: str) -> str | None:
+    """What is wrong with `metadata.generateName: prefix` (ValidateObjectMeta: with a trailing '-' taken for a
+    letter, a subdomain; the name made from it is checked as any name), or None."""
+    return subdomain_problem(prefix[:-1] + "a" if prefix.endswith("-") else prefix)
+
+
+def generated_name(base: str, key: str) -> str:
+    """The name `metadata.generateName: base` gets: `base` cut to 58 characters, then the 5 characters the API
+    server picks at random, here derived from `key` so that a run repeats."""
+    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big")
+    suffix = ""
+    for _ in range(5):
+        digest, i = divmod(digest, len(_RANDOM_CHARACTERS))
+        suffix += _RANDOM_CHARACTERS[i]
+    return base[:MAX_GENERATED_BASE] + suffix

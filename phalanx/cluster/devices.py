@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -47,6 +46,7 @@ from phalanx.api.dra import (
     claim_from_template,
     compile_selector,
 )
+from phalanx.api.names import generated_name
 from phalanx.api.objects import Pod, PodGroup, PodResourceClaim, SelectorTerm
 from phalanx.api.tolerations import first_untolerated
 from phalanx.cluster.state import ClusterState
@@ -55,7 +55,6 @@ BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.int64]
 EXTENDED_CLAIM = "extended-resources"
 IMPLICIT_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"
-_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the API server's generateName suffix characters
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +105,7 @@ def group_claim_name(group: PodGroup, entry: PodResourceClaim) -> str:
     if len(base) > 57:
         base = (group.name[: len(group.name) * 57 // len(base)] + "-"
                 + entry.name[: len(entry.name) * 57 // len(base)])
-    digest = int.from_bytes(hashlib.sha256(f"{group.key}/{entry.name}".encode()).digest()[:8], "big")
-    suffix = ""
-    for _ in range(5):
-        digest, i = divmod(digest, len(_NAME_ALPHABET))
-        suffix += _NAME_ALPHABET[i]
-    return base + suffix
+    return generated_name(base, f"{group.key}/{entry.name}")
 
 
 def _cel_device(driver: str, device: Device) -> dict[str, object]:
