@@ -74,9 +74,8 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP
+from phalanx.scheduler.entries import COMPOSITE, GROUP
 from phalanx.scheduler.loop import run_engine
-from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.plugins.dra.pre_enqueue import KnownClaim
 from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
 from phalanx.scheduler.queue import Where

@@ -19,10 +19,9 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP, POD
+from phalanx.scheduler.entries import COMPOSITE, GROUP, POD
 from phalanx.scheduler.framework import PluginError
 from phalanx.scheduler.handle import Handle
-from phalanx.scheduler.placement.composite import COMPOSITE
 
 LOG = logging.getLogger(__name__)
 MAX_ERROR_MESSAGE = 1024

@@ -12,9 +12,8 @@ from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudge
 from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle_errors import error_message
 from phalanx.scheduler.decisions import DeviceTaintEviction
-from phalanx.scheduler.entries import GROUP, POD
+from phalanx.scheduler.entries import COMPOSITE, GROUP, POD
 from phalanx.scheduler.handle import Handle
-from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.taint_eviction import evict
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING

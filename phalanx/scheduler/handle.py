@@ -11,7 +11,7 @@ from phalanx.cluster.devices import DeviceState
 from phalanx.scheduler.decisions import Bind, Decision
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin
-from phalanx.scheduler.placement.composite import CompositeCycles, TreeScheduler
+from phalanx.scheduler.plugins.composite.tree_cycles import CompositeCycles, TreeScheduler
 
 
 class Handle(TreeScheduler, Protocol):

@@ -6,7 +6,7 @@ and returns decisions (phalanx/scheduler/decisions.py) for the driver to carry o
 assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 
 The Scheduler owns the state and is the Handle (handle.py) its parts work through: events.py takes the
-driver's events in, pod_cycle.py and group_cycle.py run a pod's and a PodGroup's cycle (placement/composite.py
+driver's events in, pod_cycle.py and group_cycle.py run a pod's and a PodGroup's cycle (plugins/composite/
 a CompositePodGroup tree's), cycle_errors.py fails a cycle that raised. What is left here answers the parts'
 questions and records the decisions they make.
 """
@@ -33,16 +33,16 @@ from phalanx.scheduler.decisions import (
     PreemptorKind,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP, POD, group_priority
+from phalanx.scheduler.entries import COMPOSITE, GROUP, POD, group_priority
 from phalanx.scheduler.events import Events
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
-from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
-from phalanx.scheduler.placement.topology import TopologyPlacer
+from phalanx.scheduler.plugins.composite.tree_cycles import CompositeCycles
 from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
 from phalanx.scheduler.plugins.dra.taint_eviction import evict, next_eviction
+from phalanx.scheduler.plugins.topology.topology_placement import TopologyPlacer
 from phalanx.scheduler.pod_cycle import PodCycles
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile

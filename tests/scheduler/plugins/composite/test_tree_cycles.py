@@ -1,4 +1,4 @@
-"""KEP-6012 CompositePodGroup trees (phalanx/scheduler/placement/composite.py) as kube-scheduler v1.37.2
+"""KEP-6012 CompositePodGroup trees (phalanx/scheduler/plugins/composite/) as kube-scheduler v1.37.2
 schedules them with the CompositePodGroup gate on: PreEnqueue over the tree, one cycle per root, children in
 turn under minGroupCount, a parent's failure passed down to its children, topology confinement top-down,
 validation of the whole tree, workload-aware preemption at the root, and no effect with the gate off."""
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodGroup
 from phalanx.scheduler.decisions import Bind, Decision, Evict, GroupCondition, Nominate, Preemption, Unschedulable
-from phalanx.scheduler.placement.composite import tree_notes
-from phalanx.scheduler.placement.forest import Forest, depth, ready
+from phalanx.scheduler.plugins.composite.forest import Forest, depth, ready
+from phalanx.scheduler.plugins.composite.report import tree_notes
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup

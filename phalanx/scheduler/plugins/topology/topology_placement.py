@@ -30,36 +30,22 @@ A group without the constraint has one placement, every node, and is placed by `
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
-import numpy.typing as npt
 
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.framework import MAX_NODE_SCORE, BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
-from phalanx.scheduler.plugins.node_resources import NodeResourcesFit, ResourceSpec
-
-NODE_RESOURCES_FIT = "NodeResourcesFit"
-POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
-# Resources scored by their non-zero requests (row 0 cpu, 1 memory of ClusterState.nonzero_requested).
-_NONZERO_ROWS = {"cpu": 0, "memory": 1}
-
-
-class PlacementError(Exception):
-    """The group's bound members give no single domain (kube-scheduler: an error status, SchedulerError)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Domain:
-    """One placement: the nodes with one value of the topology label."""
-
-    name: str  # the label value
-    nodes: BoolArray
+from phalanx.scheduler.plugins.node_resources import NodeResourcesFit
+from phalanx.scheduler.plugins.topology.placement_scores import (
+    NODE_RESOURCES_FIT,
+    POD_GROUP_PODS_COUNT,
+    fit_score,
+    pods_count_scores,
+)
+from phalanx.scheduler.plugins.topology.placements import Domain, PlacementError, generate_placements
 
 
 @dataclass(slots=True)
@@ -72,79 +58,6 @@ class PlacementOutcome:
     placements: int = 0
     scores: dict[str, int] = field(default_factory=dict)  # label value -> total score, when scored
     error: str | None = None  # a scheduler error: nothing binds and nothing is preempted
-
-
-def generate_placements(cluster: ClusterState, key: str, scheduled: Sequence[tuple[str, int]],
-                        within: BoolArray | None = None) -> list[Domain]:
-    """TopologyPlacement.GeneratePlacements: one Domain per value of node label `key`, by value; only the
-    domain of the bound members `scheduled` ((pod key, node) pairs) when there are any. `within`: the
-    parent placement's nodes (a CompositePodGroup's domain); a value with no node there is no placement."""
-    ids = cluster.labels.ids(key)
-    required: int | None = None
-    for pod_key, node in scheduled:
-        domain = int(ids[node])
-        if domain < 0:
-            raise PlacementError(f"cannot determine domain for already scheduled pods: no topology domain found "
-                                 f"for pod {pod_key} (node {cluster.names[node]} has no label {key})")
-        if required is not None and domain != required:
-            raise PlacementError("cannot determine domain for already scheduled pods: more than 1 domain found "
-                                 f"for pod group: {_value(cluster, key, ids, required)}, "
-                                 f"{_value(cluster, key, ids, domain)}")
-        required = domain
-    values, first = np.unique(ids, return_index=True)
-    domains = [Domain(cluster.labels.labels(int(node))[key], ids == value)
-               for value, node in zip(values.tolist(), first.tolist(), strict=True)
-               if value >= 0 and (required is None or value == required)]
-    if within is not None:
-        domains = [Domain(d.name, d.nodes & within) for d in domains if bool((d.nodes & within).any())]
-    domains.sort(key=lambda d: d.name)
-    return domains
-
-
-def _value(cluster: ClusterState, key: str, ids: npt.NDArray[np.int32], domain: int) -> str:
-    """The label value of domain id `domain`."""
-    return cluster.labels.labels(int(np.flatnonzero(ids == domain)[0]))[key]
-
-
-def fit_score(cluster: ClusterState, nodes: BoolArray, placed: Sequence[Pod], resources: Sequence[ResourceSpec]) -> int:
-    """NodeResourcesFit.ScorePlacement: MostAllocated over the placement's nodes taken as one node.
-
-    Per resource: allocatable summed over the placement's nodes that have some, requested = what those nodes
-    hold already (non-zero requests for cpu and memory) plus what the group's placed pods ask; score
-    `min(requested, allocatable)·100/allocatable`, averaged with the resources' weights. A resource no node
-    offers counts for nothing; an extended resource the placed pods do not ask for is left out, and so is
-    `pods` (kube-scheduler reads neither for these nodes).
-    """
-    total = weights = 0
-    for spec in resources:
-        col = cluster.column.get(spec.name)
-        if col is None or spec.name == "pods":
-            continue
-        allocatable = cluster.allocatable[:, col]
-        row = _NONZERO_ROWS.get(spec.name)
-        if row is not None:
-            group = sum(int(cluster.demand(pod).nonzero[row]) for pod in placed)
-            held = cluster.nonzero_requested[:, row]
-        else:
-            group = sum(pod.requests.get(spec.name, 0) for pod in placed)
-            if group == 0 and spec.name != "ephemeral-storage":
-                continue
-            held = cluster.requested[:, col]
-        counted = nodes & (allocatable > 0)
-        capacity = int(allocatable[counted].sum())
-        if capacity == 0:
-            continue
-        requested = min(group + int(held[counted].sum()), capacity)
-        total += requested * MAX_NODE_SCORE // capacity * spec.weight
-        weights += spec.weight
-    return total // weights if weights else 0
-
-
-def pods_count_scores(counts: Sequence[int]) -> list[int]:
-    """PodGroupPodsCount: NormalizePlacementScore's 100·count/max (never 0 here: a feasible placement seats
-    at least one pod)."""
-    most = max(counts)
-    return [count * MAX_NODE_SCORE // most for count in counts]
 
 
 class TopologyPlacer:
@@ -223,19 +136,3 @@ class TopologyPlacer:
         if cycle.tie_break == "first":
             return positions[0]
         return positions[int(cycle.rng.integers(len(tied)))]
-
-
-def constraint_report(groups: Iterable[PodGroup], *, placement_phase: bool, gang: bool) -> dict[str, Any] | None:
-    """For the report: how many PodGroups ask for a topology domain, whether the profile honours that, and a
-    line saying so when it does not (None when no group asks)."""
-    keys = sorted(group.key for group in groups if group.topology_key is not None)
-    if not keys:
-        return None
-    notes: list[str] = []
-    if not placement_phase:
-        few = ", ".join(keys[:3]) + (f" and {len(keys) - 3} more" if len(keys) > 3 else "")
-        why = "TopologyAwareWorkloadScheduling is off (alpha and off by default in v1.37.2; turn it on with " \
-              "--feature-gates TopologyAwareWorkloadScheduling=true)" if gang else \
-              "GenericWorkload is off, so pods are scheduled one at a time"
-        notes.append(f"schedulingConstraints.topology of {len(keys)} PodGroup(s) ({few}) has no effect: {why}")
-    return {"podGroups": len(keys), "placementPhase": placement_phase, "notes": notes}
