@@ -651,9 +651,8 @@ class Driver:
         s = self.scheduler
         if key.startswith(GROUP):
             groups = [key[len(GROUP):]]
-        elif key.startswith(COMPOSITE) and s.composite is not None \
-                and key[len(COMPOSITE):] in s.composite.forest.composites:
-            groups = [leaf.key for leaf in s.composite.forest.tree(key[len(COMPOSITE):]).leaves()]
+        elif key.startswith(COMPOSITE) and (leaves := s.trees.leaves(key[len(COMPOSITE):])) is not None:
+            groups = [leaf.key for leaf in leaves]
         else:
             return 1
         return sum(1 for group in groups for k in s.members.get(group, ()) if k not in s.cluster.bound)

@@ -11,6 +11,11 @@ PreEnqueue (gangscheduling.go preEnqueueWithHierarchies, isCPGTreeReady, isPGRea
 PodGroup exists and its tree is ready: a PodGroup is ready when it has minCount pods (1 for basic), bound ones
 counted; a CompositePodGroup when at least minGroupCount of its children (1 for basic) are ready.
 
+One cycle per root (schedule_one_podgroup.go). validatePodGroup runs over every pod of the tree, pending and
+bound: one schedulerName, every pod at the root's priority (spec.priority, 0 unset), one preemption policy
+(the root's with PodGroupPreemptionPolicy on, else the first pod's). A failure is a SchedulerError on every
+leaf PodGroup. Then runRootSchedulingAlgorithm places the tree (tree_placement.py).
+
 Not done upstream in v1.37.2, so not here: no condition on CompositePodGroups (CompositePodGroupInitiallyScheduled
 and its `Invalid` reason are documented in the API but no scheduler code writes them), no check of one Workload per
 tree (only a Workload's templates are checked, by the API server: parse.py). Depth is checked only where the
@@ -34,69 +39,24 @@ The tree's placement itself, exact placement in it included, is `tree_placement.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
 
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
-from phalanx.cluster.state import ClusterState
-from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.decisions import PreemptorKind
 from phalanx.scheduler.entries import COMPOSITE
+from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.composite.forest import Forest, TreeNode, ready
 from phalanx.scheduler.plugins.composite.tree_placement import NodeResult, TreePlacer
 from phalanx.scheduler.plugins.topology.topology_placement import TopologyPlacer
-from phalanx.scheduler.preemption import Outcome, Preemptor
-from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.queue import SchedulingQueue
-from phalanx.scheduler.running import RunningPods
-
-
-class TreeScheduler(Protocol):
-    """What the composite cycle reads and does of the Scheduler that runs it (scheduler.py's Scheduler): its
-    books, and the steps of a PodGroup cycle that a tree's leaves take as a root PodGroup would."""
-
-    @property
-    def profile(self) -> Profile: ...
-    @property
-    def cluster(self) -> ClusterState: ...
-    @property
-    def cycle(self) -> PodCycle: ...
-    @property
-    def placer(self) -> TopologyPlacer | None: ...
-    @property
-    def queue(self) -> SchedulingQueue: ...
-    @property
-    def running(self) -> RunningPods: ...
-    @property
-    def preemptor(self) -> Preemptor: ...
-    @property
-    def pods(self) -> Mapping[str, Pod]: ...
-    @property
-    def groups(self) -> Mapping[str, PodGroup]: ...
-    @property
-    def members(self) -> Mapping[str, set[str]]: ...
-    @property
-    def gated(self) -> dict[str, str]: ...  # group key -> why PreEnqueue holds its members
-    @property
-    def messages(self) -> dict[str, str]: ...
-
-    def pending_members(self, group_key: str) -> list[Pod]: ...
-    def running_pods(self, group_key: str) -> list[Pod]: ...
-    def running_members(self, group_key: str) -> int: ...
-    def scheduled_members(self, group_key: str) -> list[tuple[str, int]]: ...
-    def bind_member(self, pod: Pod, node: int, group_key: str, now: float) -> None: ...
-    def unschedulable(self, pod: Pod, message: str) -> None: ...
-    def condition(self, group: PodGroup, status: bool, reason: str, message: str) -> None: ...
-    def clear_nominations(self, pods: Sequence[Pod]) -> None: ...
-    def preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
-                kind: PreemptorKind | None = None) -> None: ...
 
 
 class CompositeCycles:
-    """The Scheduler's side of CompositePodGroup trees: PreEnqueue over the hierarchy and the root cycle."""
+    """The tree plugin (group_framework.TreePlugin) of CompositePodGroups: PreEnqueue over the hierarchy and the
+    root cycle, each tree's groups placed with `placer` (the topology plugin's search, which the
+    CompositePodGroup gate needs)."""
 
-    def __init__(self, scheduler: TreeScheduler) -> None:
+    def __init__(self, scheduler: Handle, placer: TopologyPlacer) -> None:
         self.s = scheduler
+        self.placer = placer
         self.forest = Forest()
         scheduler.preemptor.forest = self.forest  # victims in trees: their root's priority, `all` ancestors
 
@@ -124,12 +84,30 @@ class CompositeCycles:
             return None
         return {key for leaf in self.forest.tree(root).leaves() for key in self.s.members.get(leaf.key, ())}
 
+    def holds(self, group: PodGroup) -> bool:
+        return group.parent is not None
+
     def entry(self, group_key: str) -> str | None:
-        """The queue entry of the root over PodGroup `group_key` when it has a parent (None: no root)."""
+        """The queue entry of the root over PodGroup `group_key` when it has a parent (None: no parent, no root)."""
         group = self.s.groups.get(group_key)
-        assert group is not None and group.parent is not None
+        if group is None or group.parent is None:
+            return None
         root, _ = self.root_of_group(group)
         return COMPOSITE + root if root is not None else None
+
+    def owns(self, entry: str) -> bool:
+        return entry.startswith(COMPOSITE)
+
+    def leaves(self, root_key: str) -> list[PodGroup] | None:
+        if root_key not in self.forest.composites:
+            return None
+        return list(self.forest.tree(root_key).leaves())
+
+    def group_added(self, group: PodGroup) -> None:
+        self.forest.add_group(group)
+
+    def group_deleted(self, group: PodGroup) -> None:
+        self.forest.remove_group(group)
 
     def add(self, composite: CompositePodGroup, now: float) -> None:
         self.forest.add(composite)
@@ -204,6 +182,9 @@ class CompositeCycles:
                        f"{pod.preemption_policy} and {policy}"
         return None
 
+    def run(self, entry: str, now: float) -> None:
+        self.cycle(entry[len(COMPOSITE):], entry, now)
+
     def cycle(self, root_key: str, entry: str, now: float) -> None:
         s = self.s
         root = self.forest.composites.get(root_key)
@@ -223,8 +204,7 @@ class CompositeCycles:
             self._fail(root_key, leaves, pending, {}, invalid, "SchedulerError", entry, now)
             s.clear_nominations([pod for pods in pending.values() for pod in pods])
             return
-        assert s.placer is not None
-        placer = TreePlacer(s.cycle, s.placer, pending, {leaf.key: s.running_members(leaf.key) for leaf in leaves},
+        placer = TreePlacer(s.cycle, self.placer, pending, {leaf.key: s.running_members(leaf.key) for leaf in leaves},
                             {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves})
         result = placer.place(tree)
         if not s.cluster.journaling:  # a real root cycle: its leaves' exact verdicts, once each
@@ -296,8 +276,7 @@ class CompositeCycles:
             return
         if self._ongoing(leaves, priority):  # isOngoingPreemption: keep waiting on the current nominations
             return
-        assert s.placer is not None
-        placer, running = s.placer, {leaf.key: s.running_members(leaf.key) for leaf in leaves}
+        placer, running = self.placer, {leaf.key: s.running_members(leaf.key) for leaf in leaves}
         scheduled = {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves}
 
         def place() -> list[tuple[Pod, int]] | None:

@@ -1,10 +1,7 @@
 """runRootSchedulingAlgorithm for a CompositePodGroup root (KEP-6012, schedule_one_podgroup.go): the tree's
 placement, walked top-down, as kube-scheduler v1.37.2 places it with the CompositePodGroup gate on.
 
-One cycle per root (schedule_one_podgroup.go). validatePodGroup runs over every pod of the tree, pending and
-bound: one schedulerName, every pod at the root's priority (spec.priority, 0 unset), one preemption policy
-(the root's with PodGroupPreemptionPolicy on, else the first pod's). A failure is a SchedulerError on every
-leaf PodGroup. Then runRootSchedulingAlgorithm walks the tree top-down:
+runRootSchedulingAlgorithm walks the tree top-down:
 - a CompositePodGroup (compositePodGroupSchedulingPlacementAlgorithm) gets its placements: with
   `schedulingConstraints.topology` one per value of the label among its parent's nodes (only the domain of
   its subtree's bound pods when there are any), else its parent's placement. In each it runs
@@ -13,7 +10,7 @@ leaf PodGroup. Then runRootSchedulingAlgorithm walks the tree top-down:
   early once `remaining + succeeded < minGroupCount` and the node succeeds when `succeeded ≥ minGroupCount`.
   Of several feasible placements the best by PlacementScore (NodeResourcesFit MostAllocated over the
   placement with the subtree's placed pods, PodGroupPodsCount over the subtree) is assumed again;
-- a PodGroup is placed as a root one is (placement/topology.py with its own topology key, within its parent's
+- a PodGroup is placed as a root one is (the topology plugin's search with its own topology key, within its parent's
   placement), except that it succeeds once bound + placed pods reach minCount, even with nothing placed
   (podGroupSchedulingDefaultAlgorithm: only the root must place a pod).
 - The root fails when it succeeds without placing a pod ("pod group is unschedulable").
@@ -41,6 +38,7 @@ import numpy as np
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.group_framework import Domain
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.composite.forest import TreeNode, walk
 from phalanx.scheduler.plugins.topology.placement_scores import (
@@ -49,7 +47,7 @@ from phalanx.scheduler.plugins.topology.placement_scores import (
     fit_score,
     pods_count_scores,
 )
-from phalanx.scheduler.plugins.topology.placements import Domain, PlacementError, generate_placements
+from phalanx.scheduler.plugins.topology.placements import PlacementError, generate_placements
 from phalanx.scheduler.plugins.topology.topology_placement import TopologyPlacer
 
 UNSCHEDULABLE = "pod group is unschedulable"  # errPodGroupUnschedulable

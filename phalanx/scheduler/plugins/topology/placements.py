@@ -4,26 +4,17 @@ PodGroup's (or a CompositePodGroup's) topology label, or only the domain its bou
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.framework import BoolArray
+from phalanx.scheduler.group_framework import Domain
 
 
 class PlacementError(Exception):
     """The group's bound members give no single domain (kube-scheduler: an error status, SchedulerError)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Domain:
-    """One placement: the nodes with one value of the topology label."""
-
-    name: str  # the label value
-    nodes: BoolArray
-
 
 
 def generate_placements(cluster: ClusterState, key: str, scheduled: Sequence[tuple[str, int]],

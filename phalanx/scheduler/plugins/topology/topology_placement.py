@@ -31,13 +31,13 @@ A group without the constraint has one placement, every node, and is placed by `
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.group_framework import Domain, PlacementOutcome
 from phalanx.scheduler.plugins.node_resources import NodeResourcesFit
 from phalanx.scheduler.plugins.topology.placement_scores import (
     NODE_RESOURCES_FIT,
@@ -45,27 +45,19 @@ from phalanx.scheduler.plugins.topology.placement_scores import (
     fit_score,
     pods_count_scores,
 )
-from phalanx.scheduler.plugins.topology.placements import Domain, PlacementError, generate_placements
-
-
-@dataclass(slots=True)
-class PlacementOutcome:
-    """The search's result: the group outcome of the chosen placement (or, when none is feasible, the first
-    placement's with the search's message), the chosen placement, and what was tried and scored."""
-
-    outcome: GroupOutcome
-    placement: Domain | None = None
-    placements: int = 0
-    scores: dict[str, int] = field(default_factory=dict)  # label value -> total score, when scored
-    error: str | None = None  # a scheduler error: nothing binds and nothing is preempted
+from phalanx.scheduler.plugins.topology.placements import PlacementError, generate_placements
 
 
 class TopologyPlacer:
-    """The placement search of one profile: its NodeResourcesFit resources and its placementScore weights."""
+    """The placement search of one profile (a PlacementPlugin): its NodeResourcesFit resources and its
+    placementScore weights."""
 
     def __init__(self, plugin_args: Mapping[str, Mapping[str, Any]], weights: Mapping[str, int]) -> None:
         self.resources = NodeResourcesFit(dict(plugin_args.get(NODE_RESOURCES_FIT, {}))).resources
         self.weights = dict(weights)
+
+    def applies(self, group: PodGroup) -> bool:
+        return group.topology_key is not None
 
     def schedule(self, cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int,
                  scheduled: Sequence[tuple[str, int]], *, commit: bool = True, inner: bool = False
