@@ -41,12 +41,6 @@ from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.group_framework import Domain
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.composite.forest import TreeNode, walk
-from phalanx.scheduler.plugins.topology.placement_scores import (
-    NODE_RESOURCES_FIT,
-    POD_GROUP_PODS_COUNT,
-    fit_score,
-    pods_count_scores,
-)
 from phalanx.scheduler.plugins.topology.placements import PlacementError, generate_placements
 from phalanx.scheduler.plugins.topology.topology_placement import TopologyPlacer
 
@@ -239,19 +233,11 @@ class TreePlacer:
     def _best(self, node: TreeNode, feasible: Sequence[tuple[Domain, NodeResult, dict[str, NodeResult]]]) -> int:
         """findBestCompositePodGroupPlacement: the placement scores of the subtree's placed pods."""
         placed = [[pod for pod, _ in self._placed_below(node, sub)] for _, _, sub in feasible]
-        totals = [0] * len(feasible)
-        weight = self.placer.weights.get(NODE_RESOURCES_FIT, 0)
-        if weight:
-            for i, ((domain, _, _), pods) in enumerate(zip(feasible, placed, strict=True)):
-                totals[i] += weight * fit_score(self.cycle.cluster, domain.nodes, pods, self.placer.resources)
-        weight = self.placer.weights.get(POD_GROUP_PODS_COUNT, 0)
-        bound = len(self._subtree_scheduled(node))
-        if weight and any(bound + len(pods) for pods in placed):
-            counts = pods_count_scores([bound + len(pods) for pods in placed])
-            totals = [total + weight * count for total, count in zip(totals, counts, strict=True)]
+        totals = self.placer.score(self.cycle.cluster, [domain for domain, _, _ in feasible], placed,
+                                   len(self._subtree_scheduled(node)))
         best = [i for i, total in enumerate(totals) if total == max(totals)]
         tied = [(feasible[i][0], GroupOutcome(placed=[(p, 0) for p in placed[i]])) for i in best]
-        return TopologyPlacer._tie_break(self.cycle, tied, best)
+        return self.placer.tie_break(self.cycle, tied, best)
 
     @staticmethod
     def _placed_below(node: TreeNode, results: Mapping[str, NodeResult]) -> list[tuple[Pod, int]]:

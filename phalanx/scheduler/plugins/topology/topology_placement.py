@@ -90,32 +90,36 @@ class TopologyPlacer:
         if len(feasible) == 1:
             chosen = feasible[0]
         else:
-            totals = self._scores(cycle.cluster, [d for d, _ in feasible], [o for _, o in feasible], len(scheduled))
+            placed = [[pod for pod, _ in outcome.placed] for _, outcome in feasible]
+            totals = self.score(cycle.cluster, [domain for domain, _ in feasible], placed, len(scheduled))
             scores = {domain.name: total for (domain, _), total in zip(feasible, totals, strict=True)}
             best = [i for i, total in enumerate(totals) if total == max(totals)]
-            chosen = feasible[self._tie_break(cycle, [feasible[i] for i in best], best)]
+            chosen = feasible[self.tie_break(cycle, [feasible[i] for i in best], best)]
         domain, outcome = chosen
         if commit:
             for pod, node in outcome.placed:
                 cycle.reserve(pod, node)
         return PlacementOutcome(outcome, domain, len(domains), scores)
 
-    def _scores(self, cluster: ClusterState, domains: Sequence[Domain], outcomes: Sequence[GroupOutcome],
-                bound: int) -> list[int]:
+    def score(self, cluster: ClusterState, domains: Sequence[Domain], placed: Sequence[Sequence[Pod]],
+              bound: int) -> list[int]:
+        """PlacementScore (RunPlacementScorePlugins): each feasible placement's total over the profile's placement
+        scorers, weighted by their placementScore weights: NodeResourcesFit over the placement's nodes with the
+        pods it seats (`placed`), PodGroupPodsCount over those and the `bound` pods already running."""
         totals = [0] * len(domains)
         weight = self.weights.get(NODE_RESOURCES_FIT, 0)
         if weight:
-            for i, (domain, outcome) in enumerate(zip(domains, outcomes, strict=True)):
-                totals[i] += weight * fit_score(cluster, domain.nodes, [p for p, _ in outcome.placed], self.resources)
+            for i, (domain, pods) in enumerate(zip(domains, placed, strict=True)):
+                totals[i] += weight * fit_score(cluster, domain.nodes, pods, self.resources)
         weight = self.weights.get(POD_GROUP_PODS_COUNT, 0)
         if weight:
-            counts = pods_count_scores([bound + len(o.placed) for o in outcomes]) if any(
-                bound + len(o.placed) for o in outcomes) else [0] * len(outcomes)
+            counts = pods_count_scores([bound + len(pods) for pods in placed]) if any(
+                bound + len(pods) for pods in placed) else [0] * len(placed)
             totals = [total + weight * count for total, count in zip(totals, counts, strict=True)]
         return totals
 
     @staticmethod
-    def _tie_break(cycle: PodCycle, tied: Sequence[tuple[Domain, GroupOutcome]], positions: Sequence[int]) -> int:
+    def tie_break(cycle: PodCycle, tied: Sequence[tuple[Domain, GroupOutcome]], positions: Sequence[int]) -> int:
         """Which of the equally best placements (their positions among the feasible ones) to take."""
         if len(tied) == 1:
             return positions[0]
