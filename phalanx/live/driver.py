@@ -74,9 +74,8 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP
+from phalanx.scheduler.entries import COMPOSITE, GROUP
 from phalanx.scheduler.loop import run_engine
-from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.plugins.dra.pre_enqueue import KnownClaim
 from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
 from phalanx.scheduler.queue import Where
@@ -652,9 +651,8 @@ class Driver:
         s = self.scheduler
         if key.startswith(GROUP):
             groups = [key[len(GROUP):]]
-        elif key.startswith(COMPOSITE) and s.composite is not None \
-                and key[len(COMPOSITE):] in s.composite.forest.composites:
-            groups = [leaf.key for leaf in s.composite.forest.tree(key[len(COMPOSITE):]).leaves()]
+        elif key.startswith(COMPOSITE) and (leaves := s.trees.leaves(key[len(COMPOSITE):])) is not None:
+            groups = [leaf.key for leaf in leaves]
         else:
             return 1
         return sum(1 for group in groups for k in s.members.get(group, ()) if k not in s.cluster.bound)

@@ -19,10 +19,9 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP, POD
+from phalanx.scheduler.entries import COMPOSITE, GROUP, POD
 from phalanx.scheduler.framework import PluginError
 from phalanx.scheduler.handle import Handle
-from phalanx.scheduler.placement.composite import COMPOSITE
 
 LOG = logging.getLogger(__name__)
 MAX_ERROR_MESSAGE = 1024
@@ -81,11 +80,9 @@ class CycleErrors:
             keys = sorted(self.s.members.get(entry[len(GROUP):], ()))
             return [self.s.pods[k] for k in keys if k in self.s.pods], [group] if group is not None else []
         if entry.startswith(COMPOSITE):
-            root = entry[len(COMPOSITE):]
-            composite = self.s.composite
-            if composite is None or root not in composite.forest.composites:
+            leaves = self.s.trees.leaves(entry[len(COMPOSITE):])
+            if leaves is None:
                 return [], []
-            leaves = list(composite.forest.tree(root).leaves())
             keys = sorted(k for leaf in leaves for k in self.s.members.get(leaf.key, ()))
             return [self.s.pods[k] for k in keys if k in self.s.pods], leaves
         pod = self.s.pods.get(entry[len(POD):])

@@ -1,5 +1,5 @@
-"""The scheduling queue's entry keys (a pod's, a PodGroup's; a CompositePodGroup tree's is
-`placement.composite.COMPOSITE`) and the priority a PodGroup's entry is queued at."""
+"""The scheduling queue's entry keys (a pod's, a PodGroup's, a CompositePodGroup tree root's) and the priority a
+PodGroup's entry is queued at."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from phalanx.api.objects import PodGroup
 
 POD = "pod:"
 GROUP = "group:"
+COMPOSITE = "composite:"  # a CompositePodGroup tree's entry, by its root (plugins/composite/)
 
 
 def group_priority(group: PodGroup) -> int:

@@ -12,9 +12,8 @@ from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudge
 from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle_errors import error_message
 from phalanx.scheduler.decisions import DeviceTaintEviction
-from phalanx.scheduler.entries import GROUP, POD
+from phalanx.scheduler.entries import COMPOSITE, GROUP, POD
 from phalanx.scheduler.handle import Handle
-from phalanx.scheduler.placement.composite import COMPOSITE
 from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.taint_eviction import evict
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
@@ -151,8 +150,7 @@ class Events:
             return
         if self.s.devices is not None:
             self.s.devices.delete_pod_group(key)
-        if self.s.composite is not None:
-            self.s.composite.forest.remove_group(group)
+        self.s.trees.group_deleted(group)
         if self.s.profile.gang:
             self.s.pre_enqueue(key, now)
             self.s.queue.done(GROUP + key)
@@ -165,8 +163,7 @@ class Events:
             self.s.devices.add_pod_group(group)  # its claims from templates, one per PodGroup
         if group.initially_scheduled:
             self.s.initially_scheduled.add(group.key)
-        if self.s.composite is not None:
-            self.s.composite.forest.add_group(group)
+        self.s.trees.group_added(group)
         if self.s.profile.gang:
             self.s.pre_enqueue(group.key, now)
             self.s.queue.move(self.s.entry(group.key), now)
@@ -175,18 +172,16 @@ class Events:
         """A CompositePodGroup appears (ignored with the CompositePodGroup gate off, as the API server drops
         the PodGroups' parent link then): its tree's members pass PreEnqueue again."""
         self.s.composite_pod_groups[composite.key] = composite
-        if self.s.composite is not None:
-            try:
-                self.s.composite.add(composite, now)
-            except StateCorrupted:
-                raise
-            except Exception as exc:  # as in GroupCycles.pre_enqueue: the members wait, nothing else is held up
-                self.s.log_error(COMPOSITE + composite.key, error_message(exc), exc)
+        try:
+            self.s.trees.add(composite, now)
+        except StateCorrupted:
+            raise
+        except Exception as exc:  # as in GroupCycles.pre_enqueue: the members wait, nothing else is held up
+            self.s.log_error(COMPOSITE + composite.key, error_message(exc), exc)
 
     def delete_composite_pod_group(self, key: str, now: float) -> None:
         self.s.composite_pod_groups.pop(key, None)
-        if self.s.composite is not None:
-            self.s.composite.delete(key, now)
+        self.s.trees.delete(key, now)
 
     def add_pdb(self, pdb: PodDisruptionBudget) -> None:
         """A PodDisruptionBudget appears or changes."""

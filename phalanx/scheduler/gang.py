@@ -50,7 +50,7 @@ def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], run
     """Try to place `pending` members of `group` (in the given order) with `running` members bound; the
     placed members stay reserved only when the outcome is a success.
 
-    `inner`: the group is a child in a CompositePodGroup tree (placement/composite.py). There, as
+    `inner`: the group is a child in a CompositePodGroup tree (plugins/composite/). There, as
     podGroupSchedulingDefaultAlgorithm decides, it succeeds once `running` + placed reach minCount (1 for
     basic) even when it places nothing; only the tree's root must place a pod."""
     dry_run = cycle.cluster.journaling  # inside another trial: a preemption dry run, a topology placement tried

@@ -1,8 +1,8 @@
 """The PodGroup side of the Scheduler (GenericWorkload on): PreEnqueue, which gates a group's members until its
 PodGroup and minCount of them exist and then queues the group as one entry, and the PodGroup cycle
-(schedule_one_podgroup.go): validation, the group algorithm (gang.py, through the topology placement search
-when the group asks for one), Bind for every placed member or the group's failure, and workload-aware
-preemption."""
+(schedule_one_podgroup.go): validation, the group algorithm (gang.py, through a placement plugin's search when
+one applies to the group: group_framework.py), Bind for every placed member or the group's failure, and
+workload-aware preemption. A PodGroup under a tree takes the tree plugin's PreEnqueue instead."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle_errors import error_message
 from phalanx.scheduler.entries import GROUP, group_priority
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.group_framework import PlacementPlugin
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.exact import decisions as exact_decisions
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
@@ -73,8 +74,8 @@ class GroupCycles:
 
     def _run_pre_enqueue(self, group_key: str, now: float) -> None:
         tree_group = self.s.in_tree(group_key)
-        if tree_group is not None and self.s.composite is not None:
-            self.s.composite.pre_enqueue_group(tree_group, now)
+        if tree_group is not None:
+            self.s.trees.pre_enqueue_group(tree_group, now)
             return
         gate = self.gate_message(group_key)
         if gate is not None:
@@ -148,14 +149,20 @@ class GroupCycles:
             # every pod waiting on claims), so the group retries after its backoff rather than on the next event.
             self.s.queue.move_all(now)
 
+    def _placement(self, group: PodGroup) -> PlacementPlugin | None:
+        """The placement plugin that places the group (the first of the profile's that applies to it); None: the
+        group has one placement, every node."""
+        return next((plugin for plugin in self.s.placements if plugin.applies(group)), None)
+
     def _place(self, group: PodGroup, pending: Sequence[Pod]) -> tuple[GroupOutcome, str | None]:
-        """The group algorithm, through the topology placement search when the group asks for one and the
-        profile runs it; the outcome, and a scheduler error (nothing binds, nothing is preempted) or None."""
+        """The group algorithm, through a placement plugin's search when one applies to the group; the outcome,
+        and a scheduler error (nothing binds, nothing is preempted) or None."""
         running = self.s.running_members(group.key)
-        if self.s.placer is None or group.topology_key is None:
+        placement = self._placement(group)
+        if placement is None:
             return schedule_group(self.s.cycle, group, pending, running), None
         start = time.perf_counter()
-        result = self.s.placer.schedule(self.s.cycle, group, pending, running, self.s.scheduled_members(group.key))
+        result = placement.schedule(self.s.cycle, group, pending, running, self.s.scheduled_members(group.key))
         # Each placement tried ran the group algorithm in a trial, where exact placement records nothing: the
         # verdict of the placement chosen (or of the first, when none was feasible) counts once per cycle.
         if result.outcome.exact is not None and not self.s.cluster.journaling:
@@ -163,12 +170,13 @@ class GroupCycles:
         return result.outcome, result.error
 
     def _preempt(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | None:
-        """Workload-aware preemption. For a topology-constrained group, as the PodGroupSchedulingFunc that
+        """Workload-aware preemption. For a group a placement plugin places, as the PodGroupSchedulingFunc that
         kube-scheduler's preemption calls runs the placement search with every possible victim removed, the
         search runs here on a trial without them, and victims are chosen and reprieved inside its best
         placement."""
         priority, running = self.s.group_priority(group.key), self.s.running_members(group.key)
-        if self.s.placer is None or group.topology_key is None:
+        placement = self._placement(group)
+        if placement is None:
             return self.s.preemptor.for_group(group, priority, pending, running)
         units = self.s.preemptor.units(list(self.s.running.node_of), priority)
         if not units:
@@ -177,7 +185,7 @@ class GroupCycles:
             for unit in units:
                 for key in unit.pods:
                     self.s.cycle.lift(key, self.s.pods[key])
-            best = self.s.placer.schedule(self.s.cycle, group, pending, running,
+            best = placement.schedule(self.s.cycle, group, pending, running,
                                           self.s.scheduled_members(group.key), commit=False)
         if best.placement is None:
             return None

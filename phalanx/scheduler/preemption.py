@@ -73,7 +73,7 @@ from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
-from phalanx.scheduler.placement.forest import MAX_TREE_DEPTH, Forest
+from phalanx.scheduler.plugins.composite.forest import MAX_TREE_DEPTH, Forest
 from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
 from phalanx.scheduler.plugins.dra.post_filter import replay_post_filter

@@ -6,7 +6,7 @@ and returns decisions (phalanx/scheduler/decisions.py) for the driver to carry o
 assumed in the Scheduler's ClusterState at once, as kube-scheduler's cache does.
 
 The Scheduler owns the state and is the Handle (handle.py) its parts work through: events.py takes the
-driver's events in, pod_cycle.py and group_cycle.py run a pod's and a PodGroup's cycle (placement/composite.py
+driver's events in, pod_cycle.py and group_cycle.py run a pod's and a PodGroup's cycle (plugins/composite/
 a CompositePodGroup tree's), cycle_errors.py fails a cycle that raised. What is left here answers the parts'
 questions and records the decisions they make.
 """
@@ -38,11 +38,10 @@ from phalanx.scheduler.events import Events
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
-from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
-from phalanx.scheduler.placement.topology import TopologyPlacer
 from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
 from phalanx.scheduler.plugins.dra.taint_eviction import evict, next_eviction
+from phalanx.scheduler.plugins.group_registry import group_plugins
 from phalanx.scheduler.pod_cycle import PodCycles
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile
@@ -76,11 +75,10 @@ class Scheduler:
                                    lambda: list(self.pdbs.values()), seed)
         self.cycle.nominated_room = self._nominated_room
         self.cycle.nominated_node = self._nominated_node
-        # KEP-5732's placement phase for groups with schedulingConstraints.topology (gate on).
-        self.placer = TopologyPlacer(profile.plugin_args, profile.placement_scores) \
-            if profile.topology_aware else None
-        # KEP-6012's trees of groups (gate CompositePodGroup on): PreEnqueue and one cycle per root.
-        self.composite = CompositeCycles(self) if profile.composite else None
+        # The PodGroup cycle's plugins (group_framework.py): placement searches (KEP-5732's topology placements) and
+        # groups of groups (KEP-6012's CompositePodGroup trees), as the profile's gates enable them.
+        plugins = group_plugins(profile, self)
+        self.placements, self.trees = plugins.placements, plugins.trees
         self.composite_pod_groups: dict[str, CompositePodGroup] = {}  # every one seen, for reports
         self.out: list[Decision] = []
         # Pods bound by a decision the driver has not confirmed yet (assume, then bind): pod key -> its
@@ -180,8 +178,8 @@ class Scheduler:
     def _cycle(self, key: str, now: float) -> None:
         if key.startswith(GROUP):
             self._group_cycles.run(key[len(GROUP):], key, now)
-        elif key.startswith(COMPOSITE) and self.composite is not None:
-            self.composite.cycle(key[len(COMPOSITE):], key, now)
+        elif self.trees.owns(key):
+            self.trees.run(key, now)
         else:
             self._pod_cycles.run(key[len(POD):], key, now)
 
@@ -209,14 +207,12 @@ class Scheduler:
 
     def entry(self, group_key: str) -> str:
         """The queue entry a PodGroup's members are scheduled in: its own, or its tree root's."""
-        if self.composite is not None and self.in_tree(group_key) is not None:
-            return self.composite.entry(group_key) or GROUP + group_key
-        return GROUP + group_key
+        return self.trees.entry(group_key) or GROUP + group_key
 
     def in_tree(self, group_key: str) -> PodGroup | None:
         """The PodGroup when it hangs under a CompositePodGroup and the profile schedules trees."""
         group = self.groups.get(group_key)
-        return group if self.composite is not None and group is not None and group.parent is not None else None
+        return group if group is not None and self.trees.holds(group) else None
 
     def pending_members(self, group_key: str) -> list[Pod]:
         pods = [self.pods[k] for k in self.members[group_key] if k not in self.cluster.bound]
@@ -347,7 +343,7 @@ class Scheduler:
             return None
         exclude: Iterable[str] = (pod.key,)
         if self.profile.gang and pod.group_key is not None:
-            tree = self.composite.tree_members(pod.group_key) if self.composite is not None else None
+            tree = self.trees.tree_members(pod.group_key)
             exclude = {pod.key, *(tree if tree is not None else self.members.get(pod.group_key, ()))}  # once each
         return self.running.held_for(self.priority_of(pod), exclude)
 

@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from phalanx.scheduler.placement.composite import composite_report
 from phalanx.scheduler.placement.exact import decisions
-from phalanx.scheduler.placement.topology import constraint_report
+from phalanx.scheduler.plugins.composite.report import composite_report
+from phalanx.scheduler.plugins.topology.report import constraint_report
 from phalanx.sim.admission_gate import queue_report
 from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
 from phalanx.sim.records import PodRecord

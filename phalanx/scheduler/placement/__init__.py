@@ -1,3 +1,4 @@
-"""Placement decisions for whole pod groups, above the per-pod algorithm: topology-aware placements
-(KEP-5732, `topology.py`), exact gang placement where the greedy group cycle cannot seat a gang (`exact.py`),
-and CompositePodGroup trees (KEP-6012: the forest of groups in `forest.py`, their cycle in `composite.py`)."""
+"""Exact gang placement (`exact.py`, the `phalanx` profile): the CP-SAT model the group algorithm (gang.py) falls
+back to where the greedy group cycle cannot seat a gang. It is a step inside the group algorithm, not a plugin at
+an extension point, so it stays beside the engine; topology placements and CompositePodGroup trees are plugins
+(`plugins/topology/`, `plugins/composite/`) that run the group algorithm, and with it this step."""

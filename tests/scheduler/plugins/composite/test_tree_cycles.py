@@ -1,4 +1,4 @@
-"""KEP-6012 CompositePodGroup trees (phalanx/scheduler/placement/composite.py) as kube-scheduler v1.37.2
+"""KEP-6012 CompositePodGroup trees (phalanx/scheduler/plugins/composite/) as kube-scheduler v1.37.2
 schedules them with the CompositePodGroup gate on: PreEnqueue over the tree, one cycle per root, children in
 turn under minGroupCount, a parent's failure passed down to its children, topology confinement top-down,
 validation of the whole tree, workload-aware preemption at the root, and no effect with the gate off."""
@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodGroup
 from phalanx.scheduler.decisions import Bind, Decision, Evict, GroupCondition, Nominate, Preemption, Unschedulable
-from phalanx.scheduler.placement.composite import tree_notes
-from phalanx.scheduler.placement.forest import Forest, depth, ready
+from phalanx.scheduler.plugins.composite.forest import Forest, depth, ready
+from phalanx.scheduler.plugins.composite.report import tree_notes
+from phalanx.scheduler.plugins.composite.tree_cycles import CompositeCycles
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeCompositePodGroup, MakeNode, MakePod, MakePodGroup
@@ -158,7 +159,8 @@ def test_a_tree_600_levels_deep_places_its_reachable_leaf() -> None:
                                members("near", 1))
     assert binds(decisions) == {"near-0": "n1"}
     assert conditions(decisions)["near"] == (True, "Scheduled")
-    tree = scheduler.composite.forest.tree("default/root") if scheduler.composite is not None else None
+    trees = scheduler.trees
+    tree = trees.forest.tree("default/root") if isinstance(trees, CompositeCycles) else None
     assert tree is not None and depth(tree) == 602 and sorted(g.name for g in tree.leaves()) == ["far", "near"]
     assert ready(tree, {"default/near": {"p"}}) and not ready(tree, {})
 

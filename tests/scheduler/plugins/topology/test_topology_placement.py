@@ -1,4 +1,4 @@
-"""KEP-5732 topology-aware workload scheduling (phalanx/scheduler/placement/topology.py) as kube-scheduler
+"""KEP-5732 topology-aware workload scheduling (phalanx/scheduler/plugins/topology/) as kube-scheduler
 v1.37.2 runs it with TopologyAwareWorkloadScheduling on: placements per label value, the group algorithm
 confined to each, PlacementScore (NodeResourcesFit MostAllocated, PodGroupPodsCount), the best placement,
 failure messages, scheduler errors, preemption inside the best placement; and the field's validation."""
@@ -14,14 +14,10 @@ import pytest
 from phalanx.api.objects import Node, Pod, PodGroup
 from phalanx.errors import InputError
 from phalanx.scheduler.decisions import Bind, Decision, Evict, GroupCondition, Unschedulable
-from phalanx.scheduler.placement.topology import (
-    PlacementError,
-    constraint_report,
-    fit_score,
-    generate_placements,
-    pods_count_scores,
-)
 from phalanx.scheduler.plugins.node_resources import DEFAULT_RESOURCES, ResourceSpec
+from phalanx.scheduler.plugins.topology.placement_scores import fit_score, pods_count_scores
+from phalanx.scheduler.plugins.topology.placements import PlacementError, generate_placements
+from phalanx.scheduler.plugins.topology.report import constraint_report
 from phalanx.scheduler.profiles import Profile, builtin, profile_from_config
 from phalanx.scheduler.scheduler import Scheduler
 from tests.builders import MakeNode, MakePod, MakePodGroup, MakeWorkload, make_cluster
