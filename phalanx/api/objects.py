@@ -313,7 +313,7 @@ class PodGroup:
     conditions: tuple[dict[str, str], ...] = ()
     queueing: Queueing | None = None
     # schedulingConstraints.topology[0].key (KEP-5732): every member lands on nodes with one value of this
-    # node label (with the TopologyAwareWorkloadScheduling gate on; phalanx/scheduler/placement/topology.py).
+    # node label (with the TopologyAwareWorkloadScheduling gate on; phalanx/scheduler/plugins/topology/).
     topology_key: str | None = None
     # spec.parentCompositePodGroupName (KEP-6012): the CompositePodGroup above it, in its namespace.
     parent: str | None = None
