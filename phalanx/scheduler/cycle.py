@@ -19,7 +19,7 @@ scored, and a nominated node outside them is passed over.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -104,7 +104,7 @@ class PodCycle:
         self._static_version = -1
         # Verification only (`phalanx verify`): where the real scheduler put each pod, taken among equally
         # best nodes, and the best nodes of every decision, so node choices compare where ties are random.
-        self.hints: dict[str, str] | None = None
+        self.hints: Mapping[str, str] | None = None
         self.ties: dict[str, tuple[str, ...]] = {}
         # `schedule` stops filtering, as kube-scheduler does, once it has found enough feasible nodes:
         # dynamic filters with a `filter_range(state, cluster, lo, hi)` filter only the nodes visited, the

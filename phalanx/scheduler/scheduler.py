@@ -38,6 +38,7 @@ from phalanx.scheduler.events import Events
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
+from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.placement.composite import COMPOSITE, CompositeCycles
 from phalanx.scheduler.placement.topology import TopologyPlacer
 from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
@@ -54,11 +55,14 @@ INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 
 
 class Scheduler:
-    def __init__(self, profile: Profile, nodes: Sequence[Node] = (), seed: int = 0) -> None:
+    def __init__(self, profile: Profile, nodes: Sequence[Node] = (), seed: int = 0, *, hints: Hints | None = None,
+                 queue: SchedulingQueue | None = None) -> None:
+        """`hints` and `queue` are verification's (`phalanx verify`): the real scheduler's choices, and a queue
+        that records what it hands out."""
         self.profile = profile
         self.cluster = ClusterState(nodes)
         self.cycle = PodCycle(profile, self.cluster, seed)
-        self.queue = SchedulingQueue()
+        self.queue = queue if queue is not None else SchedulingQueue()
         self.pods: dict[str, Pod] = {}
         self.groups: dict[str, PodGroup] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
@@ -74,6 +78,10 @@ class Scheduler:
         self.nominated: dict[str, str] = {}
         self.preemptor = Preemptor(self.cycle, self.running, self.pods, self.groups, self.members, profile.gang,
                                    lambda: list(self.pdbs.values()), seed)
+        if hints is not None:
+            self.cycle.hints = hints.nodes
+            self.preemptor.hints = hints.preemption_nodes
+            self.preemptor.victim_hints = hints.victims
         self.cycle.nominated_room = self._nominated_room
         self.cycle.nominated_node = self._nominated_node
         # KEP-5732's placement phase for groups with schedulingConstraints.topology (gate on).

@@ -38,8 +38,10 @@ from phalanx.scheduler.decisions import (
     Unschedulable,
 )
 from phalanx.scheduler.entries import GROUP
+from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, policy_profile
@@ -95,7 +97,9 @@ Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deleti
 
 class Simulation:
     def __init__(self, inputs: Inputs, profile: Profile, *, scenario: Scenario | None = None, seed: int = 0,
-                 until: float | None = None) -> None:
+                 until: float | None = None, hints: Hints | None = None, queue: SchedulingQueue | None = None) -> None:
+        """`hints` and `queue` go to the Scheduler (verification's: the real scheduler's choices, a recording
+        queue)."""
         scenario = scenario or Scenario()
         self.scenario = scenario
         scoring_notes: list[str] = []
@@ -104,7 +108,7 @@ class Simulation:
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
-        self.scheduler = Scheduler(profile, initial, seed=seed)
+        self.scheduler = Scheduler(profile, initial, seed=seed, hints=hints, queue=queue)
         for pdb in inputs.pdbs:
             self.scheduler.add_pdb(pdb)
         self.scheduler.add_device_objects(0.0, slices=[s for s in inputs.resource_slices if s.arrival <= 0],
