@@ -227,7 +227,7 @@ class NodeAutoscaling:
                     self.unseen.setdefault(what, set()).add(pod.key)
 
     def _scale_down(self, sim: SimulationView) -> bool:
-        cluster = sim.scheduler.cluster
+        cluster = sim.scheduler.node_state()
         if self._members is None:
             self._last_version = None
             self._members = [(cluster.index[name], group) for name, node in self.nodes.items()

@@ -37,7 +37,6 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP
 from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.loop import VirtualClock, run_engine
 from phalanx.scheduler.profiles import Profile
@@ -332,11 +331,8 @@ class Simulation:
             self.scheduler.add_pod(pod, self.now)
             record.message = self.scheduler.pod_message(pod.key)
             return
-        cluster = self.scheduler.cluster
-        node = cluster.index[pod.node_name]
-        if not cluster.fits(pod, node):
-            short = [r for r in pod.requests if cluster.requested[node, cluster.column[r]] + pod.requests[r]
-                     > cluster.allocatable[node, cluster.column[r]]] or ["pods"]
+        short = self.scheduler.shortfall(pod, pod.node_name)
+        if short:
             record.phase = "Failed"
             record.message = f"OutOf{short[0]}: Pod was rejected: Node didn't have enough resource: {short[0]}"
             return
@@ -560,11 +556,8 @@ class Simulation:
                 self.events.push(self.now, COMPLETION, PodDeletion(pod.key))
             else:
                 self._evict(Evict(record.pod, by, name, f"Pod was evicted by {by} to scale down node {name}"))
-        node = self.scheduler.cluster.index.get(name)
-        if node is not None:
-            cluster = self.scheduler.cluster
-            for resource, col in cluster.column.items():
-                self.allocatable[resource] -= int(cluster.allocatable[node, col])
+        for resource, amount in (self.scheduler.node_allocatable(name) or {}).items():
+            self.allocatable[resource] -= amount
         self.scheduler.delete_node(name, self.now)
         self.workloads.node_removed(name)
 
@@ -675,4 +668,4 @@ class Simulation:
         }
 
     def group_message(self, group_key: str) -> str | None:
-        return self.scheduler.messages.get(GROUP + group_key)
+        return self.scheduler.group_message(group_key)

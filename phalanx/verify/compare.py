@@ -229,7 +229,7 @@ def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed:
     # Nothing on the real cluster makes an evicted bare pod again.
     run = simulate(inputs, profile, scenario=scenario, seed=seed, recreate_bare_members=False, queue=queue,
                    hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints))
-    return _Run(run.report(), dict(run.sim.scheduler.cycle.ties), queue.popped)
+    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped)
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
