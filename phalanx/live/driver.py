@@ -76,6 +76,7 @@ from phalanx.scheduler.decisions import (
 )
 from phalanx.scheduler.loop import run_engine
 from phalanx.scheduler.plugins.dra.pre_enqueue import KnownClaim
+from phalanx.scheduler.port import EnginePort
 from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
 from phalanx.scheduler.scheduler import Scheduler
 
@@ -149,7 +150,7 @@ class Driver:
         self.client = client
         self.profile = profile
         self.scheduler_name = scheduler_name
-        self.scheduler = Scheduler(profile, [], seed)
+        self.scheduler: EnginePort = Scheduler(profile, [], seed)
         self.metrics = metrics
         self.api_writer = api_writer or ApiWriter(client, scheduler_name)
         self.clock = clock

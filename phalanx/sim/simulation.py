@@ -39,6 +39,7 @@ from phalanx.scheduler.decisions import (
 )
 from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.loop import VirtualClock, run_engine
+from phalanx.scheduler.port import EnginePort
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.scheduler.scheduler import Scheduler
@@ -107,7 +108,7 @@ class Simulation:
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
-        self.scheduler = Scheduler(profile, initial, seed=seed, hints=hints, queue=queue)
+        self.scheduler: EnginePort = Scheduler(profile, initial, seed=seed, hints=hints, queue=queue)
         for pdb in inputs.pdbs:
             self.scheduler.add_pdb(pdb)
         self.scheduler.add_device_objects(0.0, slices=[s for s in inputs.resource_slices if s.arrival <= 0],
