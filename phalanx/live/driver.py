@@ -74,11 +74,10 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import COMPOSITE, GROUP
 from phalanx.scheduler.loop import run_engine
 from phalanx.scheduler.plugins.dra.pre_enqueue import KnownClaim
+from phalanx.scheduler.port import EnginePort
 from phalanx.scheduler.profiles import COMPOSITE_GATE, Profile
-from phalanx.scheduler.queue import Where
 from phalanx.scheduler.scheduler import Scheduler
 
 log = logging.getLogger("phalanx.live")
@@ -151,7 +150,7 @@ class Driver:
         self.client = client
         self.profile = profile
         self.scheduler_name = scheduler_name
-        self.scheduler = Scheduler(profile, [], seed)
+        self.scheduler: EnginePort = Scheduler(profile, [], seed)
         self.metrics = metrics
         self.api_writer = api_writer or ApiWriter(client, scheduler_name)
         self.clock = clock
@@ -232,7 +231,7 @@ class Driver:
 
     def _device_informers(self) -> list[Informer]:
         """Informers of the DRA kinds, when the profile allocates devices and the API server serves them."""
-        if self.scheduler.devices is None:
+        if not self.scheduler.allocates_devices():
             self._dra_off = "the profile does not run the DynamicResources plugin"
             return []
         if not all(self._served(resource) for resource, _, _ in DEVICE_KINDS.values()):
@@ -357,9 +356,9 @@ class Driver:
         s = self.scheduler
         for key in self.claims.users(claim):
             obj = self.claims.pods.get(key)
-            if obj is None or key in s.cluster.bound:
+            if obj is None or s.is_bound(key):
                 continue
-            if key in s.pods:
+            if s.knows_pod(key):
                 if resolve(obj, self.claims.claims, bound=False).waiting is None:
                     continue
                 s.delete_pod(key, self.clock())
@@ -414,22 +413,22 @@ class Driver:
         meta = obj.get("metadata") or {}
         uid = str(meta.get("uid") or "")
         node = (obj.get("spec") or {}).get("nodeName")
-        known = s.pods.get(key)
-        if known is not None and self._uids.get(key) not in (None, uid):  # recreated under the same name
+        known = s.knows_pod(key)
+        if known and self._uids.get(key) not in (None, uid):  # recreated under the same name
             s.delete_pod(key, now)
-            known = None
+            known = False
         self._uids[key] = uid
         if node:
             self.claims.untrack(key)
-            if key in s.cluster.bound:
+            if s.is_bound(key):
                 s.confirm_bind(key)
                 if meta.get("deletionTimestamp") is not None:
                     s.pod_terminating(key, now)
                 return
-            if node not in s.cluster.index:
+            if not s.has_node(node):
                 self._orphans[key] = obj
                 return
-            if known is not None:  # pending here, bound by someone else (a 409, another scheduler)
+            if known:  # pending here, bound by someone else (a 409, another scheduler)
                 s.delete_pod(key, now)
             if _has_claims(obj):  # claims it cannot name are dropped: its room still counts
                 obj = resolve(obj, self.claims.claims, bound=True).pod
@@ -440,7 +439,7 @@ class Driver:
             if meta.get("deletionTimestamp") is not None:
                 s.pod_terminating(key, now)
             return
-        if known is not None or (obj.get("spec") or {}).get("schedulerName") != self.scheduler_name:
+        if known or (obj.get("spec") or {}).get("schedulerName") != self.scheduler_name:
             return  # a pending pod we already queued, or another scheduler's
         if self.namespaces is not None and meta.get("namespace") not in self.namespaces:
             return
@@ -533,7 +532,7 @@ class Driver:
         and each failure handed to the engine (which rolls back what of its gang is still only assumed)."""
         units: dict[str, list[Bind]] = {}
         for bind in binds:
-            group = self.scheduler.assumed.get(bind.pod.key) or ""
+            group = self.scheduler.assumed_group(bind.pod.key) or ""
             units.setdefault(group or bind.pod.key, []).append(bind)
         jobs = [self._pool.submit(self._bind_unit, unit) for unit in units.values()]
         failed: list[tuple[Bind, BindResult]] = []
@@ -633,29 +632,9 @@ class Driver:
     # --- reporting ----------------------------------------------------------------------------------------
 
     def _pending_counts(self) -> dict[str, int]:
-        counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
-        s = self.scheduler
-        for key, entry in s.queue.entries.items():
-            size = self._entry_size(key)
-            where = {Where.ACTIVE: "active", Where.IN_FLIGHT: "active", Where.BACKOFF: "backoff",
-                     Where.UNSCHEDULABLE: "unschedulable"}[entry.where]
-            if entry.timed and entry.where is Where.UNSCHEDULABLE:
-                where = "backoff"  # a failed group asleep between futile retries: kube-scheduler keeps it in backoffQ
-            counts[where] += size
-        counts["gated"] = sum(len([k for k in s.members.get(g, ()) if k not in s.cluster.bound]) for g in s.gated)
+        counts = self.scheduler.pending_counts()
         counts["gated"] += len(self.claims.waiting)  # held by DynamicResources' PreEnqueue
         return counts
-
-    def _entry_size(self, key: str) -> int:
-        """The pending pods of one queue entry: a pod, a PodGroup's members, or every leaf's of a tree."""
-        s = self.scheduler
-        if key.startswith(GROUP):
-            groups = [key[len(GROUP):]]
-        elif key.startswith(COMPOSITE) and (leaves := s.trees.leaves(key[len(COMPOSITE):])) is not None:
-            groups = [leaf.key for leaf in leaves]
-        else:
-            return 1
-        return sum(1 for group in groups for k in s.members.get(group, ()) if k not in s.cluster.bound)
 
     def _warn(self, key: str, message: str) -> None:
         if key not in self._warned:

@@ -19,7 +19,7 @@ scored, and a nominated node outside them is passed over.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import cast
@@ -61,6 +61,9 @@ def num_feasible_nodes_to_find(percentage: int, num_nodes: int) -> int:
     return max(num_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+NO_FIT = "no node fits"  # the failure message without the diagnosis (`explain=False`)
+
+
 @dataclass(slots=True)
 class Result:
     node: int | None
@@ -83,8 +86,11 @@ class Lifted:
 class PodCycle:
     """Finds a node for one pod against the current ClusterState (or a group cycle's assumed view)."""
 
-    def __init__(self, profile: Profile, cluster: ClusterState, seed: int = 0) -> None:
+    def __init__(self, profile: Profile, cluster: ClusterState, seed: int = 0, *, explain: bool = True) -> None:
+        """`explain=False` skips the kube-scheduler-style diagnosis of a pod no node fits (it only explains, never
+        decides): for a caller that reads no failure message."""
         self.cluster = cluster
+        self.explain = explain
         self.profile = profile
         self.percentage = profile.percentage_of_nodes_to_score
         self.filters: list[FilterPlugin] = [build(n, profile.plugin_args.get(n, {})) for n in profile.filters]
@@ -104,7 +110,7 @@ class PodCycle:
         self._static_version = -1
         # Verification only (`phalanx verify`): where the real scheduler put each pod, taken among equally
         # best nodes, and the best nodes of every decision, so node choices compare where ties are random.
-        self.hints: dict[str, str] | None = None
+        self.hints: Mapping[str, str] | None = None
         self.ties: dict[str, tuple[str, ...]] = {}
         # `schedule` stops filtering, as kube-scheduler does, once it has found enough feasible nodes:
         # dynamic filters with a `filter_range(state, cluster, lo, hi)` filter only the nodes visited, the
@@ -222,7 +228,8 @@ class PodCycle:
                 if held is not None:
                     self.hold_room(held, -1, free=False)
                 try:
-                    message, unresolvable = self.diagnose(state)
+                    message, unresolvable = self.diagnose(state) if self.explain \
+                        else (NO_FIT, np.zeros(n, dtype=bool))
                 finally:
                     if held is not None:
                         self.hold_room(held, 1, free=False)

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from phalanx.scheduler.decisions import Decision
-from phalanx.scheduler.scheduler import Scheduler
+from phalanx.scheduler.port import EnginePort
 
 
 class Clock(Protocol):
@@ -46,7 +46,7 @@ class Ends(Protocol):
         ...
 
 
-def run_engine(scheduler: Scheduler, clock: Clock, ends: Ends) -> None:
+def run_engine(scheduler: EnginePort, clock: Clock, ends: Ends) -> None:
     """Rounds until the clock says the run is over."""
     while (now := clock.wait(scheduler.next_retry())) is not None:
         ends.feed(now)

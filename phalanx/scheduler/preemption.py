@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,10 +325,10 @@ class Preemptor:
         running.classify = self._special
         # Verification only (`phalanx verify`): the node the real scheduler preempted on, per preemptor, taken
         # when it ranks equal with Phalanx's pick (kube-scheduler visits candidates from a random offset).
-        self.hints: dict[str, str] | None = None
+        self.hints: Mapping[str, str] | None = None
         # Verification only: the pods the real scheduler evicted. Among victims that rank equal (priority,
         # start second, group membership) kube-scheduler's order is sort.Slice's, not a rule; these go last.
-        self.victim_hints: set[str] | None = None
+        self.victim_hints: AbstractSet[str] | None = None
 
     # --- which pods need one-by-one treatment ---------------------------------------------------------
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
@@ -33,11 +34,13 @@ from phalanx.scheduler.decisions import (
     PreemptorKind,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP, POD, group_priority
+from phalanx.scheduler.entries import COMPOSITE, GROUP, POD, group_priority
 from phalanx.scheduler.events import Events
 from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
+from phalanx.scheduler.hints import Hints
+from phalanx.scheduler.placement.exact import decisions
 from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
 from phalanx.scheduler.plugins.dra.taint_eviction import evict, next_eviction
@@ -45,7 +48,7 @@ from phalanx.scheduler.plugins.group_registry import group_plugins
 from phalanx.scheduler.pod_cycle import PodCycles
 from phalanx.scheduler.preemption import Outcome, Preemptor
 from phalanx.scheduler.profiles import Profile
-from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.scheduler.queue import SchedulingQueue, Where
 from phalanx.scheduler.running import RunningPods
 
 FIT = "NodeResourcesFit"
@@ -53,11 +56,14 @@ INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 
 
 class Scheduler:
-    def __init__(self, profile: Profile, nodes: Sequence[Node] = (), seed: int = 0) -> None:
+    def __init__(self, profile: Profile, nodes: Sequence[Node] = (), seed: int = 0, *, hints: Hints | None = None,
+                 queue: SchedulingQueue | None = None) -> None:
+        """`hints` and `queue` are verification's (`phalanx verify`): the real scheduler's choices, and a queue
+        that records what it hands out."""
         self.profile = profile
         self.cluster = ClusterState(nodes)
         self.cycle = PodCycle(profile, self.cluster, seed)
-        self.queue = SchedulingQueue()
+        self.queue = queue if queue is not None else SchedulingQueue()
         self.pods: dict[str, Pod] = {}
         self.groups: dict[str, PodGroup] = {}
         self.members: dict[str, set[str]] = defaultdict(set)
@@ -73,6 +79,10 @@ class Scheduler:
         self.nominated: dict[str, str] = {}
         self.preemptor = Preemptor(self.cycle, self.running, self.pods, self.groups, self.members, profile.gang,
                                    lambda: list(self.pdbs.values()), seed)
+        if hints is not None:
+            self.cycle.hints = hints.nodes
+            self.preemptor.hints = hints.preemption_nodes
+            self.preemptor.victim_hints = hints.victims
         self.cycle.nominated_room = self._nominated_room
         self.cycle.nominated_node = self._nominated_node
         # The PodGroup cycle's plugins (group_framework.py): placement searches (KEP-5732's topology placements) and
@@ -351,3 +361,106 @@ class Scheduler:
         """The pod's own status.nominatedNodeName, tried before every other node (evaluateNominatedNode)."""
         name = self.nominated.get(pod.key)
         return self.cluster.index.get(name) if name else None
+
+    # --- queries for drivers: what the simulator, the live driver and the tools read, as values -------------
+
+    def knows_pod(self, key: str) -> bool:
+        """The engine holds the pod (pending or bound)."""
+        return key in self.pods
+
+    def is_bound(self, key: str) -> bool:
+        """The pod is on a node in the engine's books (assumed or confirmed)."""
+        return key in self.cluster.bound
+
+    def has_node(self, name: str) -> bool:
+        return name in self.cluster.index
+
+    def pod_count(self) -> int:
+        return len(self.pods)
+
+    def bound_count(self) -> int:
+        return len(self.cluster.bound)
+
+    def assumed_group(self, key: str) -> str | None:
+        """For a pod bound by a decision the driver has not confirmed yet: its PodGroup's key ("" for none)."""
+        return self.assumed.get(key)
+
+    def group_message(self, group_key: str) -> str | None:
+        """Why the PodGroup's last cycle left it unscheduled, in kube-scheduler's words."""
+        return self.messages.get(GROUP + group_key)
+
+    def shortfall(self, pod: Pod, node_name: str) -> list[str]:
+        """The resources node `node_name` lacks to run `pod` as it is (`pods` when only its pod count is full);
+        empty when the pod fits."""
+        cluster = self.cluster
+        node = cluster.index[node_name]
+        if cluster.fits(pod, node):
+            return []
+        return [r for r in pod.requests if cluster.requested[node, cluster.column[r]] + pod.requests[r]
+                > cluster.allocatable[node, cluster.column[r]]] or ["pods"]
+
+    def node_allocatable(self, name: str) -> dict[str, int] | None:
+        """The node's allocatable per resource in the engine's books; None for a node it never had."""
+        cluster = self.cluster
+        node = cluster.index.get(name)
+        if node is None:
+            return None
+        return {resource: int(cluster.allocatable[node, col]) for resource, col in cluster.column.items()}
+
+    def node_state(self) -> ClusterState:
+        """The node arrays whole, for a model that runs over them (the simulator's cluster autoscaler runs the
+        node-static Filters on them to find unneeded nodes). Read them only: the engine's books are its own."""
+        return self.cluster
+
+    def allocates_devices(self) -> bool:
+        """The profile runs DynamicResources: the engine allocates DRA devices."""
+        return self.devices is not None
+
+    def claim_statuses(self) -> list[tuple[str, dict[str, object]]]:
+        """Every ResourceClaim the engine knows, by key, with its status as the API shows it."""
+        devices = self.devices
+        if devices is None:
+            return []
+        return [(key, devices.claim_status(key)) for key in sorted(devices.claims)]
+
+    def group_claim_statuses(self, group_key: str) -> list[dict[str, str]] | None:
+        """The PodGroup's `status.resourceClaimStatuses`; None when the engine allocates no devices."""
+        return None if self.devices is None else self.devices.claim_statuses(group_key)
+
+    def composites(self) -> list[CompositePodGroup]:
+        """Every CompositePodGroup seen, in the order they came."""
+        return list(self.composite_pod_groups.values())
+
+    def exact_placement(self) -> tuple[dict[str, Any], dict[str, float]]:
+        """Exact placement's verdicts so far (`Decisions.summary`) and its time spent (`Decisions.timing`)."""
+        made = decisions(self.cluster)
+        return made.summary(), made.timing()
+
+    def ties(self) -> dict[str, tuple[str, ...]]:
+        """With verification's hints: every decision's equally best nodes, per pod."""
+        return dict(self.cycle.ties)
+
+    def pending_counts(self) -> dict[str, int]:
+        """Pending pods by where they wait, as kube-scheduler's `pending_pods` gauge counts them: `active`
+        (in flight too), `backoff`, `unschedulable`, and `gated` (PodGroup members behind PreEnqueue)."""
+        counts = {"active": 0, "backoff": 0, "unschedulable": 0, "gated": 0}
+        for key, entry in self.queue.entries.items():
+            where = {Where.ACTIVE: "active", Where.IN_FLIGHT: "active", Where.BACKOFF: "backoff",
+                     Where.UNSCHEDULABLE: "unschedulable"}[entry.where]
+            if entry.timed and entry.where is Where.UNSCHEDULABLE:
+                where = "backoff"  # a failed group asleep between futile retries: kube-scheduler keeps it in backoffQ
+            counts[where] += self._entry_size(key)
+        bound = self.cluster.bound
+        counts["gated"] = sum(len([k for k in self.members.get(g, ()) if k not in bound]) for g in self.gated)
+        return counts
+
+    def _entry_size(self, key: str) -> int:
+        """The pending pods of one queue entry: a pod, a PodGroup's members, or every leaf's of a tree."""
+        if key.startswith(GROUP):
+            groups = [key[len(GROUP):]]
+        elif key.startswith(COMPOSITE) and (leaves := self.trees.leaves(key[len(COMPOSITE):])) is not None:
+            groups = [leaf.key for leaf in leaves]
+        else:
+            return 1
+        bound = self.cluster.bound
+        return sum(1 for group in groups for k in self.members.get(group, ()) if k not in bound)

@@ -26,7 +26,7 @@ from phalanx.autoscale.cluster_autoscaler import (
     nodes_added,
 )
 from phalanx.autoscale.nodegroups import MAX_GROUP_SIZE, NodeGroup, group_of
-from phalanx.scheduler.scheduler import Scheduler
+from phalanx.scheduler.port import EnginePort
 from phalanx.sim.event_queue import ARRIVAL
 from phalanx.sim.records import GroupRecord, PodRecord
 from phalanx.sim.report_schema import Autoscaler
@@ -63,7 +63,7 @@ class SimulationView(Protocol):
     @property
     def events(self) -> ScanEvents: ...
     @property
-    def scheduler(self) -> Scheduler: ...
+    def scheduler(self) -> EnginePort: ...
     @property
     def pods(self) -> Mapping[str, PodRecord]: ...
     @property
@@ -227,7 +227,7 @@ class NodeAutoscaling:
                     self.unseen.setdefault(what, set()).add(pod.key)
 
     def _scale_down(self, sim: SimulationView) -> bool:
-        cluster = sim.scheduler.cluster
+        cluster = sim.scheduler.node_state()
         if self._members is None:
             self._last_version = None
             self._members = [(cluster.index[name], group) for name, node in self.nodes.items()

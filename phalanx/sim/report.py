@@ -6,7 +6,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from phalanx.scheduler.placement.exact import decisions
 from phalanx.scheduler.plugins.composite.report import composite_report
 from phalanx.scheduler.plugins.topology.report import constraint_report
 from phalanx.sim.admission_gate import queue_report
@@ -109,27 +108,24 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
                                "evicted": sim.gate.evicted, "notModelled": sim.gate.not_modelled(),
                                "workloads": sim.gate.workload_rows()}
         report["queues"] = queue_report(sim.gate)
-    devices = sim.scheduler.devices
-    if devices is not None and devices.claims:
-        report["resourceClaims"] = [{"name": key, "status": devices.claim_status(key)}
-                                    for key in sorted(devices.claims)]
+    claims = sim.scheduler.claim_statuses()
+    if claims:
+        report["resourceClaims"] = [{"name": key, "status": status} for key, status in claims]
     if sim.profile.exact_placement is not None:  # the gangs exact placement placed, proved infeasible, left undecided
-        exact = decisions(sim.scheduler.cluster)
-        report["exactPlacement"] = exact.summary()
-        report["stats"]["exactPlacementSeconds"] = exact.timing()
+        report["exactPlacement"], report["stats"]["exactPlacementSeconds"] = sim.scheduler.exact_placement()
     topology = constraint_report((g.group for g in sim.groups.values()), placement_phase=sim.profile.topology_aware,
                                  gang=sim.profile.gang)
     if topology is not None:  # PodGroups with schedulingConstraints.topology, and whether the profile honours them
         report["topologyConstraints"] = topology
     groups = [g.group for g in sim.groups.values()]
-    trees = composite_report(groups, list(sim.scheduler.composite_pod_groups.values()),
+    trees = composite_report(groups, sim.scheduler.composites(),
                              scheduled=sim.profile.composite, topology_aware=sim.profile.topology_aware,
                              gang=sim.profile.gang)
     if trees is not None:  # CompositePodGroup trees (KEP-6012), and whether the profile schedules them
         report["compositePodGroups"] = trees
     claimed = sorted(g.key for g in groups if g.resource_claims)
     if claimed:
-        report["podGroupResourceClaims"] = group_claims_report(claimed, devices=devices is not None,
+        report["podGroupResourceClaims"] = group_claims_report(claimed, devices=sim.scheduler.allocates_devices(),
                                                                gate=sim.profile.workload_claims)
     if series is not None:
         report["series"] = series.to_json(sim)
@@ -186,8 +182,10 @@ def _group_entry(sim: Simulation, key: str) -> GroupEntry:
         "message": message,
         "conditions": list(record.conditions.values()),
     }
-    if group.resource_claims and sim.scheduler.devices is not None and sim.profile.workload_claims:
-        entry["resourceClaimStatuses"] = sim.scheduler.devices.claim_statuses(key)
+    statuses = sim.scheduler.group_claim_statuses(key) if group.resource_claims and sim.profile.workload_claims \
+        else None
+    if statuses is not None:
+        entry["resourceClaimStatuses"] = statuses
     return entry
 
 

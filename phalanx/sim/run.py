@@ -2,9 +2,9 @@
 
 The CLI, sweeps, verify's replay, the timed trace replay and the benchmarks all run simulations through
 `simulate`; what each needs beyond the plain sequence is a parameter: a trace's deletions, a time-series
-recorder, observers, `setup` hooks that fit out the built simulation before it runs (a progress bar,
-verify's hints, a benchmark's counters) and `around`, which wraps the run alone (a timer or a profiler that
-leaves the building out).
+recorder, observers, verify's hints and recording queue, `setup` hooks that fit out the built simulation
+before it runs (a progress bar, a benchmark's counters) and `around`, which wraps the run alone (a timer or
+a profiler that leaves the building out).
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from phalanx.inputs.load import Inputs
+from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report import build_report
 from phalanx.sim.report_schema import Report
 from phalanx.sim.scenario import Scenario
@@ -39,7 +41,7 @@ class Run:
 def simulate(inputs: Inputs, profile: Profile, *, scenario: Scenario | None = None, seed: int = 0,
              until: float | None = None, trace: Trace | None = None, series: bool = False, sample: float | None = None,
              observers: Sequence[Observer] = (), setup: Sequence[Callable[[Simulation], object]] = (),
-             recreate_bare_members: bool = True,
+             recreate_bare_members: bool = True, hints: Hints | None = None, queue: SchedulingQueue | None = None,
              around: Callable[[Callable[[], Simulation]], object] | None = None) -> Run:
     """Run `inputs` under `profile`, in `scenario` (simulator-only settings: admission, scale-up; none by
     default), to `until` (or until nothing more can change).
@@ -47,9 +49,11 @@ def simulate(inputs: Inputs, profile: Profile, *, scenario: Scenario | None = No
     `trace` schedules its deletions; `series` records the time series (every event batch, or at most once
     per `sample` seconds); `observers` are called after each event batch; each of `setup` is called with the
     built simulation before it runs; `recreate_bare_members=False` leaves an evicted bare PodGroup member
-    gone (no controller makes it again); `around(run)` must call `run()` once.
+    gone (no controller makes it again); `hints` (the real scheduler's choices) and `queue` (one that records
+    what it hands out) are verification's, given to the Scheduler when it is made; `around(run)` must call
+    `run()` once.
     """
-    sim = Simulation(inputs, profile, scenario=scenario, seed=seed, until=until)
+    sim = Simulation(inputs, profile, scenario=scenario, seed=seed, until=until, hints=hints, queue=queue)
     sim.recreate_bare_members = recreate_bare_members
     if trace is not None:
         trace.apply(sim)

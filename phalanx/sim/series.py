@@ -87,10 +87,9 @@ class SeriesRecorder:
             for column in column_set.values():
                 if len(column) < n + 1:
                     column.append(0.0)
-        scheduler = sim.scheduler
-        running = len(scheduler.cluster.bound)
+        running = sim.scheduler.bound_count()
         self.counts["podsRunning"].append(running)
-        self.counts["podsPending"].append(len(scheduler.pods) - running)
+        self.counts["podsPending"].append(sim.scheduler.pod_count() - running)
         self.counts["groupsPending"].append(self._groups_pending(sim))
         self.counts["preemptions"].append(sim.preemptions)
         if sim.gate is not None:

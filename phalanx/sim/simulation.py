@@ -37,9 +37,11 @@ from phalanx.scheduler.decisions import (
     Preemption,
     Unschedulable,
 )
-from phalanx.scheduler.entries import GROUP
+from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.loop import VirtualClock, run_engine
+from phalanx.scheduler.port import EnginePort
 from phalanx.scheduler.profiles import Profile
+from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
 from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, policy_profile
@@ -95,7 +97,9 @@ Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deleti
 
 class Simulation:
     def __init__(self, inputs: Inputs, profile: Profile, *, scenario: Scenario | None = None, seed: int = 0,
-                 until: float | None = None) -> None:
+                 until: float | None = None, hints: Hints | None = None, queue: SchedulingQueue | None = None) -> None:
+        """`hints` and `queue` go to the Scheduler (verification's: the real scheduler's choices, a recording
+        queue)."""
         scenario = scenario or Scenario()
         self.scenario = scenario
         scoring_notes: list[str] = []
@@ -104,7 +108,7 @@ class Simulation:
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
-        self.scheduler = Scheduler(profile, initial, seed=seed)
+        self.scheduler: EnginePort = Scheduler(profile, initial, seed=seed, hints=hints, queue=queue)
         for pdb in inputs.pdbs:
             self.scheduler.add_pdb(pdb)
         self.scheduler.add_device_objects(0.0, slices=[s for s in inputs.resource_slices if s.arrival <= 0],
@@ -328,11 +332,8 @@ class Simulation:
             self.scheduler.add_pod(pod, self.now)
             record.message = self.scheduler.pod_message(pod.key)
             return
-        cluster = self.scheduler.cluster
-        node = cluster.index[pod.node_name]
-        if not cluster.fits(pod, node):
-            short = [r for r in pod.requests if cluster.requested[node, cluster.column[r]] + pod.requests[r]
-                     > cluster.allocatable[node, cluster.column[r]]] or ["pods"]
+        short = self.scheduler.shortfall(pod, pod.node_name)
+        if short:
             record.phase = "Failed"
             record.message = f"OutOf{short[0]}: Pod was rejected: Node didn't have enough resource: {short[0]}"
             return
@@ -556,11 +557,8 @@ class Simulation:
                 self.events.push(self.now, COMPLETION, PodDeletion(pod.key))
             else:
                 self._evict(Evict(record.pod, by, name, f"Pod was evicted by {by} to scale down node {name}"))
-        node = self.scheduler.cluster.index.get(name)
-        if node is not None:
-            cluster = self.scheduler.cluster
-            for resource, col in cluster.column.items():
-                self.allocatable[resource] -= int(cluster.allocatable[node, col])
+        for resource, amount in (self.scheduler.node_allocatable(name) or {}).items():
+            self.allocatable[resource] -= amount
         self.scheduler.delete_node(name, self.now)
         self.workloads.node_removed(name)
 
@@ -671,4 +669,4 @@ class Simulation:
         }
 
     def group_message(self, group_key: str) -> str | None:
-        return self.scheduler.messages.get(GROUP + group_key)
+        return self.scheduler.group_message(group_key)

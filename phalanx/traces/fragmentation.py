@@ -3,8 +3,8 @@
 One replay for one seed: the trace's pods in a seeded random order, resampled with replacement (or
 thinned at random) until the GPU milli they request reaches `load` × the cluster's GPU capacity; nodes
 ordered by a seeded random name prefix (which breaks score ties); then each pod gets exactly one
-scheduling attempt through `PodCycle` (Filter → Score → select → Reserve, the same code the simulator
-and the live driver run). Nothing departs and nothing retries.
+scheduling attempt through the engine's `SingleAttempts` (scheduler/attempt.py: Filter → Score → select →
+Reserve, the pod cycle the simulator and the live driver run). Nothing departs and nothing retries.
 
 After every attempt the driver records the arrived GPU milli (every attempted pod, failed ones too) and
 the allocated GPU milli. As the paper's analysis scripts do, `arrive% = round(arrived / (GPUs·10))` and
@@ -30,8 +30,7 @@ from phalanx.api.objects import Node, Pod
 from phalanx.cluster.gpus import MILLI, Fragmentation, TargetWorkload, device_table
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
-from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.framework import BoolArray, CycleState
+from phalanx.scheduler.attempt import SingleAttempts
 from phalanx.scheduler.plugins.gpu_share.stranding import memory_per_gpu
 from phalanx.scheduler.profiles import Profile, for_gpu_sharing
 
@@ -185,14 +184,6 @@ def _kind(pod: Pod) -> str:
     return "wholeGpu"
 
 
-class _OneShotCycle(PodCycle):
-    """PodCycle for a driver that never reads failure messages: the protocol deletes a pod that does not
-    fit at once, so the kube-scheduler-style diagnosis (which only explains, never decides) is skipped."""
-
-    def diagnose(self, state: CycleState) -> tuple[str, BoolArray]:
-        return "no node fits", np.zeros(len(self.cluster), dtype=bool)
-
-
 def replay_fragmentation(nodes: Sequence[Node], pods: Sequence[Pod], profile: Profile, seed: int,
                          load: float = 1.3, workload: TargetWorkload | None = None) -> ReplayResult:
     """One replay of the protocol (GPU nodes only: pass `OpenbTrace.gpu_nodes`)."""
@@ -210,7 +201,7 @@ def replay_fragmentation(nodes: Sequence[Node], pods: Sequence[Pod], profile: Pr
     queue = tune(pods, load, capacity, rng)
     cluster = ClusterState(prefixed_nodes(nodes, rng))
     table = device_table(cluster)
-    cycle = _OneShotCycle(seeded_profile(profile, seed, workload, pods), cluster, seed)
+    attempts = SingleAttempts(seeded_profile(profile, seed, workload, pods), cluster, seed)
     frag = Fragmentation(workload, table)
     arrived = np.zeros(len(queue) + 1, dtype=np.int64)
     allocated = np.zeros(len(queue) + 1, dtype=np.int64)
@@ -221,11 +212,9 @@ def replay_fragmentation(nodes: Sequence[Node], pods: Sequence[Pod], profile: Pr
     for i, pod in enumerate(queue, start=1):
         need = gpu_milli_of(pod)
         a += need
-        node = cycle.schedule(pod).node
-        if node is None:
+        if attempts.place(pod) is None:
             failed[_kind(pod)] += 1
         else:
-            cycle.reserve(pod, node)
             u += need
             bound += 1
         arrived[i] = a

@@ -21,12 +21,12 @@ from phalanx.api.documents import raw_documents
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
 from phalanx.inputs.load import Inputs, load_paths
+from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report_schema import Report
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
-from phalanx.sim.simulation import Simulation
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
 
@@ -226,16 +226,10 @@ def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed:
               hints: dict[str, str] | None = None, preemption_hints: dict[str, str] | None = None,
               victim_hints: set[str] | None = None) -> _Run:
     queue = RecordingQueue()
-
-    def hinted(sim: Simulation) -> None:
-        sim.scheduler.queue = queue
-        sim.scheduler.cycle.hints = hints
-        sim.scheduler.preemptor.hints = preemption_hints
-        sim.scheduler.preemptor.victim_hints = victim_hints
-
     # Nothing on the real cluster makes an evicted bare pod again.
-    run = simulate(inputs, profile, scenario=scenario, seed=seed, setup=[hinted], recreate_bare_members=False)
-    return _Run(run.report(), dict(run.sim.scheduler.cycle.ties), queue.popped)
+    run = simulate(inputs, profile, scenario=scenario, seed=seed, recreate_bare_members=False, queue=queue,
+                   hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints))
+    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped)
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
