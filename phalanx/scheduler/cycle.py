@@ -7,9 +7,12 @@ found), and ties go to a seeded random choice among the best nodes.
 
 As in schedule_one.go, the Filter counts the room of pods nominated (status.nominatedNodeName) at the
 pod's priority or higher as taken on their nodes (RunFilterPluginsWithNominatedPods); scoring does not
-see them. A pod with a nomination of its own tries that node first and takes it without scoring when it
-passes every filter (evaluateNominatedNode). The Scheduler supplies both through `nominated_room`
-(resources × nodes, one vector subtraction per cycle) and `nominated_node`.
+see them. The filters that read other pods (InterPodAffinity, PodTopologySpread) run on a node with its
+nominated pods added as well as without them, and the node must pass both (addGENominatedPods, then the
+second pass): a preemptor's anti-affinity keeps others off the node it waits for. A pod with a nomination
+of its own tries that node first and takes it without scoring when it passes every filter
+(evaluateNominatedNode). The Scheduler supplies these through `nominated_room` (resources × nodes, one
+vector subtraction per cycle), `nominated_pods` and `nominated_node`.
 
 `confined(nodes)` limits the algorithm to a set of nodes, as kube-scheduler's Snapshot.AssumePlacement does
 for a PodGroup placement (KEP-5732): only those nodes are filtered, counted in "0/N nodes are available" and
@@ -21,7 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -72,6 +75,14 @@ class Result:
     unresolvable: BoolArray | None = None
     # The Filter plugins that rejected some node (Diagnosis.UnschedulablePlugins), for the queueing hints.
     rejectors: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class _NominatedRejects:
+    nodes: BoolArray
+    unresolvable: BoolArray
+    reasons: dict[int, Counter[str]] = field(default_factory=dict)
+    rejectors: set[str] = field(default_factory=set)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +138,11 @@ class PodCycle:
         # Nominated pods (set by the Scheduler): the room (resources × nodes) the Filter holds for them against
         # `pod` (None: none), and the node `pod` itself is nominated to.
         self.nominated_room: Callable[[Pod], IntArray | None] | None = None
+        self.nominated_pods: Callable[[Pod], Mapping[int, list[Pod]]] | None = None
         self.nominated_node: Callable[[Pod], int | None] | None = None
+        # During `schedule`: the nodes the pod-reading filters reject once their nominated pods are added, with
+        # those filters' reasons and whether preemption can help there (None: no node is rejected that way).
+        self._with_nominated: _NominatedRejects | None = None
         self._confined: BoolArray | None = None  # the placement's nodes (`confined`), None for every node
         # The Filter plugins that rejected a node in the last `diagnose`, and those with a queueing hint for an
         # assigned pod being added.
@@ -193,6 +208,8 @@ class PodCycle:
             if self._filter_skips and self._skipped(plugin, state):
                 continue
             mask = mask & plugin.filter(state, self.cluster)
+        if self._with_nominated is not None:
+            mask = mask & ~self._with_nominated.nodes
         if self._confined is not None:
             mask = mask & self._confined
         return mask
@@ -209,6 +226,7 @@ class PodCycle:
         held = self.nominated_room(pod) if self.nominated_room is not None else None
         if held is not None:
             self.hold_room(held, -1, requested=False)  # the Filter reads free room; `diagnose` also requests
+            self._with_nominated = self._nominated_rejects(pod)
         try:
             nominated = self.nominated_node(pod) if self.nominated_node is not None else None
             if nominated is not None and nominated < n and self.feasible(state)[nominated]:
@@ -237,6 +255,7 @@ class PodCycle:
         finally:
             if held is not None:
                 self.hold_room(held, 1, requested=False)
+                self._with_nominated = None
         if found > to_find:
             feasible_idx = feasible_idx[:to_find]
             processed = (int(feasible_idx[-1]) - start) % n + 1
@@ -248,6 +267,37 @@ class PodCycle:
                 self.ties[pod.key] = (self.cluster.names[int(feasible_idx[0])],)
             return Result(int(feasible_idx[0]))
         return Result(self.select(state, feasible_idx))
+
+    def _nominated_rejects(self, pod: Pod) -> _NominatedRejects | None:
+        """The filters that read other pods, on each node that has nominated pods (of at least the pod's
+        priority), with those pods added to it (addGENominatedPods: only the node's own nominated pods): the nodes
+        they reject, with their reasons. The pods are added in a trial, never kept."""
+        if not self._pod_rules or self.nominated_pods is None:
+            return None
+        placed = self.nominated_pods(pod)
+        if not placed:
+            return None
+        n = len(self.cluster)
+        rejects = _NominatedRejects(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
+        for node, pods in placed.items():
+            if node >= n:
+                continue
+            one = np.zeros(n, dtype=bool)
+            one[node] = True
+            with self.cluster.trial():
+                for other in pods:
+                    self.cluster.assume(other, node)
+                state = self.cycle_state(pod)
+                for plugin in self._pod_rules:
+                    if self._skipped(plugin, state) or plugin.filter(state, self.cluster)[node]:
+                        continue
+                    rejects.nodes[node] = True
+                    rejects.rejectors.add(plugin.name)
+                    rejects.reasons[node] = plugin.reasons(state, self.cluster, one)
+                    rejects.unresolvable[node] = plugin.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE or bool(
+                        isinstance(plugin, PerNodeCodePlugin) and plugin.unresolvable(state, self.cluster, one)[node])
+                    break
+        return rejects if rejects.nodes.any() else None
 
     def hold_room(self, room: IntArray, sign: int, *, free: bool = True, requested: bool = True) -> None:
         """Take (sign -1) or give back (+1) the room held for nominated pods (resources × nodes) in the free
@@ -282,6 +332,8 @@ class PodCycle:
                 mask = mask & plugin.filter_range(state, cluster, lo, hi)
             for full in whole:
                 mask = mask & full[lo:hi]
+            if self._with_nominated is not None:
+                mask = mask & ~self._with_nominated.nodes[lo:hi]
             idx = mask.nonzero()[0]
             if idx.size:
                 parts.append(idx + lo if lo else idx)
@@ -386,6 +438,13 @@ class PodCycle:
                 elif isinstance(plugin, PerNodeCodePlugin):
                     unresolvable |= plugin.unresolvable(state, self.cluster, failed)
             remaining &= mask
+        extra = self._with_nominated
+        if extra is not None and (remaining & extra.nodes).any():
+            failed = remaining & extra.nodes
+            for node in failed.nonzero()[0]:
+                reasons.update(extra.reasons[int(node)])
+            rejectors.update(extra.rejectors)
+            unresolvable |= failed & extra.unresolvable
         total = len(self.cluster) if confined is None else int(np.count_nonzero(confined))
         self.last_rejectors = frozenset(rejectors)
         return fit_error(total, reasons), unresolvable

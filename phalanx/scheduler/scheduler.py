@@ -84,6 +84,7 @@ class Scheduler:
             self.preemptor.hints = hints.preemption_nodes
             self.preemptor.victim_hints = hints.victims
         self.cycle.nominated_room = self._nominated_room
+        self.cycle.nominated_pods = self._nominated_pods
         self.cycle.nominated_node = self._nominated_node
         # The PodGroup cycle's plugins (group_framework.py): placement searches (KEP-5732's topology placements) and
         # groups of groups (KEP-6012's CompositePodGroup trees), as the profile's gates enable them.
@@ -351,11 +352,20 @@ class Scheduler:
         whole tree under a CompositePodGroup) are left out. None when nothing is nominated."""
         if not self.nominated:
             return None
-        exclude: Iterable[str] = (pod.key,)
+        return self.running.held_for(self.priority_of(pod), self._nominee_exclusions(pod))
+
+    def _nominated_pods(self, pod: Pod) -> dict[int, list[Pod]]:
+        """Node -> the pods nominated there that the Filter adds to it for `pod` (those `_nominated_room` counts)."""
+        if not self.nominated:
+            return {}
+        nominations = self.running.nominations(self.priority_of(pod), self._nominee_exclusions(pod))
+        return {node: [self.pods[key] for key in keys if key in self.pods] for node, keys in nominations.items()}
+
+    def _nominee_exclusions(self, pod: Pod) -> Iterable[str]:
         if self.profile.gang and pod.group_key is not None:
             tree = self.trees.tree_members(pod.group_key)
-            exclude = {pod.key, *(tree if tree is not None else self.members.get(pod.group_key, ()))}  # once each
-        return self.running.held_for(self.priority_of(pod), exclude)
+            return {pod.key, *(tree if tree is not None else self.members.get(pod.group_key, ()))}  # once each
+        return (pod.key,)
 
     def _nominated_node(self, pod: Pod) -> int | None:
         """The pod's own status.nominatedNodeName, tried before every other node (evaluateNominatedNode)."""

@@ -204,6 +204,28 @@ def test_a_nominated_pods_anti_affinity_rejects_the_preemptor_in_the_dry_run() -
     assert evicted(decisions) == [] and nominated(decisions) == {}
 
 
+@pytest.mark.parametrize(("nominee", "bound"), [(50, None), (5, "node-a")])
+def test_a_nominated_pods_anti_affinity_keeps_others_off_its_node_in_the_filter(nominee: int,
+                                                                                bound: str | None) -> None:
+    """RunFilterPluginsWithNominatedPods in the ordinary Filter too: while `web` waits for the node it preempted
+    on, its anti-affinity refuses `batch` pods there, though the room `old` freed is more than `web` needs; a
+    lower-priority nomination is not added. Without this, a bare gang member recreated at once took the node
+    back before its preemptor's retry, for ever (the differential generator's seed 277)."""
+    cluster = Cluster(node("node-a", "8", **{"kubernetes.io/hostname": "node-a"}))
+    cluster.running("node-a", pod("old", "4", 0, start=-100), pod("other", "2", 100, start=-50))
+    web = MakePod("web").req(cpu="4", memory="1Gi").priority(nominee) \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "batch"}).obj()
+    assert nominated(cluster.schedule(web)) == {"web": "node-a"}
+    cluster.gone("old", now=1.0)
+    decisions = cluster.schedule(pod("batch", "1", 10, labels={"app": "batch"}), now=1.0)
+    binds = {d.pod.name: d.node for d in decisions if isinstance(d, Bind)}
+    assert binds.get("batch") == bound
+    if bound is None:
+        [failed] = [d for d in decisions if isinstance(d, Unschedulable) and d.pod.name == "batch"]
+        assert "didn't satisfy existing pods anti-affinity rules" in (failed.message or "")
+        assert evicted(decisions) == []
+
+
 # --- pickOneNodeForPreemption: one test per rule ----------------------------------------------------------
 
 @SEEDS
