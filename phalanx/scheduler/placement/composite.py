@@ -61,7 +61,7 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypedDict
 
 import numpy as np
 
@@ -728,8 +728,17 @@ def _objects(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
             yield each.composite
 
 
+class CompositeReport(TypedDict):
+    """The report's `compositePodGroups` block."""
+
+    compositePodGroups: int
+    podGroupsWithParent: int
+    scheduled: bool
+    notes: list[str]
+
+
 def composite_report(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup], *, scheduled: bool,
-                     topology_aware: bool, gang: bool) -> dict[str, object] | None:
+                     topology_aware: bool, gang: bool) -> CompositeReport | None:
     """For the report: the trees in the input, whether the profile schedules them, and a line for each thing
     that leaves out (None without CompositePodGroups or parent links)."""
     children = [group for group in groups if group.parent is not None]
