@@ -71,8 +71,8 @@ class ApiObjects:
         yield from everything
 
     def controllers(self) -> list[Any]:
-        """The workload controllers' objects (apps/v1, CronJob, JobSet, LeaderWorkerSet, Kubeflow training jobs),
-        the simulator runs controllers for, by type in the kind table's order."""
+        """The objects the simulator runs workload controllers for (apps/v1, CronJob, JobSet, LeaderWorkerSet,
+        Kubeflow training jobs), by type in the kind table's order."""
         return [obj for objects in self.controlled.values() for obj in objects]
 
     def of(self, kind: type[T]) -> list[T]:
