@@ -38,6 +38,7 @@ import yaml
 
 from benchmarks.snapshot import PRIORITY_CLASSES, running_pod, write
 from benchmarks.synthetic import CREATED, node_manifest, pod_manifest
+from phalanx.api.apps import DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.run import simulate
@@ -174,8 +175,7 @@ def _memory(path: str) -> tuple[int, int]:
 
 def _objects(inputs: Inputs) -> int:
     return (len(inputs.nodes) + len(inputs.pods) + len(inputs.priority_classes)
-            + len(inputs.deployments) + len(inputs.replica_sets) + len(inputs.stateful_sets)
-            + len(inputs.daemon_sets))
+            + sum(len(inputs.of(kind)) for kind in (Deployment, ReplicaSet, StatefulSet, DaemonSet)))
 
 
 def main(argv: list[str] | None = None) -> int:

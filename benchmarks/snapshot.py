@@ -15,7 +15,7 @@ managedFields entry to each object, as `--show-managed-fields` prints them.
 
 Timed, each on its own: `phalanx.inputs.load.load_paths` on the YAML file (what `phalanx simulate` does) and,
 to show where its time goes, its three stages apart: reading the text into dicts (load.py's reader), the
-object parsers (PARSERS, from those dicts) and `resolve`; then the simulation's first instant from the
+object parsers (KINDS, from those dicts) and `resolve`; then the simulation's first instant from the
 loaded Inputs (`--until 0`: node arrays, 45,000 running pods bound, 2,500 pending pods scheduled).
 `--json-too` times the same List as `-o json` output through `load_paths` and through `json.loads`;
 `--pyyaml` times plain `yaml.load_all` (libyaml's CSafeLoader) on the YAML file.
@@ -39,7 +39,7 @@ import yaml
 
 from benchmarks.synthetic import CREATED, node_manifest, pod_manifest
 from phalanx.api import documents as documents_module
-from phalanx.api.kinds import PARSERS
+from phalanx.api.kinds import KINDS
 from phalanx.api.objects import Source
 from phalanx.api.resolve import resolve
 from phalanx.inputs.load import Inputs, load_paths
@@ -147,7 +147,7 @@ def _parse(docs: list[dict[str, Any]], path: str) -> Inputs:
     inputs = Inputs()
     buckets: dict[str, list[Any]] = {"Node": inputs.nodes, "Pod": inputs.pods, "PriorityClass": inputs.priority_classes}
     for index, doc in enumerate(docs, start=1):
-        obj = PARSERS[doc["kind"]][1](doc, Source(path, index))
+        obj = KINDS[doc["kind"]].parse(doc, Source(path, index))
         if obj is not None:
             buckets[doc["kind"]].append(obj)
     return inputs

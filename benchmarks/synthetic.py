@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.api.kinds import PARSERS
+from phalanx.api.kinds import KINDS
 from phalanx.api.objects import Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.resolve import resolve
 from phalanx.inputs.load import Inputs
@@ -202,7 +202,7 @@ def inputs(shape: Shape) -> Inputs:
     buckets: dict[type, list[Any]] = {Node: out.nodes, Pod: out.pods, PriorityClass: out.priority_classes,
                                       Workload: out.workloads, PodGroup: out.pod_groups, Job: out.jobs}
     for index, doc in enumerate(manifests(shape), start=1):
-        _, parser = PARSERS[doc["kind"]]
+        parser = KINDS[doc["kind"]].parse
         obj = parser(doc, Source(f"synthetic/{shape.name}", index))
         buckets[type(obj)].append(obj)
     resolve(out)

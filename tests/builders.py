@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import yaml
 
-from phalanx.api.kinds import PARSERS
+from phalanx.api.kinds import KINDS
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.parse import (
     parse_composite_pod_group,
@@ -302,7 +302,7 @@ class MakePriorityClass(_Builder):
         return self
 
     def obj(self) -> PriorityClass:
-        parsed = PARSERS["PriorityClass"][1](self.manifest(), Source("<builder>", 0))
+        parsed = KINDS["PriorityClass"].parse(self.manifest(), Source("<builder>", 0))
         assert isinstance(parsed, PriorityClass)
         return parsed
 
@@ -447,7 +447,7 @@ def inputs_of(*items: Buildable) -> Inputs:
                                       CompositePodGroup: inputs.composite_pod_groups}
     for index, item in enumerate(items, start=1):
         doc = _doc(item)
-        _, parser = PARSERS[doc["kind"]]
+        parser = KINDS[doc["kind"]].parse
         obj = parser(doc, Source("<test>", index))
         buckets[type(obj)].append(obj)
     resolve(inputs)

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-from phalanx.api.apps import CronJob, DaemonSet, Deployment, ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fields import Manifest, object_name, with_generated_name
-from phalanx.api.kinds import PARSERS, group_of, is_queueing_object
+from phalanx.api.kinds import KINDS, group_of, is_queueing_object
 from phalanx.api.objects import (
     CompositePodGroup,
     Job,
@@ -23,12 +22,16 @@ from phalanx.api.objects import (
     Source,
     Workload,
 )
-from phalanx.api.sets import JobSet, LeaderWorkerSet
-from phalanx.api.training import TrainingJob
 from phalanx.errors import InputError
 
 # (kind, namespace, name) -> the file that defined it: a second object of one kind and name is an error.
 Seen = dict[tuple[str, str, str], str]
+T = TypeVar("T")
+
+
+def _by_controlled_type() -> dict[type, list[Any]]:
+    """An empty list per type a workload controller takes in, in the kind table's order."""
+    return {kind.controlled: [] for kind in KINDS.values() if kind.controlled is not None}
 
 
 @dataclass
@@ -48,14 +51,9 @@ class ApiObjects:
     resource_claims: list[ResourceClaim] = field(default_factory=list)
     claim_templates: list[ResourceClaimTemplate] = field(default_factory=list)
     device_taint_rules: list[DeviceTaintRule] = field(default_factory=list)
-    replica_sets: list[ReplicaSet] = field(default_factory=list)
-    deployments: list[Deployment] = field(default_factory=list)
-    stateful_sets: list[StatefulSet] = field(default_factory=list)
-    daemon_sets: list[DaemonSet] = field(default_factory=list)
-    cron_jobs: list[CronJob] = field(default_factory=list)
-    job_sets: list[JobSet] = field(default_factory=list)
-    leader_worker_sets: list[LeaderWorkerSet] = field(default_factory=list)
-    training_jobs: list[TrainingJob] = field(default_factory=list)  # PyTorchJob, TFJob, MPIJob
+    # The workload controllers' objects (ReplicaSet, Deployment, …, JobSet, the Kubeflow jobs: the kind table's
+    # `controlled` types), by type; `of(ReplicaSet)` reads one list.
+    controlled: dict[type, list[Any]] = field(default_factory=_by_controlled_type)
     # Queueing objects for the kueue and volcano profiles (Kueue's ResourceFlavor, ClusterQueue, Cohort,
     # LocalQueue, WorkloadPriorityClass; Volcano's Queue and a ConfigMap holding volcano-scheduler.conf),
     # kept as written: phalanx/admission reads them when a profile queues.
@@ -72,12 +70,14 @@ class ApiObjects:
         everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
         yield from everything
 
-    def controllers(self) -> list[ReplicaSet | Deployment | StatefulSet | DaemonSet | CronJob | JobSet
-                                  | LeaderWorkerSet | TrainingJob]:
-        """The workload controllers' objects (apps/v1, CronJob, JobSet, LeaderWorkerSet, Kubeflow training jobs)
-        the simulator runs controllers for."""
-        return [*self.replica_sets, *self.deployments, *self.stateful_sets, *self.daemon_sets, *self.cron_jobs,
-                *self.job_sets, *self.leader_worker_sets, *self.training_jobs]
+    def controllers(self) -> list[Any]:
+        """The objects the simulator runs workload controllers for (apps/v1, CronJob, JobSet, LeaderWorkerSet,
+        Kubeflow training jobs), by type in the kind table's order."""
+        return [obj for objects in self.controlled.values() for obj in objects]
+
+    def of(self, kind: type[T]) -> list[T]:
+        """The workload controllers' objects of one type, in document order."""
+        return self.controlled[kind]
 
     def add(self, doc: Manifest, source: Source, seen: Seen) -> None:
         """Parse one document with its kind's parser and file the object; a queueing object is kept as written,
@@ -93,10 +93,10 @@ class ApiObjects:
         if is_queueing_object(doc):
             self.queue_docs.append((doc, source))
             return
-        if kind not in PARSERS:
+        if kind not in KINDS:
             self.skipped[kind] += 1
             return
-        versions, parser = PARSERS[kind]
+        versions, parser, _ = KINDS[kind]
         api_version = doc.get("apiVersion")
         if api_version not in versions and group_of(api_version) not in {group_of(v) for v in versions}:
             self.skipped[f"{kind} ({api_version})"] += 1  # another project's kind of the same name
@@ -121,14 +121,14 @@ class ApiObjects:
             raise InputError(f"duplicate {kind} (first defined in {seen[ident]})", file=source.file, obj=name,
                              field="metadata.name")
         seen[ident] = source.file
-        bucket = {Node: self.nodes, Pod: self.pods, PriorityClass: self.priority_classes,
-                  Workload: self.workloads, PodGroup: self.pod_groups, Job: self.jobs,
-                  CompositePodGroup: self.composite_pod_groups,
-                  PodDisruptionBudget: self.pdbs, ResourceSlice: self.resource_slices,
-                  DeviceClass: self.device_classes, ResourceClaim: self.resource_claims,
-                  ResourceClaimTemplate: self.claim_templates, DeviceTaintRule: self.device_taint_rules,
-                  ReplicaSet: self.replica_sets, Deployment: self.deployments, StatefulSet: self.stateful_sets,
-                  DaemonSet: self.daemon_sets, CronJob: self.cron_jobs, JobSet: self.job_sets,
-                  LeaderWorkerSet: self.leader_worker_sets, TrainingJob: self.training_jobs,
-                  HorizontalPodAutoscaler: self.hpas}[type(obj)]
-        bucket.append(obj)  # type: ignore[attr-defined]
+        bucket = self.controlled.get(type(obj))
+        if bucket is None:
+            files: dict[type, list[Any]] = {
+                Node: self.nodes, Pod: self.pods, PriorityClass: self.priority_classes, Workload: self.workloads,
+                PodGroup: self.pod_groups, Job: self.jobs, CompositePodGroup: self.composite_pod_groups,
+                PodDisruptionBudget: self.pdbs, ResourceSlice: self.resource_slices,
+                DeviceClass: self.device_classes, ResourceClaim: self.resource_claims,
+                ResourceClaimTemplate: self.claim_templates, DeviceTaintRule: self.device_taint_rules,
+                HorizontalPodAutoscaler: self.hpas}
+            bucket = files[type(obj)]
+        bucket.append(obj)

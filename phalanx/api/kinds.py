@@ -1,15 +1,27 @@
-"""Every kind Phalanx reads, one registry: kind -> (the apiVersions read, its parser).
+"""Every kind Phalanx reads, one registry: kind -> the apiVersions read, its parser and, for an object a
+workload controller takes in, the type ApiObjects (collection.py) files it under.
 
 A parser takes the manifest and its Source and returns the object (None for a pod that already terminated),
-raising InputError naming the field. A new kind is one entry here, beside its parser, and a list in
-ApiObjects (collection.py) to file it in."""
+raising InputError naming the field. A new kind is one entry here, beside its parser; a workload controller's
+object is filed by its entry's `controlled` type, and phalanx/controllers/registry.py names its controller."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
-from phalanx.api.apps import parse_cron_job, parse_daemon_set, parse_deployment, parse_replica_set, parse_stateful_set
+from phalanx.api.apps import (
+    CronJob,
+    DaemonSet,
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    parse_cron_job,
+    parse_daemon_set,
+    parse_deployment,
+    parse_replica_set,
+    parse_stateful_set,
+)
 from phalanx.api.autoscaling import parse_hpa
 from phalanx.api.dra import (
     TAINT_RULE_VERSIONS,
@@ -32,37 +44,45 @@ from phalanx.api.parse import (
     parse_priority_class,
     parse_workload,
 )
-from phalanx.api.sets import parse_job_set, parse_leader_worker_set
-from phalanx.api.training import parse_training_job
+from phalanx.api.sets import JobSet, LeaderWorkerSet, parse_job_set, parse_leader_worker_set
+from phalanx.api.training import TrainingJob, parse_training_job
 
 Parser = Callable[[Manifest, Source], object]
-PARSERS: dict[str, tuple[tuple[str, ...], Parser]] = {
-    "Node": (("v1",), parse_node),
-    "Pod": (("v1",), parse_pod),
-    "PriorityClass": (("scheduling.k8s.io/v1",), parse_priority_class),
-    "Workload": (("scheduling.k8s.io/v1beta1",), parse_workload),
-    "PodGroup": (("scheduling.k8s.io/v1beta1",), parse_pod_group),
-    "CompositePodGroup": (("scheduling.k8s.io/v1alpha3",), parse_composite_pod_group),
-    "Job": (("batch/v1",), parse_job),
-    "PodDisruptionBudget": (("policy/v1",), parse_pdb),
+
+
+class Kind(NamedTuple):
+    versions: tuple[str, ...]  # the apiVersions read
+    parse: Parser
+    controlled: type | None = None  # the object's type, when a workload controller takes it in
+
+
+KINDS: dict[str, Kind] = {
+    "Node": Kind(("v1",), parse_node),
+    "Pod": Kind(("v1",), parse_pod),
+    "PriorityClass": Kind(("scheduling.k8s.io/v1",), parse_priority_class),
+    "Workload": Kind(("scheduling.k8s.io/v1beta1",), parse_workload),
+    "PodGroup": Kind(("scheduling.k8s.io/v1beta1",), parse_pod_group),
+    "CompositePodGroup": Kind(("scheduling.k8s.io/v1alpha3",), parse_composite_pod_group),
+    "Job": Kind(("batch/v1",), parse_job),
+    "PodDisruptionBudget": Kind(("policy/v1",), parse_pdb),
     # resource.k8s.io (DRA)
-    "ResourceSlice": (VERSIONS, parse_resource_slice),
-    "DeviceClass": (VERSIONS, parse_device_class),
-    "ResourceClaim": (VERSIONS, parse_resource_claim),
-    "ResourceClaimTemplate": (VERSIONS, parse_claim_template),
-    "DeviceTaintRule": (TAINT_RULE_VERSIONS, parse_device_taint_rule),
+    "ResourceSlice": Kind(VERSIONS, parse_resource_slice),
+    "DeviceClass": Kind(VERSIONS, parse_device_class),
+    "ResourceClaim": Kind(VERSIONS, parse_resource_claim),
+    "ResourceClaimTemplate": Kind(VERSIONS, parse_claim_template),
+    "DeviceTaintRule": Kind(TAINT_RULE_VERSIONS, parse_device_taint_rule),
     # workload controllers' objects
-    "ReplicaSet": (("apps/v1",), parse_replica_set),
-    "Deployment": (("apps/v1",), parse_deployment),
-    "StatefulSet": (("apps/v1",), parse_stateful_set),
-    "DaemonSet": (("apps/v1",), parse_daemon_set),
-    "CronJob": (("batch/v1",), parse_cron_job),
-    "JobSet": (("jobset.x-k8s.io/v1alpha2",), parse_job_set),
-    "LeaderWorkerSet": (("leaderworkerset.x-k8s.io/v1",), parse_leader_worker_set),
-    "PyTorchJob": (("kubeflow.org/v1",), parse_training_job),  # Kubeflow training jobs
-    "TFJob": (("kubeflow.org/v1",), parse_training_job),
-    "MPIJob": (("kubeflow.org/v2beta1", "kubeflow.org/v1"), parse_training_job),
-    "HorizontalPodAutoscaler": (("autoscaling/v2",), parse_hpa),
+    "ReplicaSet": Kind(("apps/v1",), parse_replica_set, ReplicaSet),
+    "Deployment": Kind(("apps/v1",), parse_deployment, Deployment),
+    "StatefulSet": Kind(("apps/v1",), parse_stateful_set, StatefulSet),
+    "DaemonSet": Kind(("apps/v1",), parse_daemon_set, DaemonSet),
+    "CronJob": Kind(("batch/v1",), parse_cron_job, CronJob),
+    "JobSet": Kind(("jobset.x-k8s.io/v1alpha2",), parse_job_set, JobSet),
+    "LeaderWorkerSet": Kind(("leaderworkerset.x-k8s.io/v1",), parse_leader_worker_set, LeaderWorkerSet),
+    "PyTorchJob": Kind(("kubeflow.org/v1",), parse_training_job, TrainingJob),  # Kubeflow training jobs
+    "TFJob": Kind(("kubeflow.org/v1",), parse_training_job, TrainingJob),
+    "MPIJob": Kind(("kubeflow.org/v2beta1", "kubeflow.org/v1"), parse_training_job, TrainingJob),
+    "HorizontalPodAutoscaler": Kind(("autoscaling/v2",), parse_hpa),
 }
 
 

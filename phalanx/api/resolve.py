@@ -9,6 +9,7 @@ from phalanx.api.collection import ApiObjects
 from phalanx.api.dra import DeviceTaintRule, ResourceClaim, ResourceClaimTemplate
 from phalanx.api.names import first_few
 from phalanx.api.objects import CompositePodGroup, Job, Pod, PodGroup, PriorityClass
+from phalanx.api.sets import JobSet
 from phalanx.errors import InputError
 
 
@@ -120,7 +121,7 @@ def resolve(inputs: ApiObjects) -> None:
         _notice(inputs, f"no PriorityClass named {', '.join(repr(n) for n in sorted(missing))}: the objects naming "
                 "it keep their own spec.priority")
     resolve_templates(inputs.controllers(), classes.values())
-    ignored = [f"{js.key} ({', '.join(js.ignored_scheduling)})" for js in inputs.job_sets if js.ignored_scheduling]
+    ignored = [f"{js.key} ({', '.join(js.ignored_scheduling)})" for js in inputs.of(JobSet) if js.ignored_scheduling]
     if ignored:
         _notice(inputs, "JobSet Job templates' spec.scheduling has no effect (the Job controller makes PodGroups "
                 "only for Jobs without a controller; name a PodGroup in the pod template's schedulingGroup "

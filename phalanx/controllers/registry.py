@@ -1,6 +1,7 @@
 """The workload controllers the simulator runs, in the order it builds them and tells them of pod events
 (a controller that needs another, as the Deployment controller needs the ReplicaSet controller, comes after
-it). A new controller is its module and one line here."""
+it). A new controller is its module and one line here (and its kind's line in phalanx/api/kinds.py). Read
+it as `registry.CONTROLLERS` when the controllers are built, so that a test may add one."""
 
 from __future__ import annotations
 

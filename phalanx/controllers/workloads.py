@@ -11,9 +11,9 @@ from typing import Any
 
 from phalanx.api.apps import ReplicaSet, StatefulSet
 from phalanx.api.objects import Node, Pod
+from phalanx.controllers import registry
 from phalanx.controllers.job import JobController
 from phalanx.controllers.protocol import NOTHING, Actions, Controller, Given, Setup
-from phalanx.controllers.registry import CONTROLLERS
 from phalanx.controllers.replicaset import ReplicaSetController
 from phalanx.controllers.statefulset import StatefulSetController
 
@@ -50,7 +50,7 @@ class WorkloadControllers:
     def __post_init__(self) -> None:
         self.given = Given(self.existing, self.replica_sets, self.nodes)
         setup = Setup(self.jobs, self.given, seed=self.seed, until=self.until)
-        for build in CONTROLLERS:
+        for build in registry.CONTROLLERS:
             setup.built.append(build.build(setup))
         self.controllers = setup.built
         self._by_kind = {kind: c for c in self.controllers for kind in c.kinds}

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
@@ -40,7 +39,7 @@ from phalanx.scheduler.failures import FailedPods
 from phalanx.scheduler.framework import AssignedPodHintPlugin
 from phalanx.scheduler.group_cycle import GroupCycles
 from phalanx.scheduler.hints import Hints
-from phalanx.scheduler.placement.exact import decisions
+from phalanx.scheduler.placement.exact import ExactPlacementReport, ExactPlacementSeconds, decisions
 from phalanx.scheduler.plugins.dra.dynamic_resources import NAME as DYNAMIC_RESOURCES
 from phalanx.scheduler.plugins.dra.dynamic_resources import extended_resources
 from phalanx.scheduler.plugins.dra.taint_eviction import evict, next_eviction
@@ -441,7 +440,7 @@ class Scheduler:
         """Every CompositePodGroup seen, in the order they came."""
         return list(self.composite_pod_groups.values())
 
-    def exact_placement(self) -> tuple[dict[str, Any], dict[str, float]]:
+    def exact_placement(self) -> tuple[ExactPlacementReport, ExactPlacementSeconds]:
         """Exact placement's verdicts so far (`Decisions.summary`) and its time spent (`Decisions.timing`)."""
         made = decisions(self.cluster)
         return made.summary(), made.timing()

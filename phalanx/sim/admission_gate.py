@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, PolicyFactory, QueuedWorkload
 from phalanx.admission.registry import POLICIES
@@ -29,8 +30,10 @@ from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
 from phalanx.api.tolerations import parse_toleration
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
+from phalanx.sim.report_schema import AdmissionWorkload, Queue
 
 WAITING_FOR_ADMISSION = "waiting for admission"
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -243,10 +246,10 @@ class AdmissionGate:
                 held[name] = held.get(name, 0) + value
         return out
 
-    def workload_rows(self) -> list[dict[str, object]]:
+    def workload_rows(self) -> list[AdmissionWorkload]:
         """One row per queued workload: its queue, whether admitted, waits for admission, evictions, and for one
         held at the end why it waits (`reason`, None once admitted)."""
-        out: list[dict[str, object]] = []
+        out: list[AdmissionWorkload] = []
         for work in self.workloads.values():
             admitted = work.admission is not None or work.done
             out.append({"name": work.key, "queue": work.queue,
@@ -319,18 +322,25 @@ _COMMON = {"kind", "name", "queue", "admitted", "pending", "running", "borrowed_
            "reclaimed", "wait_mean", "mean_wait"}
 
 
-def queue_report(gate: AdmissionGate) -> list[dict[str, object]]:
+def _typed(value: object, kind: type[T]) -> T:
+    assert isinstance(value, kind), f"a queue row's counter is {value!r}, not a {kind.__name__}"
+    return value
+
+
+def queue_report(gate: AdmissionGate) -> list[Queue]:
     """The policy's per-queue counters in one shape for both peers (the report's `queues`): kind, name,
     admitted, pending, running, borrowed (admissions that borrowed: Kueue only), preempted, reclaimed, the
     mean wait for admission, and the policy's own counters under `details`."""
-    out: list[dict[str, object]] = []
+    out: list[Queue] = []
     for row in gate.policy.queue_rows():
         wait = row.get("wait_mean", row.get("mean_wait"))
+        borrowed = row.get("borrowed_admissions")
         out.append({
-            "kind": row.get("kind", "Queue"), "name": row.get("name", row.get("queue")),
-            "admitted": row.get("admitted", 0), "pending": row.get("pending", 0), "running": row.get("running", 0),
-            "borrowed": row.get("borrowed_admissions"), "preempted": row.get("preempted", 0),
-            "reclaimed": row.get("reclaimed", 0),
+            "kind": _typed(row.get("kind", "Queue"), str), "name": _typed(row.get("name", row.get("queue")), str),
+            "admitted": _typed(row.get("admitted", 0), int), "pending": _typed(row.get("pending", 0), int),
+            "running": _typed(row.get("running", 0), int),
+            "borrowed": None if borrowed is None else _typed(borrowed, int),
+            "preempted": _typed(row.get("preempted", 0), int), "reclaimed": _typed(row.get("reclaimed", 0), int),
             "meanWaitSeconds": None if wait is None else round(float(str(wait)), 6),
             "details": {k: v for k, v in row.items() if k not in _COMMON},
         })

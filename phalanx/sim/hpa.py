@@ -48,6 +48,7 @@ from phalanx.controllers.deployment import HASH_LABEL
 from phalanx.controllers.workloads import WorkloadControllers
 from phalanx.errors import InputError
 from phalanx.sim.event_queue import ARRIVAL
+from phalanx.sim.report_schema import ServiceEvent
 
 RATE_MODEL = "phalanx.dev/request-rate-model"
 REQUEST_METRIC = "phalanx.dev/request-metric"
@@ -115,12 +116,13 @@ class EventLog:
         if len(self._events) > KEPT_EVENTS:
             del self._events[next(iter(self._events))]
 
-    def report(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def report(self) -> list[ServiceEvent]:
+        out: list[ServiceEvent] = []
         for message, (first, last, count) in self._events.items():
-            event: dict[str, Any] = {"time": first, "message": message}
+            event: ServiceEvent = {"time": first, "message": message}
             if count > 1:
-                event.update(count=count, lastTime=last)
+                event["count"] = count
+                event["lastTime"] = last
             out.append(event)
         return out
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.objects import Pod, PodGroup
+from phalanx.sim.report_schema import DeviceTaintEvictionEntry, Preemption
 
 
 @dataclass(slots=True)
@@ -24,8 +25,8 @@ class PodRecord:
     terminating: bool = False
     nominated: str | None = None
     preempted_count: int = 0
-    preempted_by: list[dict[str, Any]] = field(default_factory=list)
-    device_taint_evictions: list[dict[str, Any]] = field(default_factory=list)
+    preempted_by: list[Preemption] = field(default_factory=list)
+    device_taint_evictions: list[DeviceTaintEvictionEntry] = field(default_factory=list)
     devices: list[str] = field(default_factory=list)  # DRA devices its claims held when it was bound
     counted_live: bool = False  # counted in its group's members running (and not terminating)
     counted_done: bool = False  # counted in its group's members running or succeeded

@@ -1,13 +1,19 @@
 """The report's JSON contract (`docs/report.md`) as types: what `build_report` returns and its consumers read.
 
 Keys are the JSON's own (camelCase); a block present only under some inputs or profiles is NotRequired.
-Blocks whose shape belongs to another module's own report (services, queues, composite trees, the time
-series, …) stay plain dicts here.
+The engine's own blocks (exact placement, topology constraints, composite trees) are typed beside their
+builders in phalanx/scheduler/placement, which cannot import this driver module; the rest are here. Left
+loose: PodGroup conditions (a snapshot's are kept as written) and the policies' own per-queue counters
+(`details`).
 """
 
 from __future__ import annotations
 
 from typing import Any, NotRequired, TypedDict
+
+from phalanx.scheduler.placement.exact import ExactPlacementReport, ExactPlacementSeconds
+from phalanx.scheduler.plugins.composite.report import CompositeReport
+from phalanx.scheduler.plugins.topology.report import TopologyReport
 
 
 class WaitStats(TypedDict):
@@ -66,7 +72,24 @@ class Stats(TypedDict):
     podsScheduled: int
     schedulingSeconds: float
     podsPerSecond: float
-    exactPlacementSeconds: NotRequired[dict[str, float]]
+    exactPlacementSeconds: NotRequired[ExactPlacementSeconds]
+
+
+class Preemption(TypedDict):
+    """One eviction of the pod by preemption (`preemptedBy`)."""
+
+    time: float
+    preemptor: str
+    node: str
+    message: str
+
+
+class DeviceTaintEvictionEntry(TypedDict):
+    time: float
+    node: str
+    claim: str
+    deviceTaintRule: str | None
+    message: str
 
 
 class PodEntry(TypedDict):
@@ -81,8 +104,8 @@ class PodEntry(TypedDict):
     finishedAt: float | None
     nominatedNodeName: str | None
     preemptedCount: int
-    preemptedBy: list[dict[str, Any]]
-    deviceTaintEvictions: list[dict[str, Any]]
+    preemptedBy: list[Preemption]
+    deviceTaintEvictions: list[DeviceTaintEvictionEntry]
     devices: list[str]
 
 
@@ -119,12 +142,113 @@ class WorkloadEntry(TypedDict):
     completionSeconds: float | None
 
 
+class AdmissionWorkload(TypedDict):
+    """One queued workload (`admission.workloads`)."""
+
+    name: str
+    queue: str
+    admitted: bool
+    finished: bool
+    admittedBy: str | None
+    admissionWaits: list[float]
+    evictions: int
+    reason: str | None  # why it is held at the end (None once admitted)
+
+
 class Admission(TypedDict):
     policy: str
     admitted: int
     evicted: int
     notModelled: list[str]
-    workloads: list[dict[str, object]]
+    workloads: list[AdmissionWorkload]
+
+
+class Queue(TypedDict):
+    """One queue of the admission policy (`queues`): a Kueue ClusterQueue or LocalQueue, or a Volcano Queue."""
+
+    kind: str
+    name: str
+    admitted: int
+    pending: int
+    running: int
+    borrowed: int | None  # admissions that borrowed (Kueue's ClusterQueues only)
+    preempted: int
+    reclaimed: int
+    meanWaitSeconds: float | None
+    details: dict[str, object]  # the policy's own counters
+
+
+class ReplicaCount(TypedDict):
+    time: float
+    replicas: int
+
+
+class ServiceEvent(TypedDict):
+    time: float
+    message: str
+    count: NotRequired[int]  # when it repeated: how often, and when last
+    lastTime: NotRequired[float]
+
+
+class AddedLatency(TypedDict):
+    p50: float
+    p99: float
+    max: float
+
+
+class Requests(TypedDict):
+    """A service's requests and what cold windows did to them (None without a request series)."""
+
+    requests: float | None
+    requestsCold: float | None
+    requestsDropped: float | None
+    addedLatencySeconds: AddedLatency | None
+
+
+class Service(TypedDict):
+    """One HorizontalPodAutoscaler's service (`services`)."""
+
+    name: str
+    target: str
+    whenAtZero: str
+    minReplicas: int
+    maxReplicas: int
+    scaledToZero: int
+    wokeFromZero: int
+    replicas: list[ReplicaCount]
+    conditions: list[dict[str, str]]
+    events: list[ServiceEvent]
+    coldSeconds: float
+    replicaHours: float
+    gpuHours: float
+    replicaHoursSaved: float
+    gpuHoursSaved: float
+    requests: float | None  # `Requests`' keys
+    requestsCold: float | None
+    requestsDropped: float | None
+    addedLatencySeconds: AddedLatency | None
+    notes: list[str]
+
+
+class SeriesWaits(TypedDict):
+    pods: list[float]
+    groups: list[float]
+
+
+class Series(TypedDict):
+    """The `series` block: one entry per sample in each list; fractions by resource."""
+
+    sampleInterval: float | None
+    time: list[float]
+    allocated: dict[str, list[float]]
+    useful: dict[str, list[float]]
+    stranded: dict[str, list[float]]
+    podsRunning: list[int]
+    podsPending: list[int]
+    groupsPending: list[int]
+    preemptions: list[int]
+    waitSeconds: SeriesWaits
+    queueShare: NotRequired[dict[str, list[float]]]  # kueue and volcano profiles: each queue's share
 
 
 class Autoscaler(TypedDict):
@@ -162,13 +286,13 @@ class Report(TypedDict):
     pods: list[PodEntry]
     podGroups: list[GroupEntry]
     workloads: list[WorkloadEntry]
-    services: NotRequired[list[dict[str, Any]]]
+    services: NotRequired[list[Service]]
     autoscaler: NotRequired[Autoscaler]
     admission: NotRequired[Admission]
-    queues: NotRequired[list[dict[str, Any]]]
+    queues: NotRequired[list[Queue]]
     resourceClaims: NotRequired[list[ResourceClaimEntry]]
-    exactPlacement: NotRequired[dict[str, Any]]
-    topologyConstraints: NotRequired[dict[str, Any]]
-    compositePodGroups: NotRequired[dict[str, Any]]
+    exactPlacement: NotRequired[ExactPlacementReport]
+    topologyConstraints: NotRequired[TopologyReport]
+    compositePodGroups: NotRequired[CompositeReport]
     podGroupResourceClaims: NotRequired[Notes]
-    series: NotRequired[dict[str, Any]]
+    series: NotRequired[Series]

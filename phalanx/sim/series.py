@@ -11,8 +11,8 @@ wait-time distributions. The JSON shape is documented in `docs/report.md` ("seri
 from __future__ import annotations
 
 import math
-from typing import Any
 
+from phalanx.sim.report_schema import Series
 from phalanx.sim.simulation import Simulation
 
 FRACTIONS = ("allocated", "useful", "stranded")
@@ -112,20 +112,28 @@ class SeriesRecorder:
 
     # --- output ---------------------------------------------------------------------------------------
 
-    def to_json(self, sim: Simulation) -> dict[str, Any]:
+    def to_json(self, sim: Simulation) -> Series:
         """The `series` block of a report; ends with a sample at `sim.end_time` so plots reach the end."""
         if not self.time or self.time[-1] < _round(sim.end_time):
             self._sample(sim, sim.end_time)
         pod_waits = sorted(_round(r.bound_at - r.created) for r in sim.pods.values()
                            if r.bound_at is not None and r.pod.node_name is None)
         group_waits = sorted(_round(w) for g in sim.groups.values() for w in g.waits)
-        return {
+        out: Series = {
             "sampleInterval": self.interval,
             "time": list(self.time),
-            **{field: {name: list(values) for name, values in sorted(columns.items())}
-               for field, columns in self.fractions.items()},
-            **{name: list(values) for name, values in self.counts.items()},
+            "allocated": self._fractions("allocated"),
+            "useful": self._fractions("useful"),
+            "stranded": self._fractions("stranded"),
+            "podsRunning": list(self.counts["podsRunning"]),
+            "podsPending": list(self.counts["podsPending"]),
+            "groupsPending": list(self.counts["groupsPending"]),
+            "preemptions": list(self.counts["preemptions"]),
             "waitSeconds": {"pods": pod_waits, "groups": group_waits},
-            **({"queueShare": {q: list(v) for q, v in sorted(self.queue_share.items())}}
-               if sim.gate is not None else {}),
         }
+        if sim.gate is not None:
+            out["queueShare"] = {q: list(v) for q, v in sorted(self.queue_share.items())}
+        return out
+
+    def _fractions(self, field: str) -> dict[str, list[float]]:
+        return {name: list(values) for name, values in sorted(self.fractions[field].items())}

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from phalanx.api.autoscaling import HorizontalPodAutoscaler, MetricSpec
 from phalanx.api.objects import Pod
 from phalanx.autoscale.metrics import RateModels, RequestRateModel
+from phalanx.sim.report_schema import AddedLatency, Requests, Service
 
 if TYPE_CHECKING:
     from phalanx.sim.hpa import _State
@@ -76,7 +77,7 @@ def _request_spec(hpa: HorizontalPodAutoscaler) -> MetricSpec | None:
         next((s for s in hpa.metrics if s.type == "Object"), None)
 
 
-def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]:
+def service_report(sim: Simulation, state: _State, end: float) -> Service:
     hpa = state.hpa
     owner = sim.workloads.scaled_owner(hpa.target.kind, f"{hpa.namespace}/{hpa.target.name}")
     pods = [r for r in sim.pods.values() if owner is not None and (r.pod.controller, r.pod.owner) == owner]
@@ -99,7 +100,15 @@ def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]
     zero_seconds = _zero_seconds(state, end)
     gpus_per_pod = max((r.pod.requests.get(GPU, 0) for r in pods), default=0)
     mode = hpa.annotations.get(WHEN_AT_ZERO, "queue")
-    out: dict[str, Any] = {
+    spec = _request_spec(hpa)
+    model = sim.hpas.models.get(hpa.key) if sim.hpas is not None else None
+    traffic: Requests = {"requests": None, "requestsCold": None, "requestsDropped": None,
+                         "addedLatencySeconds": None}
+    if spec is not None and model is not None and spec.name == model.metric:
+        traffic = _requests(_Sampled(model, first, end), spec, cold, first, end, mode)
+    elif spec is not None and sim.hpas is not None and sim.hpas.metrics is not None:
+        traffic = _requests(sim.hpas.metrics, spec, cold, first, end, mode)
+    return {
         "name": hpa.key, "target": f"{hpa.target.kind} {hpa.namespace}/{hpa.target.name}", "whenAtZero": mode,
         "minReplicas": state.spec.min_replicas, "maxReplicas": state.spec.max_replicas,
         "scaledToZero": state.scaled_to_zero, "wokeFromZero": state.woke_from_zero,
@@ -109,16 +118,10 @@ def service_report(sim: Simulation, state: _State, end: float) -> dict[str, Any]
         "replicaHours": round(replica_seconds / 3600, 6), "gpuHours": round(gpu_seconds / 3600, 6),
         "replicaHoursSaved": round(zero_seconds / 3600, 6),
         "gpuHoursSaved": round(zero_seconds / 3600 * gpus_per_pod, 6),
-        "requests": None, "requestsCold": None, "requestsDropped": None,
-        "addedLatencySeconds": None, "notes": list(state.notes),
+        "requests": traffic["requests"], "requestsCold": traffic["requestsCold"],
+        "requestsDropped": traffic["requestsDropped"], "addedLatencySeconds": traffic["addedLatencySeconds"],
+        "notes": list(state.notes),
     }
-    spec = _request_spec(hpa)
-    model = sim.hpas.models.get(hpa.key) if sim.hpas is not None else None
-    if spec is not None and model is not None and spec.name == model.metric:
-        out.update(_requests(_Sampled(model, first, end), spec, cold, first, end, mode))
-    elif spec is not None and sim.hpas is not None and sim.hpas.metrics is not None:
-        out.update(_requests(sim.hpas.metrics, spec, cold, first, end, mode))
-    return out
 
 
 class _Sampled:
@@ -161,7 +164,7 @@ def _sequential_sum(values: npt.NDArray[np.float64]) -> float:
 
 
 def _requests(metrics: Any, spec: MetricSpec, cold: list[tuple[float, float]], start: float, end: float,
-              mode: str) -> dict[str, Any]:
+              mode: str) -> Requests:
     """Requests over [start, end] from a step series of requests per second, and what cold windows did to them."""
     edges = np.array(sorted({start, end, *(t for t in metrics.times(spec.name, spec.selector) if start < t < end),
                              *(t for window in cold for t in window)}), dtype=np.float64)
@@ -187,16 +190,19 @@ def _requests(metrics: Any, spec: MetricSpec, cold: list[tuple[float, float]], s
     latencies = (pieces_end[:, None] - mids).ravel().tolist()
     weights = np.repeat(counts[waited] / _SLICES, _SLICES)
     served = total - dropped
-    stats = {"p50": 0.0, "p99": 0.0, "max": 0.0}
+    stats: AddedLatency = {"p50": 0.0, "p99": 0.0, "max": 0.0}
     if served > 0 and latencies:
         order = np.argsort(latencies)
         values = np.asarray(latencies)[order]
         unaffected = served - _sequential_sum(weights)  # requests that found a serving pod: nothing added
         cumulative = unaffected + np.cumsum(weights[order])
-        for name, q in (("p50", 0.5), ("p99", 0.99)):
-            if q * served > unaffected:
-                i = min(int(np.searchsorted(cumulative, q * served)), len(values) - 1)
-                stats[name] = round(float(values[i]), 6)
-        stats["max"] = round(float(values[-1]), 6)
+
+        def quantile(q: float) -> float:
+            if q * served <= unaffected:
+                return 0.0
+            i = min(int(np.searchsorted(cumulative, q * served)), len(values) - 1)
+            return round(float(values[i]), 6)
+
+        stats = {"p50": quantile(0.5), "p99": quantile(0.99), "max": round(float(values[-1]), 6)}
     return {"requests": round(total, 6), "requestsCold": round(cold_requests, 6), "requestsDropped": round(dropped, 6),
             "addedLatencySeconds": stats}

@@ -15,8 +15,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
-from typing import Any, assert_never
+from typing import assert_never
 
+from phalanx.api.apps import ReplicaSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup
@@ -24,7 +25,6 @@ from phalanx.api.sets import JobSet, LeaderWorkerSet
 from phalanx.api.training import TrainingJob
 from phalanx.controllers.job import JobController
 from phalanx.controllers.protocol import Actions
-from phalanx.controllers.registry import CONTROLLERS
 from phalanx.controllers.workloads import WorkloadControllers
 from phalanx.inputs.load import Inputs
 from phalanx.scheduler.decisions import (
@@ -89,8 +89,6 @@ class _Controlled:
     obj: object
 
 
-# The api objects the workload controllers take in.
-CONTROLLED: tuple[type[Any], ...] = tuple(kind for controller in CONTROLLERS for kind in controller.kinds)
 Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule
          | ResourceSlice | _Controlled | _Wake | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
@@ -123,7 +121,7 @@ class Simulation:
                 continue
             if isinstance(obj, Node | Pod | PodGroup | CompositePodGroup | Job):
                 self.events.push(obj.arrival, ARRIVAL, obj)
-            elif isinstance(obj, CONTROLLED):
+            elif type(obj) in inputs.controlled:
                 self.events.push(obj.arrival, ARRIVAL, _Controlled(obj))
         self.allocatable: dict[str, int] = defaultdict(int)
         for node in initial:
@@ -135,7 +133,7 @@ class Simulation:
         self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
         self.jobs = JobController()
         self.workloads = WorkloadControllers(self.jobs, existing=list(inputs.pods),
-                                             replica_sets=list(inputs.replica_sets), nodes=initial, seed=seed,
+                                             replica_sets=list(inputs.of(ReplicaSet)), nodes=initial, seed=seed,
                                              until=until)
         self.gate: AdmissionGate | None = None
         self._running_load: dict[str, int] = defaultdict(int)

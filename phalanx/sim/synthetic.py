@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.fields import object_name
-from phalanx.api.kinds import PARSERS
+from phalanx.api.kinds import KINDS
 from phalanx.api.objects import (
     ARRIVAL_ANNOTATION,
     DURATION_ANNOTATION,
@@ -319,10 +319,10 @@ def to_inputs(manifests: Sequence[Mapping[str, Any]], source: str = "synthetic")
                                       PodDisruptionBudget: inputs.pdbs}
     for index, doc in enumerate(manifests, start=1):
         kind = doc.get("kind")
-        if not isinstance(kind, str) or kind not in PARSERS:
+        if not isinstance(kind, str) or kind not in KINDS:
             inputs.skipped[str(kind)] += 1
             continue
-        _, parser = PARSERS[kind]
+        parser = KINDS[kind].parse
         try:
             obj = parser(doc, Source(source, index))
         except InputError as exc:

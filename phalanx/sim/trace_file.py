@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.fields import object_name
-from phalanx.api.kinds import PARSERS
+from phalanx.api.kinds import KINDS
 from phalanx.api.objects import Job, Node, Pod, PodDisruptionBudget, PodGroup, PriorityClass, Source, Workload
 from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.api.reading import parse_json, read_text
@@ -138,10 +138,10 @@ def _create(event: TraceEvent, inputs: Inputs, trace: Trace) -> Ident | None:
     name = object_name(doc)
     if not isinstance(kind, str) or not kind:
         raise event.error("is required", field="object.kind")
-    if kind not in PARSERS:
+    if kind not in KINDS:
         trace.skipped[kind] += 1
         return None
-    versions, parser = PARSERS[kind]
+    versions, parser, _ = KINDS[kind]
     if doc.get("apiVersion") not in versions:
         raise InputError(f"{kind} is not read in apiVersion {doc.get('apiVersion')!r} (Phalanx reads "
                          f"{', '.join(versions)})", file=event.file, obj=f"line {event.line}: {name}",
@@ -194,7 +194,7 @@ def load_traces(paths: Sequence[str], inputs: Inputs) -> Trace:
             continue
         kind, namespace, name = ident = _delete_ident(event)
         label = f"{kind} {'/'.join(p for p in (namespace, name) if p)}"
-        if kind not in PARSERS:
+        if kind not in KINDS:
             trace.skipped[kind] += 1
             continue
         if kind != "Pod":

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 import yaml
 
 from phalanx.inputs.load import load_paths
@@ -17,7 +16,6 @@ from phalanx.sim.run import simulate
 from phalanx.sim.scenario import scenario_for
 from phalanx.verify.generator import generate_case
 from tests.sim.rounds import RoundLimit
-
 
 
 def test_a_preempted_bare_member_recreated_at_once_does_not_loop(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -367,6 +367,26 @@ def seat(cycle: PodCycle, assignment: Sequence[tuple[Pod, int]], room: IntArray 
 
 # --- what it decided ------------------------------------------------------------------------------------
 
+class VerdictCounts(TypedDict):
+    placed: int
+    infeasible: int
+    undecided: int
+
+
+class ExactPlacementReport(VerdictCounts):
+    """The report's `exactPlacement` block: gangs per verdict, and `cycles` per verdict."""
+
+    cycles: VerdictCounts
+
+
+class ExactPlacementSeconds(TypedDict):
+    """The report's `stats.exactPlacementSeconds`."""
+
+    p50: float
+    p99: float
+    max: float
+
+
 @dataclass(slots=True)
 class Decisions:
     """Exact placement's verdicts in a scheduler's own group cycles (dry runs left out), kept with the
@@ -381,11 +401,14 @@ class Decisions:
         self.groups[verdict].add(group_key)
         self.seconds.append(seconds)
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> ExactPlacementReport:
         """The report's `exactPlacement` block."""
-        return {**{v: len(self.groups[v]) for v in VERDICTS}, "cycles": {v: self.cycles[v] for v in VERDICTS}}
+        return {"placed": len(self.groups[PLACED]), "infeasible": len(self.groups[INFEASIBLE]),
+                "undecided": len(self.groups[UNDECIDED]),
+                "cycles": {"placed": self.cycles[PLACED], "infeasible": self.cycles[INFEASIBLE],
+                           "undecided": self.cycles[UNDECIDED]}}
 
-    def timing(self) -> dict[str, float]:
+    def timing(self) -> ExactPlacementSeconds:
         """Wall seconds per decision (p50, p99, max): the report's `stats.exactPlacementSeconds`."""
         if not self.seconds:
             return {"p50": 0.0, "p99": 0.0, "max": 0.0}

@@ -4,6 +4,7 @@ whether the profile schedules them at all."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TypedDict
 
 from phalanx.api.objects import CompositePodGroup, PodGroup
 from phalanx.scheduler.plugins.composite.forest import MAX_TREE_DEPTH, Forest, TreeNode, depth, walk
@@ -47,8 +48,17 @@ def _objects(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
             yield each.composite
 
 
+class CompositeReport(TypedDict):
+    """The report's `compositePodGroups` block."""
+
+    compositePodGroups: int
+    podGroupsWithParent: int
+    scheduled: bool
+    notes: list[str]
+
+
 def composite_report(groups: Sequence[PodGroup], composites: Sequence[CompositePodGroup], *, scheduled: bool,
-                     topology_aware: bool, gang: bool) -> dict[str, object] | None:
+                     topology_aware: bool, gang: bool) -> CompositeReport | None:
     """For the report: the trees in the input, whether the profile schedules them, and a line for each thing
     that leaves out (None without CompositePodGroups or parent links)."""
     children = [group for group in groups if group.parent is not None]

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TypedDict
 
 from phalanx.api.objects import PodGroup
 
 
-def constraint_report(groups: Iterable[PodGroup], *, placement_phase: bool, gang: bool) -> dict[str, Any] | None:
+class TopologyReport(TypedDict):
+    """The report's `topologyConstraints` block."""
+
+    podGroups: int
+    placementPhase: bool
+    notes: list[str]
+
+
+def constraint_report(groups: Iterable[PodGroup], *, placement_phase: bool, gang: bool) -> TopologyReport | None:
     """For the report: how many PodGroups ask for a topology domain, whether the profile honours that, and a
     line saying so when it does not (None when no group asks)."""
     keys = sorted(group.key for group in groups if group.topology_key is not None)
