@@ -390,6 +390,16 @@ class MakePodGroup(_Builder):
         self.doc["spec"].setdefault("workloadRef", {"workloadName": workload, "templateName": template})
         return self
 
+    def claim(self, name: str, *, template: str | None = None, claim: str | None = None) -> MakePodGroup:
+        """A spec.resourceClaims entry (DRAWorkloadResourceClaims): one claim for the whole group."""
+        ref: Doc = {"name": name}
+        if claim is not None:
+            ref["resourceClaimName"] = claim
+        if template is not None:
+            ref["resourceClaimTemplateName"] = template
+        self.doc["spec"].setdefault("resourceClaims", []).append(ref)
+        return self
+
     def topology(self, key: str) -> MakePodGroup:
         self.doc["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
         return self
