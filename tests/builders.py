@@ -150,6 +150,16 @@ def _container(name: str, requests: Mapping[str, Any] | None, limits: Mapping[st
     return container
 
 
+def _claim_ref(name: str, claim: str | None, template: str | None) -> Doc:
+    """A resourceClaims entry of a pod or PodGroup: the ResourceClaim `claim` or one made from `template`."""
+    ref: Doc = {"name": name}
+    if claim is not None:
+        ref["resourceClaimName"] = claim
+    if template is not None:
+        ref["resourceClaimTemplateName"] = template
+    return ref
+
+
 class MakePod(_Builder):
     def __init__(self, name: str = "pod", namespace: str = "default") -> None:
         super().__init__("v1", "Pod", name, namespace)
@@ -185,12 +195,7 @@ class MakePod(_Builder):
     def claim(self, name: str, *, claim: str | None = None, template: str | None = None) -> MakePod:
         """A spec.resourceClaims entry (of the ResourceClaim `claim` or the template `template`), which the
         last container uses."""
-        ref: Doc = {"name": name}
-        if claim is not None:
-            ref["resourceClaimName"] = claim
-        if template is not None:
-            ref["resourceClaimTemplateName"] = template
-        self.spec.setdefault("resourceClaims", []).append(ref)
+        self.spec.setdefault("resourceClaims", []).append(_claim_ref(name, claim, template))
         self.spec["containers"][-1].setdefault("resources", {}).setdefault("claims", []).append({"name": name})
         return self
 
@@ -390,14 +395,9 @@ class MakePodGroup(_Builder):
         self.doc["spec"].setdefault("workloadRef", {"workloadName": workload, "templateName": template})
         return self
 
-    def claim(self, name: str, *, template: str | None = None, claim: str | None = None) -> MakePodGroup:
+    def claim(self, name: str, *, claim: str | None = None, template: str | None = None) -> MakePodGroup:
         """A spec.resourceClaims entry (DRAWorkloadResourceClaims): one claim for the whole group."""
-        ref: Doc = {"name": name}
-        if claim is not None:
-            ref["resourceClaimName"] = claim
-        if template is not None:
-            ref["resourceClaimTemplateName"] = template
-        self.doc["spec"].setdefault("resourceClaims", []).append(ref)
+        self.doc["spec"].setdefault("resourceClaims", []).append(_claim_ref(name, claim, template))
         return self
 
     def topology(self, key: str) -> MakePodGroup:
