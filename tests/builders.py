@@ -1,11 +1,13 @@
 """Fluent builders for Kubernetes objects, shared by every test tier (after kube-scheduler's MakePod()).
 
 A builder holds the manifest a Kubernetes user would write; `.manifest()` returns it as a dict (what
-`kubectl get -o yaml` prints, what a test writes to a file) and `.obj()` parses it with Phalanx's own
-parser. So a test reads like the YAML it stands for:
+`kubectl get -o yaml` prints, what a test writes to a file), `.obj()` parses it with Phalanx's own
+parser, and `.kube()` makes it the lightkube object a live or control-plane test sends to the API server.
+So a test reads like the YAML it stands for:
 
     MakePod().name("web").req(cpu="500m", memory="1Gi").toleration("gpu", "true").obj()
     MakeNode().name("node-a").alloc(cpu="16", memory="64Gi").taint("gpu", "true").obj()
+    client.create(MakePod("p", namespace).scheduler("phalanx").req(cpu="1").kube())
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import yaml
+from lightkube.core.dictmixin import DictMixin
+from lightkube.resources import core_v1, scheduling_v1, scheduling_v1alpha3, scheduling_v1beta1
 
 from phalanx.api.kinds import KINDS
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
@@ -34,6 +38,12 @@ from phalanx.scheduler.framework import CycleState
 
 Doc = dict[str, Any]
 B = TypeVar("B", bound="_Builder")
+K = TypeVar("K", bound=DictMixin)
+
+
+def kube_object(kind: type[K], doc: Doc) -> K:
+    """The manifest as lightkube's object of `kind` (its `from_dict` is typed as returning the base class)."""
+    return cast(K, kind.from_dict(copy.deepcopy(doc)))
 
 
 def _resources(resources: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -97,6 +107,17 @@ class MakeNode(_Builder):
         self.doc["status"]["allocatable"].update(_resources(resources, kwargs))
         return self
 
+    def capacity(self, resources: Mapping[str, Any] | None = None, **kwargs: Any) -> MakeNode:
+        """status.capacity, as `alloc` (the API server keeps what a node reports; the engine reads allocatable)."""
+        self.doc["status"].setdefault("capacity", {}).update(_resources(resources, kwargs))
+        return self
+
+    def ready(self) -> MakeNode:
+        """The Ready condition a kubelet reports (a live test's node has no kubelet)."""
+        self.doc["status"].setdefault("conditions", []).append(
+            {"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok"})
+        return self
+
     def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> MakeNode:
         taint: Doc = {"key": key, "effect": effect}
         if value:
@@ -111,6 +132,9 @@ class MakeNode(_Builder):
     def obj(self) -> Node:
         return parse_node(self.manifest(), Source("<builder>", 0))
 
+    def kube(self) -> core_v1.Node:
+        return kube_object(core_v1.Node, self.doc)
+
 
 # --- Pod ------------------------------------------------------------------------------------------------
 
@@ -124,6 +148,16 @@ def _container(name: str, requests: Mapping[str, Any] | None, limits: Mapping[st
     if resources:
         container["resources"] = resources
     return container
+
+
+def _claim_ref(name: str, claim: str | None, template: str | None) -> Doc:
+    """A resourceClaims entry of a pod or PodGroup: the ResourceClaim `claim` or one made from `template`."""
+    ref: Doc = {"name": name}
+    if claim is not None:
+        ref["resourceClaimName"] = claim
+    if template is not None:
+        ref["resourceClaimTemplateName"] = template
+    return ref
 
 
 class MakePod(_Builder):
@@ -158,11 +192,28 @@ class MakePod(_Builder):
         inits.append(container)
         return self
 
+    def claim(self, name: str, *, claim: str | None = None, template: str | None = None) -> MakePod:
+        """A spec.resourceClaims entry (of the ResourceClaim `claim` or the template `template`), which the
+        last container uses."""
+        self.spec.setdefault("resourceClaims", []).append(_claim_ref(name, claim, template))
+        self.spec["containers"][-1].setdefault("resources", {}).setdefault("claims", []).append({"name": name})
+        return self
+
     def overhead(self, resources: Mapping[str, Any] | None = None, **kwargs: Any) -> MakePod:
         self.spec["overhead"] = _resources(resources, kwargs)
         return self
 
     # scheduling
+
+    def scheduler(self, name: str) -> MakePod:
+        """spec.schedulerName: which scheduler on a real API server takes the pod."""
+        self.spec["schedulerName"] = name
+        return self
+
+    def grace(self, seconds: int) -> MakePod:
+        """spec.terminationGracePeriodSeconds."""
+        self.spec["terminationGracePeriodSeconds"] = seconds
+        return self
 
     def priority(self, value: int) -> MakePod:
         self.spec["priority"] = value
@@ -273,6 +324,9 @@ class MakePod(_Builder):
         assert pod is not None
         return pod
 
+    def kube(self) -> core_v1.Pod:
+        return kube_object(core_v1.Pod, self.doc)
+
 
 def expr(key: str, operator: str, *values: str | int) -> Doc:
     """A node selector requirement: `expr("zone", "In", "a", "b")`."""
@@ -306,6 +360,9 @@ class MakePriorityClass(_Builder):
         assert isinstance(parsed, PriorityClass)
         return parsed
 
+    def kube(self) -> scheduling_v1.PriorityClass:
+        return kube_object(scheduling_v1.PriorityClass, self.doc)
+
 
 class MakePodGroup(_Builder):
     def __init__(self, name: str = "pg", namespace: str = "default") -> None:
@@ -338,12 +395,20 @@ class MakePodGroup(_Builder):
         self.doc["spec"].setdefault("workloadRef", {"workloadName": workload, "templateName": template})
         return self
 
+    def claim(self, name: str, *, claim: str | None = None, template: str | None = None) -> MakePodGroup:
+        """A spec.resourceClaims entry (DRAWorkloadResourceClaims): one claim for the whole group."""
+        self.doc["spec"].setdefault("resourceClaims", []).append(_claim_ref(name, claim, template))
+        return self
+
     def topology(self, key: str) -> MakePodGroup:
         self.doc["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
         return self
 
     def obj(self) -> PodGroup:
         return parse_pod_group(self.manifest(), Source("<builder>", 0))
+
+    def kube(self) -> scheduling_v1beta1.PodGroup:
+        return kube_object(scheduling_v1beta1.PodGroup, self.doc)
 
 
 class MakeCompositePodGroup(_Builder):
@@ -356,6 +421,14 @@ class MakeCompositePodGroup(_Builder):
 
     def gang(self, min_group_count: int) -> MakeCompositePodGroup:
         self.doc["spec"]["schedulingPolicy"] = {"gang": {"minGroupCount": min_group_count}}
+        return self
+
+    def workload(self, workload_name: str, template_name: str) -> MakeCompositePodGroup:
+        self.doc["spec"]["workloadRef"] = {"workloadName": workload_name, "templateName": template_name}
+        return self
+
+    def priority_class(self, name: str) -> MakeCompositePodGroup:
+        self.doc["spec"]["priorityClassName"] = name
         return self
 
     def parent(self, name: str) -> MakeCompositePodGroup:
@@ -372,6 +445,9 @@ class MakeCompositePodGroup(_Builder):
 
     def obj(self) -> CompositePodGroup:
         return parse_composite_pod_group(self.manifest(), Source("<builder>", 0))
+
+    def kube(self) -> scheduling_v1alpha3.CompositePodGroup:
+        return kube_object(scheduling_v1alpha3.CompositePodGroup, self.doc)
 
 
 class MakeWorkload(_Builder):

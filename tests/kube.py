@@ -12,14 +12,14 @@ import pytest
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
 
 
-def control_plane_session(**options: bool) -> Iterator[ControlPlane]:
+def control_plane_session(*, aggregation: bool = False) -> Iterator[ControlPlane]:
     try:
         find_binaries()
     except ControlPlaneError as exc:
         if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
             pytest.fail(str(exc))
         pytest.skip(str(exc))
-    with ControlPlane(**options) as plane:
+    with ControlPlane(aggregation=aggregation) as plane:
         yield plane
 
 

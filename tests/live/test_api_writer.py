@@ -10,15 +10,13 @@ from typing import Any
 import httpx2
 import pytest
 from lightkube import ApiError, Client, KubeConfig
-from lightkube.models.core_v1 import Container, NodeSpec, PodSpec
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.models.scheduling_v1beta1 import GangSchedulingPolicy, PodGroupSchedulingPolicy, PodGroupSpec
-from lightkube.resources.core_v1 import Event, Node, Pod
+from lightkube.resources.core_v1 import Event, Pod
 from lightkube.resources.events_v1 import Event as EventV1
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 
 from phalanx.live.api_writer import ApiWriter, BindResult
 from phalanx.verify.controlplane import free_port
+from tests.builders import MakeNode, MakePod, MakePodGroup
 
 pytestmark = pytest.mark.kube
 
@@ -49,13 +47,12 @@ def stamp(seconds: float) -> datetime.datetime:
 
 def make_node(client: Client, namespace: str, name: str = "n1") -> str:
     node = f"{namespace}-{name}"
-    client.create(Node(metadata=ObjectMeta(name=node, labels={"phalanx.dev/test": namespace}), spec=NodeSpec()))
+    client.create(MakeNode(node).label("phalanx.dev/test", namespace).kube())
     return node
 
 
 def make_pod(client: Client, namespace: str, name: str) -> Pod:
-    return client.create(Pod(metadata=ObjectMeta(name=name, namespace=namespace),
-                             spec=PodSpec(schedulerName="phalanx", containers=[Container(name="c", image="x")])))
+    return client.create(MakePod(name, namespace).scheduler("phalanx").container().kube())
 
 
 def uid_of(pod: Pod) -> str:
@@ -289,8 +286,7 @@ def test_preempt_with_no_grace_period_removes_the_victim(client: Client, namespa
 
 
 def test_group_condition_writes_and_updates(client: Client, namespace: str) -> None:
-    client.create(PodGroup(metadata=ObjectMeta(name="g", namespace=namespace), spec=PodGroupSpec(
-        schedulingPolicy=PodGroupSchedulingPolicy(gang=GangSchedulingPolicy(minCount=2)))))
+    client.create(MakePodGroup("g", namespace).gang(2).kube())
     t = FakeTime()
     writer = ApiWriter(client, clock=t.clock, sleep=t.sleep, wall=t.wall)
 
@@ -389,7 +385,7 @@ def test_an_unreachable_api_server_never_raises() -> None:
         "users": [{"name": "nobody", "user": {"token": "none"}}],
         "contexts": [{"name": "nowhere", "context": {"cluster": "nowhere", "user": "nobody"}}],
     }
-    nowhere = Client(KubeConfig.from_dict(config), timeout=2)
+    nowhere = Client(KubeConfig.from_dict(config), timeout=httpx2.Timeout(2))
     t = FakeTime()
     writer = ApiWriter(nowhere, clock=t.clock, sleep=t.sleep)
     result = writer.bind("ns", "p", "uid", "n1")

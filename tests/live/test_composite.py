@@ -17,10 +17,8 @@ from typing import Any
 
 import pytest
 from lightkube import Client
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Node, Pod
+from lightkube.resources.core_v1 import Pod
 from lightkube.resources.events_v1 import Event
-from lightkube.resources.scheduling_v1 import PriorityClass
 from lightkube.resources.scheduling_v1alpha3 import CompositePodGroup
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import PatchType
@@ -30,9 +28,18 @@ from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
 from phalanx.scheduler.profiles import Profile, builtin
 from phalanx.verify.controlplane import ControlPlane
+from tests.builders import MakeCompositePodGroup, MakePodGroup, MakePriorityClass
 from tests.kube import until
 from tests.live.test_deploy import deploy_profile, service_account_client
-from tests.live.test_driver import RecordingApiWriter, Running, check_invariants, make_pod, node_of, pods
+from tests.live.test_driver import (
+    RecordingApiWriter,
+    Running,
+    check_invariants,
+    make_node,
+    make_pod,
+    node_of,
+    pods,
+)
 
 pytestmark = pytest.mark.kube
 RACK = "topology.kubernetes.io/rack"
@@ -74,51 +81,34 @@ def trees(client: Client, namespace: str) -> Iterator[Callable[..., TreeRunning]
 
 # --- objects ------------------------------------------------------------------------------------------------
 
-def rack_node(client: Client, namespace: str, name: str, rack: str, cpu: str = "8") -> str:
-    full = f"{namespace}-{name}"
-    client.create(Node.from_dict({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": full, "labels": {"phalanx.dev/test": namespace, "kubernetes.io/hostname": full,
-                                              RACK: rack}},
-        "status": {"allocatable": {"cpu": cpu, "memory": "32Gi", "pods": "110"},
-                   "capacity": {"cpu": cpu, "memory": "32Gi", "pods": "110"},
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok"}]}}))
-    return full
-
-
 def two_racks(client: Client, namespace: str) -> dict[str, str]:
     """Racks a and b of two 8-cpu nodes each: node name -> rack."""
-    return {rack_node(client, namespace, f"{rack}{i}", f"rack-{rack}"): f"rack-{rack}"
-            for rack in "ab" for i in (1, 2)}
+    return {make_node(client, namespace, f"{rack}{i}", cpu="8", memory="32Gi", labels={RACK: f"rack-{rack}"}):
+            f"rack-{rack}" for rack in "ab" for i in (1, 2)}
 
 
 def make_composite(client: Client, namespace: str, name: str, *, min_group_count: int | None = 2,
                    rack: bool = True, parent: str | None = None, priority_class: str | None = None) -> None:
     """A CompositePodGroup: gang of `min_group_count` children (None: basic), in one rack when `rack`."""
-    spec: dict[str, Any] = {
-        "workloadRef": {"workloadName": "llm", "templateName": "replica"},
-        "schedulingPolicy": {"gang": {"minGroupCount": min_group_count}} if min_group_count else {"basic": {}}}
+    group = MakeCompositePodGroup(name, namespace).workload("llm", "replica")
+    if min_group_count:
+        group.gang(min_group_count)
     if rack:
-        spec["schedulingConstraints"] = {"topology": [{"key": RACK}]}
+        group.topology(RACK)
     if parent is not None:
-        spec["parentCompositePodGroupName"] = parent
+        group.parent(parent)
     if priority_class is not None:
-        spec["priorityClassName"] = priority_class
-    client.create(CompositePodGroup.from_dict({
-        "apiVersion": "scheduling.k8s.io/v1alpha3", "kind": "CompositePodGroup",
-        "metadata": {"name": name, "namespace": namespace}, "spec": spec}))
+        group.priority_class(priority_class)
+    client.create(group.kube())
 
 
 def make_leaf(client: Client, namespace: str, name: str, parent: str, min_count: int,
               priority_class: str | None = None) -> None:
     """A PodGroup under the CompositePodGroup `parent`."""
-    spec: dict[str, Any] = {"parentCompositePodGroupName": parent,
-                            "workloadRef": {"workloadName": "llm", "templateName": name.rsplit("-", 1)[-1]},
-                            "schedulingPolicy": {"gang": {"minCount": min_count}}}
+    leaf = MakePodGroup(name, namespace).parent(parent, "llm", name.rsplit("-", 1)[-1]).gang(min_count)
     if priority_class is not None:
-        spec["priorityClassName"] = priority_class
-    client.create(PodGroup.from_dict({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
-                                      "metadata": {"name": name, "namespace": namespace}, "spec": spec}))
+        leaf.priority_class(priority_class)
+    client.create(leaf.kube())
 
 
 def delete_group(client: Client, namespace: str, name: str) -> None:
@@ -311,10 +301,10 @@ def test_objects_added_and_deleted_in_any_order_never_stop_the_driver(
 def test_a_tree_of_higher_priority_preempts_for_the_whole_tree_and_is_named_as_the_preemptor(
         client: Client, namespace: str, trees: Callable[..., TreeRunning]) -> None:
     for i in (1, 2):
-        rack_node(client, namespace, f"a{i}", "rack-a")
+        make_node(client, namespace, f"a{i}", cpu="8", memory="32Gi", labels={RACK: "rack-a"})
     make_pod(client, namespace, "low", cpu="8", node=f"{namespace}-a1")  # the rack holds the tree only without it
     high = f"{namespace}-high"
-    client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
+    client.create(MakePriorityClass(high, 1000).kube())
     writer = RecordingApiWriter(client)
     run = trees(writer)
     make_composite(client, namespace, "urgent", priority_class=high)

@@ -14,12 +14,12 @@ from lightkube.codecs import load_all_yaml
 from lightkube.models.authentication_v1 import TokenRequestSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.core_v1 import ServiceAccount
-from lightkube.resources.scheduling_v1 import PriorityClass
 
 from phalanx.live.driver import Driver
 from phalanx.live.leader import LeaderElector
 from phalanx.scheduler.profiles import Profile, load_profile
 from phalanx.verify.controlplane import ControlPlane
+from tests.builders import MakePriorityClass
 from tests.kube import until
 from tests.live.test_dra import Devices, reserved
 from tests.live.test_driver import make_gang, make_node, make_pod, node_of, pods
@@ -38,7 +38,9 @@ def service_account_client(plane: ControlPlane, admin: Client) -> Client:
                     raise
     request = ServiceAccount.Token(metadata=ObjectMeta(name="phalanx-scheduler", namespace="phalanx-system"),
                                    spec=TokenRequestSpec(audiences=[], expirationSeconds=3600))
-    token = admin.create(request, "phalanx-scheduler", namespace="phalanx-system").status.token
+    status = admin.create(request, "phalanx-scheduler", namespace="phalanx-system").status
+    assert status is not None
+    token = status.token
     config = plane.client_config()
     config["users"] = [{"name": "admin", "user": {"token": token}}]
     return Client(KubeConfig.from_dict(config), field_manager="phalanx")
@@ -48,7 +50,7 @@ def deploy_profile(tmp_path: Path) -> Profile:
     """The profile deploy/profile.yaml's ConfigMap carries, as `phalanx run` reads it."""
     profile_doc = next(iter(load_all_yaml((DEPLOY / "profile.yaml").read_text())))
     path = tmp_path / "profile.yaml"
-    path.write_text(profile_doc.data["profile.yaml"])  # type: ignore[attr-defined]
+    path.write_text(profile_doc.data["profile.yaml"])
     return load_profile(str(path))
 
 
@@ -63,7 +65,7 @@ def test_the_service_account_of_deploy_is_enough_for_the_live_driver(
     devices.slice(make_node(client, namespace, "d", cpu="1"), 1)  # room for the DRA pod only
     devices.claim("gpu")
     high = f"{namespace}-high"
-    client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
+    client.create(MakePriorityClass(high, 1000).kube())
 
     stop, leading = threading.Event(), threading.Event()
     elector = LeaderElector(sa, namespace="phalanx-system", name="phalanx-scheduler", identity="test",

@@ -18,6 +18,7 @@ from lightkube.resources.resource_v1 import DeviceClass, ResourceClaim, Resource
 from lightkube.types import PatchType
 
 from phalanx.live.api_writer import CLAIM_FINALIZER, BindResult
+from tests.builders import kube_object
 from tests.kube import until
 from tests.live.test_driver import (
     RecordingApiWriter,
@@ -26,6 +27,7 @@ from tests.live.test_driver import (
     make_gang,
     make_node,
     node_of,
+    phalanx_pod,
     pods,
 )
 
@@ -40,7 +42,7 @@ class Devices:
         self.namespace = namespace
         self.driver = f"{namespace}.gpu.example.com"
         self.device_class = f"{namespace}-gpu"
-        client.create(DeviceClass.from_dict({
+        client.create(kube_object(DeviceClass, {
             "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
             "metadata": {"name": self.device_class, "labels": {"phalanx.dev/test": namespace}},
             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{self.driver}"'}}]}}))
@@ -48,7 +50,7 @@ class Devices:
     def slice(self, node: str, count: int, model: str = "a100") -> list[str]:
         """`count` devices on the node (`<node>-gpu-<i>`), of the given model."""
         names = [f"gpu-{i}" for i in range(count)]
-        self.client.create(ResourceSlice.from_dict({
+        self.client.create(kube_object(ResourceSlice, {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
             "metadata": {"name": f"{node}-gpus", "labels": {"phalanx.dev/test": self.namespace}},
             "spec": {"driver": self.driver, "nodeName": node,
@@ -67,11 +69,11 @@ class Devices:
         meta: dict[str, Any] = {"name": name, "namespace": self.namespace}
         if owner is not None:
             meta["ownerReferences"] = [owner]
-        self.client.create(ResourceClaim.from_dict({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        self.client.create(kube_object(ResourceClaim, {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
                                                     "metadata": meta, "spec": self.spec(count, model)}))
 
     def template(self, name: str, count: int = 1) -> None:
-        self.client.create(ResourceClaimTemplate.from_dict({
+        self.client.create(kube_object(ResourceClaimTemplate, {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
             "metadata": {"name": name, "namespace": self.namespace}, "spec": {"spec": self.spec(count)}}))
 
@@ -80,20 +82,10 @@ class Devices:
 
     def pod(self, name: str, *, claim: str | None = None, template: str | None = None,
             group: str | None = None) -> None:
-        ref: dict[str, Any] = {"name": "gpu"}
-        if claim is not None:
-            ref["resourceClaimName"] = claim
-        if template is not None:
-            ref["resourceClaimTemplateName"] = template
-        spec: dict[str, Any] = {
-            "schedulerName": "phalanx", "terminationGracePeriodSeconds": 0,
-            "nodeSelector": {"phalanx.dev/test": self.namespace}, "resourceClaims": [ref],
-            "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "memory": "1Gi"},
-                                                                     "claims": [{"name": "gpu"}]}}]}
+        pod = phalanx_pod(self.namespace, name).claim("gpu", claim=claim, template=template)
         if group is not None:
-            spec["schedulingGroup"] = {"podGroupName": group}
-        self.client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
-                                          "metadata": {"name": name, "namespace": self.namespace}, "spec": spec}))
+            pod.group(group)
+        self.client.create(pod.kube())
 
     def cleanup(self) -> None:
         for claim in self.client.list(ResourceClaim, namespace=self.namespace):
@@ -102,10 +94,12 @@ class Devices:
                 self.client.patch(ResourceClaim, name, {"metadata": {"finalizers": None}},
                                   namespace=self.namespace, patch_type=PatchType.MERGE)
                 self.client.delete(ResourceClaim, name, namespace=self.namespace)
-        for kind in (ResourceSlice, DeviceClass):
-            for obj in self.client.list(kind, labels={"phalanx.dev/test": self.namespace}):
-                if obj.metadata is not None and obj.metadata.name is not None:
-                    self.client.delete(kind, obj.metadata.name)
+        for slice_ in self.client.list(ResourceSlice, labels={"phalanx.dev/test": self.namespace}):
+            if slice_.metadata is not None and slice_.metadata.name is not None:
+                self.client.delete(ResourceSlice, slice_.metadata.name)
+        for device_class in self.client.list(DeviceClass, labels={"phalanx.dev/test": self.namespace}):
+            if device_class.metadata is not None and device_class.metadata.name is not None:
+                self.client.delete(DeviceClass, device_class.metadata.name)
 
 
 class RawClaim(res.NamespacedResource, Generic):  # type: ignore[misc]

@@ -7,58 +7,55 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
 from lightkube import Client
-from lightkube.generic_resource import create_namespaced_resource
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.resources.core_v1 import Node, Pod
-from lightkube.resources.scheduling_v1 import PriorityClass
+from lightkube.resources.core_v1 import Pod
 
 from phalanx.live.api_writer import ApiWriter, BindResult
 from phalanx.live.driver import Driver
 from phalanx.scheduler.profiles import builtin
 from phalanx.verify.controlplane import ControlPlane
+from tests.builders import MakeNode, MakePod, MakePodGroup, MakePriorityClass
 from tests.kube import until
 
 pytestmark = pytest.mark.kube
-PodGroupV1beta1 = create_namespaced_resource("scheduling.k8s.io", "v1beta1", "PodGroup", "podgroups")
 
 
-def make_node(client: Client, namespace: str, name: str, cpu: str = "4", memory: str = "16Gi") -> str:
+def make_node(client: Client, namespace: str, name: str, cpu: str = "4", memory: str = "16Gi",
+              labels: Mapping[str, str] | None = None) -> str:
+    """A Ready node `<namespace>-<name>`, labelled for the namespace's pods (and with `labels`)."""
     full = f"{namespace}-{name}"
-    client.create(Node.from_dict({
-        "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": full, "labels": {"phalanx.dev/test": namespace, "kubernetes.io/hostname": full}},
-        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"},
-                   "capacity": {"cpu": cpu, "memory": memory, "pods": "110"},
-                   "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "ok"}]}}))
+    node = (MakeNode(full).label("phalanx.dev/test", namespace).label("kubernetes.io/hostname", full)
+            .alloc(cpu=cpu, memory=memory, pods="110").capacity(cpu=cpu, memory=memory, pods="110").ready())
+    for key, value in (labels or {}).items():
+        node.label(key, value)
+    client.create(node.kube())
     return full
+
+
+def phalanx_pod(namespace: str, name: str, cpu: str = "1") -> MakePod:
+    """A pod for Phalanx, on the namespace's nodes only, gone at once when deleted."""
+    return (MakePod(name, namespace).scheduler("phalanx").grace(0).node_selector({"phalanx.dev/test": namespace})
+            .req(cpu=cpu, memory="1Gi"))
 
 
 def make_pod(client: Client, namespace: str, name: str, cpu: str = "1", *, group: str | None = None,
              priority_class: str | None = None, node: str | None = None, grace: int = 0) -> None:
-    spec: dict[str, Any] = {
-        "schedulerName": "phalanx", "terminationGracePeriodSeconds": grace,
-        "nodeSelector": {"phalanx.dev/test": namespace},
-        "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+    pod = phalanx_pod(namespace, name, cpu).grace(grace)
     if group:
-        spec["schedulingGroup"] = {"podGroupName": group}
+        pod.group(group)
     if priority_class is not None:
-        spec["priorityClassName"] = priority_class
+        pod.priority_class(priority_class)
     if node:
-        spec["nodeName"] = node
-    client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
-                                 "metadata": {"name": name, "namespace": namespace}, "spec": spec}))
+        pod.node(node)
+    client.create(pod.kube())
 
 
 def make_gang(client: Client, namespace: str, name: str, min_count: int) -> None:
-    client.create(PodGroupV1beta1.from_dict({
-        "apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}))
+    client.create(MakePodGroup(name, namespace).gang(min_count).kube())
 
 
 def pods(client: Client, namespace: str) -> dict[str, dict[str, Any]]:
@@ -220,7 +217,7 @@ def test_preemption_evicts_a_lower_priority_pod_for_a_higher_one(
         client: Client, namespace: str, running: Callable[..., Running]) -> None:
     make_node(client, namespace, "a", cpu="2")
     high = f"{namespace}-high"
-    client.create(PriorityClass(metadata=ObjectMeta(name=high), value=1000))
+    client.create(MakePriorityClass(high, 1000).kube())
     writer = RecordingApiWriter(client)
     running(writer)
     make_pod(client, namespace, "low", cpu="2")
@@ -283,10 +280,8 @@ def test_kube_scheduler_beside_phalanx_each_binds_its_own_and_phalanx_counts_the
     live_plane.start_scheduler()
     try:
         for i in range(3):  # kube-scheduler's pods take 3 of the node's 4 cpus
-            spec = {"nodeSelector": {"phalanx.dev/test": namespace},
-                    "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}
-            client.create(Pod.from_dict({"apiVersion": "v1", "kind": "Pod",
-                                         "metadata": {"name": f"kube-{i}", "namespace": namespace}, "spec": spec}))
+            client.create(MakePod(f"kube-{i}", namespace).node_selector({"phalanx.dev/test": namespace})
+                          .req(cpu="1").kube())
         until(lambda: all(node_of(p) for p in pods(client, namespace).values()), 60, "kube-scheduler's binds")
         writer = RecordingApiWriter(client)
         running(writer)

@@ -16,9 +16,6 @@ from typing import Any, cast
 import pytest
 from lightkube import Client, KubeConfig
 from lightkube.generic_resource import create_namespaced_resource
-from lightkube.models.core_v1 import Container, PodSpec
-from lightkube.models.meta_v1 import ObjectMeta
-from lightkube.models.scheduling_v1beta1 import GangSchedulingPolicy, PodGroupSchedulingPolicy, PodGroupSpec
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.core_v1 import Node, Pod
 from lightkube.resources.scheduling_v1beta1 import PodGroup
@@ -26,6 +23,7 @@ from lightkube.types import PatchType
 
 from phalanx.live.informers import Informer, _Gone, object_key
 from phalanx.verify.controlplane import ControlPlane
+from tests.builders import MakeNode, MakePod, MakePodGroup
 from tests.live.proxy import Proxy
 
 pytestmark = pytest.mark.kube
@@ -96,9 +94,10 @@ def wait_until(done: Callable[[], bool], timeout: float = WAIT, what: str = "con
 
 
 def make_pod(client: Client, namespace: str, name: str, **labels: str) -> Pod:
-    return client.create(Pod(metadata=ObjectMeta(name=name, namespace=namespace, labels=labels or None),
-                             spec=PodSpec(schedulerName="phalanx",
-                                          containers=[Container(name="c", image="registry.k8s.io/pause:3.10")])))
+    pod = MakePod(name, namespace).scheduler("phalanx").container()
+    for key, value in labels.items():
+        pod.label(key, value)
+    return client.create(pod.kube())
 
 
 def listed(client: Client, namespace: str) -> dict[str, str | None]:
@@ -266,10 +265,9 @@ def test_nodes_and_podgroups(client: Client, namespace: str) -> None:
     group_informer = Informer(client, PodGroup, groups, namespace=namespace)
     with running(node_informer), running(group_informer):
         assert node_informer.synced.wait(WAIT) and group_informer.synced.wait(WAIT)
-        client.create(Node(metadata=ObjectMeta(name=node_name, labels={"phalanx.dev/test": namespace})))
+        client.create(MakeNode(node_name).label("phalanx.dev/test", namespace).kube())
         client.patch(Node, node_name, {"spec": {"unschedulable": True}})
-        client.create(PodGroup(metadata=ObjectMeta(name="g", namespace=namespace), spec=PodGroupSpec(
-            schedulingPolicy=PodGroupSchedulingPolicy(gang=GangSchedulingPolicy(minCount=2)))))
+        client.create(MakePodGroup("g", namespace).gang(2).kube())
         client.patch(PodGroup, "g", {"metadata": {"labels": {"changed": "yes"}}}, namespace=namespace)
         nodes.wait(lambda events: len(events) == 2)
         groups.wait(lambda events: len(events) == 2)

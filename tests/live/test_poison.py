@@ -17,6 +17,7 @@ import pytest
 from lightkube import Client
 from lightkube.resources.resource_v1 import ResourceClaim, ResourceSlice
 
+from tests.builders import kube_object
 from tests.kube import until
 from tests.live.test_composite import TreeRunning, make_composite, make_leaf, pod_condition
 from tests.live.test_dra import Devices
@@ -81,7 +82,7 @@ def test_a_chain_of_600_parents_holds_its_pods_and_every_other_pod_binds(
 def all_devices_slices(client: Client, dra: Devices, node: str) -> None:
     """8 ResourceSlices of 128 devices each on the node, one pool."""
     for k in range(SLICES):
-        client.create(ResourceSlice.from_dict({
+        client.create(kube_object(ResourceSlice, {
             "apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
             "metadata": {"name": f"{node}-gpus-{k}", "labels": {"phalanx.dev/test": dra.namespace}},
             "spec": {"driver": dra.driver, "nodeName": node,
@@ -93,7 +94,7 @@ def test_a_claim_for_all_1024_devices_of_a_node_fails_its_pod_alone_with_a_sched
         client: Client, namespace: str, dra: Devices, running: Callable[..., Running]) -> None:
     node = make_node(client, namespace, "a", cpu="8")
     all_devices_slices(client, dra, node)
-    client.create(ResourceClaim.from_dict({
+    client.create(kube_object(ResourceClaim, {
         "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
         "metadata": {"name": "every", "namespace": namespace},
         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {

@@ -7,58 +7,60 @@ and its dry run keeps the victims' devices allocated (it has no PreFilterExtensi
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-import yaml
 
 from phalanx.scheduler.profiles import builtin
 from phalanx.verify.compare import CATEGORIES, Verdict, verify
 from phalanx.verify.oracle import Oracle
 from tests import dra_builders as b
+from tests.builders import Buildable, MakeNode, MakePod, MakePodGroup, MakePriorityClass, write_manifests
 
 pytestmark = pytest.mark.kube
 
-Doc = dict[str, Any]
 HOSTNAME = "kubernetes.io/hostname"
 
 
-def priority_classes() -> list[Doc]:
-    return [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
-             "value": value} for name, value in (("low", 0), ("mid", 5), ("high", 1000), ("top", 2000))]
+def priority_classes() -> list[Buildable]:
+    return [MakePriorityClass(name, value) for name, value in (("low", 0), ("mid", 5), ("high", 1000), ("top", 2000))]
 
 
-def node(name: str, cpu: str = "64") -> Doc:
-    return b.node(name, cpu=cpu, labels={HOSTNAME: name})
+def node(name: str, cpu: str = "64") -> MakeNode:
+    return MakeNode(name).alloc(cpu=cpu, memory="256Gi").label(HOSTNAME, name)
 
 
 def pod(name: str, priority: str, *, cpu: str = "1", template: str | None = "one-gpu", claim: str | None = None,
-        on: str | None = None, arrival: str | None = None, group: str | None = None) -> Doc:
-    doc = b.pod(name, template_name=template, claim_name=claim, cpu=cpu, arrival=arrival, group=group)
-    doc["spec"]["priorityClassName"] = priority
+        on: str | None = None, arrival: str | None = None, group: str | None = None) -> MakePod:
+    built = MakePod(name).req(cpu=cpu).priority_class(priority)
+    if template:
+        built.claim("gpus", template=template)
+    if claim:
+        built.claim("shared", claim=claim)
+    if group:
+        built.group(group)
+    if arrival:
+        built.arrival(arrival)
     if on is not None:
-        doc["spec"]["nodeSelector"] = {HOSTNAME: on}
-    return doc
+        built.node_selector({HOSTNAME: on})
+    return built
 
 
-def fleet(*nodes: tuple[str, str, int]) -> list[Doc]:
+def fleet(*nodes: tuple[str, str, int]) -> list[Buildable]:
     """Priority classes, the GPU class, a one-GPU template and nodes (name, cpu, GPUs)."""
-    docs = [*priority_classes(), b.device_class(),
+    docs: list[Buildable] = [*priority_classes(), b.device_class(),
             b.template("one-gpu", b.claim_spec(b.request("gpu", b.exactly(1))))]
     for name, cpu, count in nodes:
         docs += [node(name, cpu), b.gpus(name, count)]
     return docs
 
 
-def gang(name: str, size: int, arrival: str) -> list[Doc]:
-    group = b.pod_group(name, size)
-    group["spec"]["priorityClassName"] = "high"
-    group["metadata"]["annotations"] = {"phalanx.dev/arrival": arrival}
+def gang(name: str, size: int, arrival: str) -> list[Buildable]:
+    group = MakePodGroup(name).gang(size).priority_class("high").arrival(arrival)
     return [group, *(pod(f"{name}-{i}", "high", arrival=arrival, group=name) for i in range(size))]
 
 
 SHARED = b.claim("shared", b.claim_spec(b.request("gpu", b.exactly(1))))
-CASES: dict[str, tuple[str, list[Doc], dict[str, str | None], set[str]]] = {
+CASES: dict[str, tuple[str, list[Buildable], dict[str, str | None], set[str]]] = {
     # (profile, manifests, pod -> the real node or None for pending, the real victims)
     "a pod short only of devices preempts nothing": (
         "default",
@@ -111,8 +113,7 @@ def _agree(verdict: Verdict) -> None:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_device_preemption_agrees_with_kube_scheduler(case: str, tmp_path: Path, oracle: Oracle) -> None:
     profile, docs, expected, victims = CASES[case]
-    path = tmp_path / "manifests.yaml"
-    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    path = write_manifests(tmp_path / "manifests.yaml", *docs)
     verdict = verify([str(path)], builtin(profile), oracle)
     _agree(verdict)
     real = {entry["name"]: entry["kubeScheduler"] for entry in verdict.pods}

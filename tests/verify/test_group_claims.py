@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
-import yaml
 from lightkube.resources.resource_v1 import ResourceClaim
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 
@@ -23,27 +22,38 @@ from phalanx.sim.simulation import Simulation
 from phalanx.verify.compare import CATEGORIES, verify
 from phalanx.verify.oracle import Oracle
 from tests import dra_builders as b
+from tests.builders import Buildable, MakeNode, MakePod, MakePodGroup, write_manifests
 
 # `gang` with PodGroup claims turned on (beta, off by default in v1.37.2).
 GANG_WITH_CLAIMS = replace(builtin("gang"), feature_gates={"GenericWorkload": True, "DRAWorkloadResourceClaims": True})
 
 pytestmark = pytest.mark.kube
 
-Doc = dict[str, Any]
 HOSTNAME = "kubernetes.io/hostname"
-ENTRY = {"name": "gpu", "resourceClaimTemplateName": "one-gpu"}
 
 
-def manifests() -> list[Doc]:
+def node(name: str, cpu: str) -> MakeNode:
+    return MakeNode(name).alloc(cpu=cpu, memory="256Gi").label(HOSTNAME, name)
+
+
+def member(name: str, group: str) -> MakePod:
+    """A pod of `group` that uses the group's claim."""
+    return MakePod(name).req(cpu="1").group(group).claim("gpu", template="one-gpu")
+
+
+def group(name: str, min_count: int) -> MakePodGroup:
+    """A gang with one claim of the one-GPU template for all its members."""
+    return MakePodGroup(name).gang(min_count).claim("gpu", template="one-gpu")
+
+
+def manifests() -> list[Buildable]:
     return [b.device_class(), b.template("one-gpu", b.claim_spec(b.request("gpu", b.exactly(1)))),
-            b.node("n0", cpu="64", labels={HOSTNAME: "n0"}), b.node("n1", cpu="8", labels={HOSTNAME: "n1"}),
-            b.gpus("n1", 1), b.pod_group("train", 3, claims=[ENTRY]),
-            *(b.pod(f"train-{i}", group="train", claims=[ENTRY]) for i in range(3))]
+            node("n0", "64"), node("n1", "8"), b.gpus("n1", 1), group("train", 3),
+            *(member(f"train-{i}", "train") for i in range(3))]
 
 
 def test_a_gang_shares_its_pod_group_claim_as_kube_does(tmp_path: Path, oracle: Oracle) -> None:
-    path = tmp_path / "manifests.yaml"
-    path.write_text(yaml.safe_dump_all(manifests(), sort_keys=False), encoding="utf-8")
+    path = write_manifests(tmp_path / "manifests.yaml", *manifests())
     verdict = verify([str(path)], GANG_WITH_CLAIMS, oracle)
     differing = {c for c in CATEGORIES if c != "messages" and verdict.agree[c] != verdict.total[c]}
     assert not differing, [d.to_json() for d in verdict.differences if d.category != "messages"]
@@ -70,33 +80,26 @@ def test_a_gang_shares_its_pod_group_claim_as_kube_does(tmp_path: Path, oracle: 
     status = {c["name"]: c["status"] for c in report["resourceClaims"]}[f"default/{mine['resourceClaimName']}"]
     assert status["reservedFor"] == ["PodGroup default/train"]
     allocated = claim.status.allocation.devices
-    assert allocated is not None and len(status["allocation"]["devices"]["results"]) == len(allocated.results or [])
+    mine_allocated = cast(dict[str, Any], status["allocation"])["devices"]["results"]  # the report's plain JSON
+    assert allocated is not None and len(mine_allocated) == len(allocated.results or [])
 
 
-def pinned(doc: Doc, node: str) -> Doc:
-    doc["spec"]["nodeSelector"] = {HOSTNAME: node}
-    return doc
-
-
-def released_manifests() -> list[Doc]:
+def released_manifests() -> list[Buildable]:
     """g's first member runs on n1 (its claim takes n1's GPU) and ends at 10 s; the PodGroup keeps the claim.
     n2's GPU is free but its cpu is taken until 60 s; n0 has cpu and no GPU. At 20 s a blocker takes n1's cpu,
     and at 30 s a new member fits nowhere: on n0 (where DynamicResources' Filter runs) the claim is unavailable,
     so the PostFilter deallocates it. When n2's cpu comes back at 60 s the member allocates n2's GPU; with the
     claim still on n1 it would stay pending."""
     return [b.device_class(), b.template("one-gpu", b.claim_spec(b.request("gpu", b.exactly(1)))),
-            b.node("n0", cpu="4", labels={HOSTNAME: "n0"}),
-            b.node("n1", cpu="4", labels={HOSTNAME: "n1"}), b.gpus("n1", 1),
-            b.node("n2", cpu="4", labels={HOSTNAME: "n2"}), b.gpus("n2", 1), b.pod_group("g", 1, claims=[ENTRY]),
-            pinned(b.pod("g-0", group="g", claims=[ENTRY], duration="10s"), "n1"),
-            pinned(b.pod("busy", cpu="4", duration="60s"), "n2"),
-            pinned(b.pod("blocker", cpu="4", arrival="20s"), "n1"),
-            b.pod("g-1", group="g", claims=[ENTRY], arrival="30s")]
+            node("n0", "4"), node("n1", "4"), b.gpus("n1", 1), node("n2", "4"), b.gpus("n2", 1), group("g", 1),
+            member("g-0", "g").duration("10s").node_selector({HOSTNAME: "n1"}),
+            MakePod("busy").req(cpu="4").duration("60s").node_selector({HOSTNAME: "n2"}),
+            MakePod("blocker").req(cpu="4").arrival("20s").node_selector({HOSTNAME: "n1"}),
+            member("g-1", "g").arrival("30s")]
 
 
 def test_a_failed_cycle_deallocates_the_group_claim_as_kube_does(tmp_path: Path, oracle: Oracle) -> None:
-    path = tmp_path / "manifests.yaml"
-    path.write_text(yaml.safe_dump_all(released_manifests(), sort_keys=False), encoding="utf-8")
+    path = write_manifests(tmp_path / "manifests.yaml", *released_manifests())
     verdict = verify([str(path)], GANG_WITH_CLAIMS, oracle)
     real = {entry["name"]: entry["kubeScheduler"] for entry in verdict.pods}
     assert real["default/g-1"]["state"] == "bound" and real["default/g-1"]["node"] == "n2", real

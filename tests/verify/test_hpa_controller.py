@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from lightkube import Client, KubeConfig
@@ -49,6 +49,7 @@ from lightkube.resources.discovery_v1 import EndpointSlice
 from phalanx.api.autoscaling import parse_hpa
 from phalanx.autoscale.hpa import HpaController, HpaDecision
 from phalanx.verify.controlplane import ControlPlane
+from tests.builders import kube_object
 from tests.kube import control_plane_session, until
 
 pytestmark = pytest.mark.kube
@@ -214,21 +215,21 @@ def metrics(plane: ControlPlane, client: Client) -> Iterator[MetricsServer]:
     address = host_address()
     server = MetricsServer(address, plane.dir)
     try:
-        client.create(cast(Service, Service.from_dict({
+        client.create(kube_object(Service, {
             "apiVersion": "v1", "kind": "Service", "metadata": {"name": "metrics", "namespace": NAMESPACE},
-            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": server.port}]}})))
-        client.create(cast(EndpointSlice, EndpointSlice.from_dict({
+            "spec": {"ports": [{"name": "https", "port": 443, "targetPort": server.port}]}}))
+        client.create(kube_object(EndpointSlice, {
             "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "addressType": "IPv4",
             "metadata": {"name": "metrics", "namespace": NAMESPACE,
                          "labels": {"kubernetes.io/service-name": "metrics"}},
             "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
-            "ports": [{"name": "https", "port": server.port, "protocol": "TCP"}]})))
-        client.create(cast(APIService, APIService.from_dict({
+            "ports": [{"name": "https", "port": server.port, "protocol": "TCP"}]}))
+        client.create(kube_object(APIService, {
             "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
             "metadata": {"name": "v1beta1.external.metrics.k8s.io"},
             "spec": {"group": "external.metrics.k8s.io", "version": "v1beta1", "insecureSkipTLSVerify": True,
                      "groupPriorityMinimum": 100, "versionPriority": 100,
-                     "service": {"name": "metrics", "namespace": NAMESPACE, "port": 443}}})))
+                     "service": {"name": "metrics", "namespace": NAMESPACE, "port": 443}}}))
         path = f"/apis/{GROUP_VERSION}/namespaces/{NAMESPACE}/{METRIC}"
         until(lambda: _get_ok(plane, path), 30, "the external metrics API through kube-apiserver")
         yield server
@@ -335,7 +336,7 @@ def _plain(messages: dict[str, str]) -> dict[str, str]:
 
 def test_phalanx_hpa_settles_where_the_real_controller_does(plane: ControlPlane, client: Client,
                                                             metrics: MetricsServer) -> None:
-    client.create(cast(Deployment, Deployment.from_dict(copy.deepcopy(DEPLOYMENT))))
+    client.create(kube_object(Deployment, DEPLOYMENT))
     plane.start_controller_manager(
         controllers=("horizontal-pod-autoscaler-controller", "deployment-controller", "replicaset-controller"),
         flags=(f"--horizontal-pod-autoscaler-sync-period={SYNC:g}s",
@@ -349,7 +350,7 @@ def test_phalanx_hpa_settles_where_the_real_controller_does(plane: ControlPlane,
             client.patch(Deployment, "web", {"spec": {"replicas": 0}}, namespace=NAMESPACE)
             real.replicas = ours.replicas = 0
         if number == 0:
-            client.create(cast(HorizontalPodAutoscaler, HorizontalPodAutoscaler.from_dict(copy.deepcopy(HPA))))
+            client.create(kube_object(HorizontalPodAutoscaler, HPA))
         theirs, mine = real.settle(step, started), ours.settle(step)
         if theirs != mine or theirs.path != mine.path or _plain(theirs.messages) != mine.messages:
             disagreements.append(f"{step.name}:\n  real    {theirs}\n  phalanx {mine}")

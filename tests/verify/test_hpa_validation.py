@@ -14,6 +14,7 @@ from lightkube.resources.autoscaling_v2 import HorizontalPodAutoscaler
 from phalanx.api.autoscaling import parse_hpa
 from phalanx.errors import InputError
 from phalanx.verify.controlplane import ControlPlane
+from tests.builders import kube_object
 
 pytestmark = pytest.mark.kube
 
@@ -67,7 +68,7 @@ def client(control_plane: ControlPlane) -> Client:
 def test_phalanx_accepts_and_rejects_what_the_api_server_does(client: Client, case: str) -> None:
     doc = CASES[case]
     try:
-        client.create(HorizontalPodAutoscaler.from_dict(copy.deepcopy(doc)), dry_run=True)
+        client.create(kube_object(HorizontalPodAutoscaler, doc), dry_run=True)
         real_error = None
     except ApiError as exc:
         real_error = exc.status
