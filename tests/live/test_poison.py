@@ -72,7 +72,7 @@ def test_a_chain_of_600_parents_holds_its_pods_and_every_other_pod_binds(
     names = ordinary(client, namespace, 3)
     until(all_bound(client, namespace, names), 60, "the ordinary pods bound")
     key = f"{namespace}/deep-0"
-    until(lambda: key in run.driver.scheduler.pods, 30, "the leaf's pod seen")
+    until(lambda: run.driver.scheduler.knows_pod(key), 30, "the leaf's pod seen")
     assert "has no root within 4 levels up" in (run.driver.scheduler.pod_message(key) or "")
     later = ordinary(client, namespace, 2, prefix="later")  # the driver still schedules what comes next
     until(all_bound(client, namespace, later), 30, "the later pods bound")
