@@ -22,6 +22,7 @@ from phalanx.inputs.load import Inputs, load_paths
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
+from phalanx.sim.outcomes import SUSPENDED
 from phalanx.sim.progress import RunProgress
 from phalanx.sim.report import SCHEMA_VERSION
 from phalanx.sim.report_schema import Report
@@ -330,6 +331,8 @@ def _notices(report: Report) -> list[str]:
     lines = [f"not modelled: {line}" for block in (admission, autoscaler) if block is not None
              for line in block["notModelled"]]
     lines += held_lines(admission["workloads"] if admission is not None else [])
+    lines += held_lines([{"name": f"Job {w['name']}", "reason": SUSPENDED} for w in report["workloads"]
+                         if w.get("held") == SUSPENDED])
     for section in (report.get("topologyConstraints"), report.get("compositePodGroups"),
                     report.get("podGroupResourceClaims")):
         lines += section.get("notes", []) if section is not None else []

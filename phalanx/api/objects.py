@@ -388,6 +388,7 @@ class Job:
     arrival: float = 0.0
     source: Source | None = None
     queueing: Queueing | None = None
+    suspend: bool = False  # spec.suspend: no pods until something (Kueue, on admission) resumes it
 
     @property
     def key(self) -> str:

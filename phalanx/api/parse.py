@@ -590,7 +590,8 @@ def parse_job(doc: Manifest, source: Source) -> Job:
     elif "basic" in chosen:
         policy = GroupPolicy(kind="basic")
     return Job(namespace=meta.namespace, name=meta.name, template=pod, parallelism=parallelism,
-               completions=completions, policy=policy, arrival=meta.arrival, source=source, queueing=queueing(meta))
+               completions=completions, policy=policy, arrival=meta.arrival, source=source, queueing=queueing(meta),
+               suspend=_bool(spec.get("suspend"), "spec.suspend"))
 
 
 # --- policy/v1 ----------------------------------------------------------------------------------------------

@@ -259,6 +259,13 @@ class AdmissionGate:
                         "reason": None if work.admission is not None else self._held_reason(work)})
         return out
 
+    def held(self) -> list[tuple[str, Job | None, str]]:
+        """The workloads waiting at the end (never admitted, or evicted and not admitted again): key ("Job
+        ns/name", …), the Job when it never started (so it made no pod), and why it waits."""
+        return [(work.key, work.job if work.job is not None and not work.started else None,
+                 self._held_reason(work) or WAITING_FOR_ADMISSION)
+                for work in self.workloads.values() if work.admission is None and not work.done]
+
     def _held_reason(self, work: _Workload) -> str | None:
         if work.done:
             return None

@@ -9,7 +9,15 @@ import numpy as np
 from phalanx.scheduler.plugins.composite.report import composite_report
 from phalanx.scheduler.plugins.topology.report import constraint_report
 from phalanx.sim.admission_gate import queue_report
-from phalanx.sim.outcomes import censored_waits, group_completion, makespan, time_averaged_allocation, workloads
+from phalanx.sim.outcomes import (
+    censored_waits,
+    group_completion,
+    held_work,
+    makespan,
+    not_admitted,
+    time_averaged_allocation,
+    workloads,
+)
 from phalanx.sim.records import PodRecord
 from phalanx.sim.report_schema import GroupEntry, Notes, PodEntry, Report, WaitStats
 from phalanx.sim.services import service_report
@@ -66,6 +74,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
     censored = censored_waits(sim)
     completions = [seconds for key in sim.groups if (seconds := group_completion(sim, key)[1]) is not None]
     seconds = sim.scheduling_seconds
+    held = held_work(sim)
     report: Report = {
         "schemaVersion": SCHEMA_VERSION,
         "profile": sim.profile.name,
@@ -75,6 +84,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
             "pods": {"total": len(pods), "running": phases["Running"], "pending": phases["Pending"],
                      "succeeded": phases["Succeeded"], "failed": phases["Failed"]},
             "gangPodsPending": gang_pending,
+            "notAdmitted": not_admitted(held),
             "podGroups": {"total": len(sim.groups), "scheduled": scheduled_groups,
                           "pending": len(sim.groups) - scheduled_groups},
             "allocated": _fractions(sim, allocated),
@@ -87,7 +97,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
             "waitSecondsIncludingPending": {**wait_stats(waits + censored), "censored": len(censored)},
             "groupWaitSeconds": wait_stats(group_waits),
             "groupCompletionSeconds": wait_stats(completions),
-            "makespan": makespan(sim),
+            "makespan": makespan(sim, held),
             "preemptions": sim.preemptions,
             "evictions": sim.evictions,
             "lostResourceHours": _hours(sim.lost_hours),
@@ -97,7 +107,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
         "notImplementedPlugins": sim.profile.missing_plugins,
         "pods": [_pod_entry(sim, r) for r in sorted(pods, key=lambda r: r.pod.key)],
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
-        "workloads": workloads(sim, wait_stats),
+        "workloads": workloads(sim, wait_stats, held),
     }
     if sim.hpas is not None:
         report["services"] = [service_report(sim, state, sim.end_time) for _, state in sorted(sim.hpas.states.items())]

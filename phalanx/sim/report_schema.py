@@ -2,7 +2,7 @@
 
 Keys are the JSON's own (camelCase); a block present only under some inputs or profiles is NotRequired.
 The engine's own blocks (exact placement, topology constraints, composite trees) are typed beside their
-builders in phalanx/scheduler/placement, which cannot import this driver module; the rest are here. Left
+builders in phalanx/scheduler (placement/, plugins/), which cannot import this driver module; the rest are here. Left
 loose: PodGroup conditions (a snapshot's are kept as written) and the policies' own per-queue counters
 (`details`).
 """
@@ -43,6 +43,14 @@ class GroupCounts(TypedDict):
     pending: int
 
 
+class NotAdmitted(TypedDict):
+    """Work that never ran: workloads a queueing policy never admitted or that stay suspended, and the pods
+    of those that never made one (a Job's completions)."""
+
+    workloads: int
+    podsNotCreated: int
+
+
 class Makespan(TypedDict):
     seconds: float | None
     unfinishedPods: int
@@ -51,6 +59,7 @@ class Makespan(TypedDict):
 class Summary(TypedDict):
     pods: PodCounts
     gangPodsPending: int
+    notAdmitted: NotAdmitted
     podGroups: GroupCounts
     allocated: dict[str, float]
     useful: dict[str, float]
@@ -140,6 +149,8 @@ class WorkloadEntry(TypedDict):
     waitSeconds: WaitStats
     completedAt: float | None
     completionSeconds: float | None
+    held: NotRequired[str]  # why it never ran or waits again at the end (not admitted, suspended)
+    podsNotCreated: NotRequired[int]  # a Job never started: the pods it would have made
 
 
 class AdmissionWorkload(TypedDict):

@@ -132,6 +132,7 @@ class Simulation:
         self.group_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # [live, live or done]
         self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
         self.jobs = JobController()
+        self.suspended: dict[str, Job] = {}  # Jobs with spec.suspend that no admission policy takes: never started
         self.workloads = WorkloadControllers(self.jobs, existing=list(inputs.pods),
                                              replica_sets=list(inputs.of(ReplicaSet)), nodes=initial, seed=seed,
                                              until=until)
@@ -256,7 +257,11 @@ class Simulation:
             case CompositePodGroup():
                 self.scheduler.add_composite_pod_group(event, self.now)
             case Job():
-                if self.gate is None or not self.gate.hold_job(event, self.now):
+                if self.gate is not None and self.gate.hold_job(event, self.now):
+                    pass  # the policy starts it when it admits it (Kueue resumes a suspended Job)
+                elif event.suspend:
+                    self.suspended[event.key] = event  # nothing resumes it: the Job controller makes no pod
+                else:
                     self._start_job(event)
             case _Controlled():
                 self._controlled(event.obj)

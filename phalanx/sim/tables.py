@@ -51,6 +51,7 @@ def summary_rows(reports: Sequence[Result]) -> list[Row]:
         ("pods running", lambda r: str(r["summary"]["pods"]["running"])),
         ("pods pending", lambda r: str(r["summary"]["pods"]["pending"])),
         ("  of them gang members", lambda r: str(r["summary"]["gangPodsPending"])),
+        ("workloads not admitted (pods not created)", _not_admitted),
         ("pods succeeded", lambda r: str(r["summary"]["pods"]["succeeded"])),
         ("pod groups scheduled", lambda r: f"{r['summary']['podGroups']['scheduled']}/"
                                             f"{r['summary']['podGroups']['total']}"),
@@ -78,6 +79,11 @@ def summary_rows(reports: Sequence[Result]) -> list[Row]:
     return rows
 
 
+def _not_admitted(report: Result) -> str:
+    held = report["summary"].get("notAdmitted") or {"workloads": 0, "podsNotCreated": 0}
+    return f"{held['workloads']} ({held['podsNotCreated']})"
+
+
 def _exact_cell(report: Result) -> str:
     exact = report.get("exactPlacement")
     if exact is None:
@@ -96,7 +102,9 @@ def _censored(summary: Mapping[str, Any]) -> str:
 def _makespan(summary: Mapping[str, Any]) -> str:
     span = summary.get("makespan") or {}
     if span.get("seconds") is None:
-        return f"not finished ({span.get('unfinishedPods', 0)} pods)"
+        held = (summary.get("notAdmitted") or {}).get("workloads", 0)
+        return f"not finished ({span.get('unfinishedPods', 0)} pods" + (
+            f"; {held} workload(s) not admitted)" if held else ")")
     return format_duration(span["seconds"])
 
 
@@ -112,8 +120,16 @@ def render_workloads(report: Report, console: Console) -> None:
         table.add_row(w["kind"], w["name"], str(w["pods"]), str(w["running"]), str(w["pending"]),
                       str(w["succeeded"]),
                       " / ".join(format_duration(wait[k]) for k in ("p50", "max")) if wait["count"] else "",
-                      format_duration(w["completionSeconds"]) if w["completionSeconds"] is not None else "")
+                      format_duration(w["completionSeconds"]) if w["completionSeconds"] is not None
+                      else _held_cell(w))
     console.print(table)
+
+
+def _held_cell(workload: Mapping[str, Any]) -> str:
+    if "held" not in workload:
+        return ""
+    not_created = workload.get("podsNotCreated")
+    return f"held: {workload['held']}" + (f" ({not_created} pods not created)" if not_created else "")
 
 
 def render_queues(report: Report, console: Console) -> None:

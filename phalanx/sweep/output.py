@@ -46,6 +46,7 @@ TRACE_FIELDS: tuple[FieldPath, ...] = (("unallocatedGpus",), ("gpuAllocationAtFu
                                   ("fragmentationPercent", "atEnd"), ("pods", "failed"), ("pods", "total"),
                                   ("replaySeconds",))
 MANIFEST_FIELDS: tuple[FieldPath, ...] = (("pods", "running"), ("pods", "pending"), ("gangPodsPending",),
+                                     ("notAdmitted", "workloads"), ("notAdmitted", "podsNotCreated"),
                                      ("podGroups", "scheduled"), ("waitSeconds", "p90"), ("preemptions",))
 _EXTRA_CSS = """
 th{text-align:left;padding:.2rem .4rem;border-bottom:2px solid #d0d7de;white-space:nowrap}
