@@ -151,7 +151,8 @@ def test_trace_cells_csv(trace_run: Run) -> None:
 def test_manifests_cells_csv(manifests_run: Run) -> None:
     rows = rows_of(manifests_run.directory)
     assert list(rows[0]) == ["manifests", "edit", "profile", "seed", "key", "pods.running", "pods.pending",
-                             "gangPodsPending", "podGroups.scheduled", "waitSeconds.p90", "preemptions"]
+                             "gangPodsPending", "notAdmitted.workloads", "notAdmitted.podsNotCreated",
+                             "podGroups.scheduled", "waitSeconds.p90", "preemptions"]
     cells = seeds_of(manifests_run.document)
     assert len(rows) == len(cells) == 8
     assert [(row["edit"], row["profile"], row["seed"]) for row in rows[:4]] == [
@@ -162,6 +163,8 @@ def test_manifests_cells_csv(manifests_run: Run) -> None:
         assert number(row["pods.running"]) == summary["pods"]["running"]
         assert number(row["pods.pending"]) == summary["pods"]["pending"]
         assert number(row["gangPodsPending"]) == summary["gangPodsPending"]
+        assert number(row["notAdmitted.workloads"]) == summary["notAdmitted"]["workloads"]
+        assert number(row["notAdmitted.podsNotCreated"]) == summary["notAdmitted"]["podsNotCreated"]
         assert number(row["podGroups.scheduled"]) == summary["podGroups"]["scheduled"]
         assert number(row["waitSeconds.p90"]) == summary["waitSeconds"]["p90"]
         assert number(row["preemptions"]) == summary["preemptions"]
