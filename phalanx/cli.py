@@ -15,13 +15,14 @@ import yaml
 from rich.console import Console
 
 from phalanx import __version__
-from phalanx.api.quantity import parse_duration
+from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.errors import InputError, PhalanxError
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import DEFAULT_GATES, Profile, builtin, load_profile, parse_feature_gates
 from phalanx.sim.admission_gate import check_queue_objects, held_lines, load_queue_files
+from phalanx.sim.durations import DEFAULT_DURATIONS, parse_default_durations
 from phalanx.sim.outcomes import SUSPENDED
 from phalanx.sim.progress import RunProgress
 from phalanx.sim.report import SCHEMA_VERSION
@@ -109,6 +110,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="how the cluster autoscaler model adds nodes when the manifests hold node groups: pod "
                             "(per pod, as cluster-autoscaler does) or gang (a whole gang's minCount at once, or "
                             "nothing); compare takes a list, e.g. pod,gang, and runs each profile under each")
+        p.add_argument("--default-duration", metavar="SPEC", default="",
+                       help="how long pods without phalanx.dev/duration run: DURATION for every batch kind, "
+                            "KIND=DURATION,... per owner kind (Job, PyTorchJob, TFJob, MPIJob; ReplicaSet, "
+                            "StatefulSet, DaemonSet, LeaderWorkerSet and Pod run for the whole horizon unless "
+                            "named), or none; default: 1h for batch kinds (docs/simulation.md)")
         p.add_argument("--queues", action="append", default=[], metavar="FILE",
                        help="Kueue (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass) and "
                             "Volcano (Queue, volcano-scheduler.conf ConfigMap) objects for the kueue and volcano "
@@ -331,6 +337,12 @@ def _notices(report: Report) -> list[str]:
     lines = [f"not modelled: {line}" for block in (admission, autoscaler) if block is not None
              for line in block["notModelled"]]
     lines += held_lines(admission["workloads"] if admission is not None else [])
+    defaulted = report.get("defaultDurations") or {}
+    if defaulted:
+        lines.append(f"{sum(d['pods'] for d in defaulted.values())} pod(s) without phalanx.dev/duration ran for a "
+                     "default: " + ", ".join(f"{kind} {format_duration(d['seconds'])} ({d['pods']})"
+                                             for kind, d in defaulted.items())
+                     + "; --default-duration changes it")
     lines += held_lines([{"name": f"Job {w['name']}", "reason": SUSPENDED} for w in report["workloads"]
                          if w.get("held") == SUSPENDED])
     for section in (report.get("topologyConstraints"), report.get("compositePodGroups"),
@@ -368,7 +380,15 @@ def _simulate_profile(args: argparse.Namespace) -> tuple[Profile, Scenario]:
     modes = _scale_up_modes(args)
     if len(modes) != 1:
         raise InputError("simulate takes one mode (compare takes a list)", field="--scale-up")
-    return profile, scenario_for(args.profile or "", scale_up=modes[0])
+    return profile, scenario_for(args.profile or "", scale_up=modes[0], durations=_durations(args))
+
+
+def _durations(args: argparse.Namespace) -> tuple[tuple[str, float], ...]:
+    """The default durations of `--default-duration` (simulate, compare); none for commands without it."""
+    spec = getattr(args, "default_duration", None)
+    if spec is None:
+        return ()
+    return parse_default_durations(spec) if spec.strip() else DEFAULT_DURATIONS
 
 
 def _scale_up_modes(args: argparse.Namespace) -> list[str]:
@@ -381,13 +401,14 @@ def _scale_up_modes(args: argparse.Namespace) -> list[str]:
     return modes
 
 
-def _with_scale_up(profiles: list[tuple[Profile, str]], modes: list[str]) -> list[tuple[Profile, Scenario]]:
+def _with_scale_up(profiles: list[tuple[Profile, str]], modes: list[str],
+                   durations: tuple[tuple[str, float], ...]) -> list[tuple[Profile, Scenario]]:
     """Each profile (loaded from its spec: a built-in name or a file) under each scale-up mode; with more than
     one mode the names say which."""
     if len(modes) == 1:
-        return [(profile, scenario_for(spec, scale_up=modes[0])) for profile, spec in profiles]
-    return [(dataclasses.replace(p, name=f"{p.name}/{mode}-scale-up"), scenario_for(spec, scale_up=mode))
-            for p, spec in profiles for mode in modes]
+        return [(profile, scenario_for(spec, scale_up=modes[0], durations=durations)) for profile, spec in profiles]
+    return [(dataclasses.replace(p, name=f"{p.name}/{mode}-scale-up"),
+             scenario_for(spec, scale_up=mode, durations=durations)) for p, spec in profiles for mode in modes]
 
 
 def _sample(args: argparse.Namespace) -> float | None:
@@ -489,7 +510,7 @@ def _compare(args: argparse.Namespace, console: Console) -> int:
     loaded = [(load_profile(spec.strip()), spec.strip()) for spec in args.profiles.split(",") if spec.strip()]
     if not loaded:
         raise InputError("name at least one profile", field="--profiles")
-    profiles = _with_scale_up(loaded, _scale_up_modes(args))
+    profiles = _with_scale_up(loaded, _scale_up_modes(args), _durations(args))
     _until(args), _sample(args)  # bad flags fail before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     reports = _simulations(args, inputs, trace, profiles)

@@ -109,6 +109,9 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
         "podGroups": [_group_entry(sim, key) for key in sorted(sim.groups)],
         "workloads": workloads(sim, wait_stats, held),
     }
+    if sim.defaulted:  # pods that ran for a default duration, by owner kind
+        report["defaultDurations"] = {kind: {"seconds": sim.durations[kind], "pods": count}
+                                      for kind, count in sorted(sim.defaulted.items())}
     if sim.hpas is not None:
         report["services"] = [service_report(sim, state, sim.end_time) for _, state in sorted(sim.hpas.states.items())]
     if sim.autoscaling is not None:

@@ -51,6 +51,13 @@ class NotAdmitted(TypedDict):
     podsNotCreated: int
 
 
+class DefaultDuration(TypedDict):
+    """Pods of one owner kind that ran for a default duration (no phalanx.dev/duration)."""
+
+    seconds: float
+    pods: int
+
+
 class Makespan(TypedDict):
     seconds: float | None
     unfinishedPods: int
@@ -297,6 +304,7 @@ class Report(TypedDict):
     pods: list[PodEntry]
     podGroups: list[GroupEntry]
     workloads: list[WorkloadEntry]
+    defaultDurations: NotRequired[dict[str, DefaultDuration]]
     services: NotRequired[list[Service]]
     autoscaler: NotRequired[Autoscaler]
     admission: NotRequired[Admission]

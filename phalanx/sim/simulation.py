@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -132,6 +132,8 @@ class Simulation:
         self.group_counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # [live, live or done]
         self.progressing: dict[str, bool] = {}  # a group's members may make progress (as last computed)
         self.jobs = JobController()
+        self.durations = dict(scenario.durations)
+        self.defaulted: Counter[str] = Counter()  # pods given a default duration, by owner kind
         self.suspended: dict[str, Job] = {}  # Jobs with spec.suspend that no admission policy takes: never started
         self.workloads = WorkloadControllers(self.jobs, existing=list(inputs.pods),
                                              replica_sets=list(inputs.of(ReplicaSet)), nodes=initial, seed=seed,
@@ -317,6 +319,12 @@ class Simulation:
     # --- pods -----------------------------------------------------------------------------------------
 
     def _arrive(self, pod: Pod, created: float | None = None) -> None:
+        if pod.duration is None and self.durations:
+            kind = pod.controller or "Pod"
+            default = self.durations.get(kind)
+            if default is not None:
+                pod = dataclasses.replace(pod, duration=default)
+                self.defaulted[kind] += 1
         record = PodRecord(pod, created=pod.arrival if created is None else created)
         self.pods[pod.key] = record
         if pod.group_key is not None:

@@ -15,6 +15,7 @@ from typing import Any
 from phalanx.cluster.gpus import TargetWorkload
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.scheduler.profiles import load_profile
+from phalanx.sim.durations import DEFAULT_DURATIONS
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import scenario_for
 from phalanx.sweep.edits import apply_edit, parse_edit
@@ -46,6 +47,7 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         return {"profile": profile.name, "featureGates": dict(profile.feature_gates), "gpus": run.gpus,
                 **run.describe()}
     inputs = apply_edit(_manifests(cell.manifests), parse_edit(cell.edit))
-    full = simulate(inputs, profile, scenario=scenario_for(cell.profile), seed=cell.seed, until=cell.until).report()
+    scenario = scenario_for(cell.profile, durations=DEFAULT_DURATIONS)  # as `compare` without --default-duration
+    full = simulate(inputs, profile, scenario=scenario, seed=cell.seed, until=cell.until).report()
     report = {key: value for key, value in full.items() if key not in LEFT_OUT}
     return {**report, "seed": cell.seed, "edit": cell.edit}
