@@ -119,6 +119,14 @@ def _time_unit(results: Sequence[Result]) -> tuple[str, float]:
     return "days", 86400.0
 
 
+def _time_axis(ax: Axes, results: Sequence[Result], unit: tuple[str, float]) -> None:
+    """Simulated time from 0 to the latest end, at least one unit wide: a run that ends at 0 (nothing with a
+    duration) still draws a readable axis."""
+    end = max((float(r.get("endTime", 0.0) or 0.0) for r in results), default=0.0)
+    ax.set_xlim(0, max(end / unit[1], 1.0))
+    ax.set_xlabel(f"simulated time ({unit[0]})")
+
+
 def _steps(times: Sequence[float], values: Sequence[float], scale: float) -> tuple[list[float], list[float]]:
     """Points for a step plot (each value holds until the next sample); a lone sample becomes a dot."""
     return [t / scale for t in times], [float(v) for v in values]
@@ -139,7 +147,7 @@ def allocation_plot(label: str, report: Result, unit: tuple[str, float]) -> byte
         ax.step(x, useful, where="post", color=color, linestyle="--", label=f"{resource} useful")
         ax.fill_between(x, useful, y, step="post", color=color, alpha=0.15, linewidth=0)
     ax.set_ylim(0, 105)
-    ax.set_xlabel(f"simulated time ({unit[0]})")
+    _time_axis(ax, [report], unit)
     ax.set_ylabel("% of allocatable")
     ax.set_title(f"{label}: allocation over time (shaded: stranded)")
     ax.grid(alpha=0.3)
@@ -162,7 +170,7 @@ def pending_plot(labels: Sequence[str], results: Sequence[Result], unit: tuple[s
             x, y = _steps(series["time"], series[metric], unit[1])
             ax.step(x, y, where="post", label=label, marker="." if len(x) < 3 else None, **line_style(i))
         ax.set_title(title)
-        ax.set_xlabel(f"simulated time ({unit[0]})")
+        _time_axis(ax, results, unit)
         ax.set_ylim(bottom=0, top=max(1.0, ax.get_ylim()[1]))
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
@@ -186,7 +194,7 @@ def queue_share_plot(labels: Sequence[str], results: Sequence[Result], unit: tup
             ax.step(x, y, where="post", label=queue, color=f"C{i % 10}", marker="." if len(x) < 3 else None)
         ax.set_ylim(0, 105)
         ax.set_title(f"{label}: share of the cluster per queue")
-        ax.set_xlabel(f"simulated time ({unit[0]})")
+        _time_axis(ax, [report], unit)
         ax.set_ylabel("% of allocatable cpu admitted")
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")

@@ -207,3 +207,17 @@ def test_html_renders_side_by_side_in_headless_chromium(tmp_path: Path) -> None:
     # The page's own layout probe: profile sections at 3 distinct x positions, all on one row.
     assert 'data-columns="3"' in body.group(0) and 'data-rows="1"' in body.group(0), body.group(0)
     assert dom.count('class="profile"') == 3
+
+
+@pytest.mark.parametrize(("ends", "limits"), [([0.0], (0.0, 1.0)), ([30.0], (0.0, 1.0)),
+                                              ([600.0, 5400.0], (0.0, 90.0))])
+def test_time_axes_never_degenerate(ends: list[float], limits: tuple[float, float]) -> None:
+    """A run that ends at 0 (pods without durations under --default-duration none) plotted from −0.04 to 0.04
+    minutes; the time axis now spans 0 to the latest end, at least one unit."""
+    from matplotlib.figure import Figure
+
+    from phalanx.sim.output import _time_axis
+
+    ax = Figure().add_subplot()
+    _time_axis(ax, [{"endTime": end} for end in ends], ("minutes", 60.0))
+    assert ax.get_xlim() == limits
