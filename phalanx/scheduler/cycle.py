@@ -94,6 +94,18 @@ class Lifted:
     held: list[tuple[ReservePlugin, object]]
 
 
+def required_anti(pod: Pod) -> bool:
+    """Whether the pod has required pod anti-affinity terms (which the Filter checks for other pods)."""
+    affinity = pod.placement.pod_affinity
+    return affinity is not None and bool(affinity.required_anti)
+
+
+def reads_other_pods(pod: Pod) -> bool:
+    """Whether the pod's own rules read other pods: spread constraints, required pod (anti-)affinity."""
+    affinity = pod.placement.pod_affinity
+    return bool(pod.placement.spread) or (affinity is not None and bool(affinity.required or affinity.required_anti))
+
+
 class PodCycle:
     """Finds a node for one pod against the current ClusterState (or a group cycle's assumed view)."""
 
@@ -278,10 +290,11 @@ class PodCycle:
         if not placed:
             return None
         n = len(self.cluster)
+        own = reads_other_pods(pod)
         rejects = _NominatedRejects(np.zeros(n, dtype=bool), np.zeros(n, dtype=bool))
         for node, pods in placed.items():
-            if node >= n:
-                continue
+            if node >= n or not (own or any(required_anti(other) for other in pods)):
+                continue  # the filters answer here as without the nominated pods
             one = np.zeros(n, dtype=bool)
             one[node] = True
             with self.cluster.trial():

@@ -54,6 +54,7 @@ class RunningPods:
         self._leaving: dict[int, IntArray] = {}   # priority -> resources × nodes of terminating pods
         self._incoming: dict[int, IntArray] = {}  # priority -> resources × nodes of nominated preemptors
         self._nominated: dict[str, tuple[int, IntArray, int | None]] = {}
+        self._anti: set[str] = set()  # nominated preemptors with required pod anti-affinity
         self._slot: dict[str, int] = {}
         self._slot_keys: list[list[str | None]] = []
         self._holes: list[int] = []  # per node, empty slots below its slot count
@@ -302,19 +303,30 @@ class RunningPods:
 
     # --- nominations ----------------------------------------------------------------------------------
 
-    def nominate(self, key: str, node: int, requests: IntArray, priority: int | None = None) -> None:
+    def nominate(self, key: str, node: int, requests: IntArray, priority: int | None = None, *,
+                 anti_affinity: bool = False) -> None:
         """A preemptor expects `node` once its victims are gone: preemption keeps that room for it.
 
         Only preemptors of at least its priority see that room as taken (kube-scheduler runs the filters
         with the nominated pods of equal or higher priority); without a priority, every preemptor does.
+        `anti_affinity`: the preemptor has required pod anti-affinity terms, which the Filter checks for
+        others with it on that node.
         """
         self.clear_nomination(key)
         self.version += 1
         self._nominated[key] = (node, requests, priority)
+        if anti_affinity:
+            self._anti.add(key)
         level = priority if priority is not None else EMPTY_PRIORITY
         self._table(self._incoming, level)[: requests.shape[0], node] += requests
 
+    @property
+    def nominated_anti_affinity(self) -> bool:
+        """Whether some nominated preemptor has required pod anti-affinity terms."""
+        return bool(self._anti)
+
     def clear_nomination(self, key: str) -> None:
+        self._anti.discard(key)
         entry = self._nominated.pop(key, None)
         if entry is not None:
             self.version += 1

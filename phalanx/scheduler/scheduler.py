@@ -20,7 +20,7 @@ from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, Resourc
 from phalanx.api.objects import CompositePodGroup, Node, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray, StateCorrupted
-from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.cycle import PodCycle, reads_other_pods, required_anti
 from phalanx.scheduler.cycle_errors import CycleErrors
 from phalanx.scheduler.decisions import (
     Bind,
@@ -339,8 +339,9 @@ class Scheduler:
             self.out.append(Evict(self.pods[key], preemptor, node, f"Preempted by {who} on node {node}", kind))
         for key, node in outcome.nominations.items():
             self.nominated[key] = node
-            self.running.nominate(key, self.cluster.index[node], self.cluster.demand(self.pods[key]).requests,
-                                  outcome.priority)
+            pod = self.pods[key]
+            self.running.nominate(key, self.cluster.index[node], self.cluster.demand(pod).requests,
+                                  outcome.priority, anti_affinity=required_anti(pod))
             self.out.append(Nominate(self.pods[key], node))
 
     # --- nominated pods in the Filter (schedule_one.go) ------------------------------------------------
@@ -355,8 +356,8 @@ class Scheduler:
 
     def _nominated_pods(self, pod: Pod) -> dict[int, list[Pod]]:
         """Node -> the pods nominated there that the Filter adds to it for `pod` (those `_nominated_room` counts)."""
-        if not self.nominated:
-            return {}
+        if not self.nominated or not (reads_other_pods(pod) or self.running.nominated_anti_affinity):
+            return {}  # the pod-reading filters would answer as without them (kept cheap: every cycle asks)
         nominations = self.running.nominations(self.priority_of(pod), self._nominee_exclusions(pod))
         return {node: [self.pods[key] for key in keys if key in self.pods] for node, keys in nominations.items()}
 
@@ -473,3 +474,4 @@ class Scheduler:
             return 1
         bound = self.cluster.bound
         return sum(1 for group in groups for k in self.members.get(group, ()) if k not in bound)
+
