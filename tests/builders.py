@@ -377,6 +377,11 @@ class MakePodGroup(_Builder):
         self.doc["spec"]["schedulingPolicy"] = {"basic": {}}
         return self
 
+    def policy(self, min_count: int | None, priority: int | None = None) -> MakePodGroup:
+        """A gang of `min_count`, or basic without one; with `priority`, spec.priority."""
+        builder = self.basic() if min_count is None else self.gang(min_count)
+        return builder if priority is None else builder.priority(priority)
+
     def workload(self, workload_name: str, template_name: str) -> MakePodGroup:
         self.doc["spec"]["workloadRef"] = {"workloadName": workload_name, "templateName": template_name}
         return self

@@ -23,13 +23,7 @@ from tests.scheduler.test_preemption import Cluster, evicted, node, nominated, p
 def group(name: str, min_count: int | None = None, *, priority: int | None = None, mode: str = "single",
           policy: str | None = None) -> PodGroup:
     """A v1beta1 PodGroup: gang with minCount (basic without), a priority, a disruptionMode, a preemptionPolicy."""
-    builder = MakePodGroup(name)
-    if min_count is None:
-        builder.basic()
-    else:
-        builder.gang(min_count)
-    if priority is not None:
-        builder.priority(priority)
+    builder = MakePodGroup(name).policy(min_count, priority)
     builder.doc["spec"]["disruptionMode"] = {mode: {}}
     if policy is not None:
         builder.doc["spec"]["preemptionPolicy"] = policy

@@ -35,13 +35,7 @@ def rack_node(name: str, rack: str | None, cpu: int = 8) -> Node:
 
 def topology_group(name: str = "train", min_count: int | None = 2, key: str | None = RACK,
                    priority: int | None = None) -> PodGroup:
-    builder = MakePodGroup(name)
-    if min_count is None:
-        builder.basic()
-    else:
-        builder.gang(min_count)
-    if priority is not None:
-        builder.priority(priority)
+    builder = MakePodGroup(name).policy(min_count, priority)
     if key is not None:
         builder.doc["spec"]["schedulingConstraints"] = {"topology": [{"key": key}]}
     return builder.obj()
