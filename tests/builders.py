@@ -507,6 +507,11 @@ class MakeJob(_Builder):
     def duration(self, how_long: str | int) -> MakeJob:
         return self.annotation("phalanx.dev/duration", str(how_long))
 
+    def scheduler(self, name: str) -> MakeJob:
+        """The pod template's spec.schedulerName."""
+        self.doc["spec"]["template"]["spec"]["schedulerName"] = name
+        return self
+
     def obj(self) -> Job:
         return parse_job(self.manifest(), Source("<builder>", 0))
 

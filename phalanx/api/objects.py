@@ -9,6 +9,7 @@ from typing import Literal, Protocol
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 ARRIVAL_ANNOTATION = "phalanx.dev/arrival"
 DURATION_ANNOTATION = "phalanx.dev/duration"
+DEFAULT_SCHEDULER = "default-scheduler"
 CHECKPOINT_ANNOTATION = "phalanx.dev/checkpoint-interval"
 STARTUP_ANNOTATION = "phalanx.dev/startup-time"
 DEFAULT_NAMESPACE = "default"
@@ -195,7 +196,7 @@ class Pod:
     priority_class_name: str | None = None
     explicit_priority: int | None = None
     preemption_policy: str = "PreemptLowerPriority"
-    scheduler_name: str = "default-scheduler"
+    scheduler_name: str = DEFAULT_SCHEDULER
     node_name: str | None = None
     pod_group: str | None = None
     arrival: float = 0.0

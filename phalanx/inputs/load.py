@@ -13,7 +13,7 @@ from typing import Any
 from phalanx.api.collection import ApiObjects, Seen
 from phalanx.api.documents import raw_documents
 from phalanx.api.names import first_few
-from phalanx.api.objects import Source
+from phalanx.api.objects import DEFAULT_SCHEDULER, Pod, Source
 from phalanx.api.resolve import resolve
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.autoscale.nodegroups import GROUP_ANNOTATIONS, NodeGroup, parse_node_group
@@ -70,7 +70,22 @@ def _load_paths(paths: Sequence[str]) -> Inputs:
         inputs.notices.append(f"skipped {len(foreign)} file(s) in folders that hold no Kubernetes objects "
                               f"({first_few(foreign)})")
     resolve(inputs)
+    others = _other_schedulers(inputs)
+    if others:
+        inputs.notices.append(
+            f"{sum(others.values())} pending pod(s) and pod template(s) name another scheduler ("
+            + ", ".join(f"{name}: {count}" for name, count in sorted(others.items()))
+            + "): the simulated profile schedules them as its own, a what-if of moving them to it (the volcano "
+              "profile queues volcano's as Volcano does)")
     return inputs
+
+
+def _other_schedulers(inputs: Inputs) -> Counter[str]:
+    """schedulerName of the pending pods and the pod templates that do not name the default scheduler."""
+    templates = [template for obj in (*inputs.jobs, *inputs.controllers())
+                 if isinstance(template := getattr(obj, "template", None), Pod)]
+    return Counter(pod.scheduler_name for pod in (*inputs.pods, *templates)
+                   if pod.node_name is None and pod.scheduler_name != DEFAULT_SCHEDULER)
 
 
 def _load_one(doc: Mapping[str, Any], source: Source, inputs: Inputs, seen: Seen) -> None:
