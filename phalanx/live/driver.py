@@ -38,8 +38,8 @@ import datetime
 import logging
 import threading
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -525,6 +525,9 @@ class Driver:
                     assert_never(decision)
         if self.metrics is not None:
             self.metrics.pending(self._pending_counts())
+        line = round_line(decisions, seconds)
+        if line is not None:
+            log.info("%s", line)
 
     def _bind_all(self, binds: list[Bind], now: float) -> None:
         """The binding cycles, in parallel as kube-scheduler's run: one job per pod, and one per PodGroup whose
@@ -640,3 +643,15 @@ class Driver:
         if key not in self._warned:
             self._warned.add(key)
             log.warning("%s", message)
+
+
+def round_line(decisions: Sequence[Decision], seconds: float) -> str | None:
+    """The info log's one line for a round that decided something: how many pods it bound, left unschedulable,
+    nominated and evicted, and how long the engine took (None for a round that decided nothing)."""
+    if not decisions:
+        return None
+    counts = Counter(type(decision).__name__ for decision in decisions)
+    nominated = sum(1 for d in decisions if isinstance(d, Nominate) and d.node)
+    return (f"round: {counts['Bind']} bound, {counts['Unschedulable']} unschedulable, {nominated} nominated, "
+            f"{counts['Evict'] + counts['DeviceTaintEviction']} evicted ({seconds * 1000:.1f} ms)")
+
