@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import gc
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.collection import ApiObjects, Seen
 from phalanx.api.documents import raw_documents
+from phalanx.api.fields import with_generated_name
 from phalanx.api.names import first_few
 from phalanx.api.objects import DEFAULT_SCHEDULER, Pod, Source
 from phalanx.api.resolve import resolve
@@ -50,20 +51,33 @@ def load_paths(paths: Sequence[str]) -> Inputs:
             gc.enable()
 
 
-def _load_paths(paths: Sequence[str]) -> Inputs:
-    inputs = Inputs()
-    seen: Seen = {}
-    migrator = Migrator()  # other schedulers' gang objects and the alpha shapes, read as v1beta1
-    foreign: list[str] = []
+def documents_as_read(paths: Sequence[str]) -> list[tuple[Source, Mapping[str, Any]]]:
+    """Every object under `paths` as a simulation reads it: other schedulers' gang objects and the alpha shapes
+    translated, generated names given (what `phalanx verify` replays on a real API server)."""
+    return [(source, with_generated_name(doc, f"{source.file}#{source.index}"))
+            for source, doc in _translated(paths, Migrator(), [])]
+
+
+def _translated(paths: Sequence[str], migrator: Migrator, foreign: list[str]
+                ) -> Iterator[tuple[Source, Mapping[str, Any]]]:
     for source, item in raw_documents(paths, foreign):
         try:
             fed = migrator.feed(item)
         except InputError as exc:
             raise exc.at(file=source.file) from None
         for doc, _ in fed:
-            _load_one(doc, source, inputs, seen)
+            yield source, doc
     for i, (doc, _) in enumerate(migrator.finish(), start=1):
-        _load_one(doc, Source(TRANSLATED, i), inputs, seen)
+        yield Source(TRANSLATED, i), doc
+
+
+def _load_paths(paths: Sequence[str]) -> Inputs:
+    inputs = Inputs()
+    seen: Seen = {}
+    migrator = Migrator()  # other schedulers' gang objects and the alpha shapes, read as v1beta1
+    foreign: list[str] = []
+    for source, doc in _translated(paths, migrator, foreign):
+        _load_one(doc, source, inputs, seen)
     inputs.translated = migrator.translated
     inputs.migration = migrator.changes
     if foreign:

@@ -17,10 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.api.documents import raw_documents
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
-from phalanx.inputs.load import Inputs, load_paths
+from phalanx.inputs.load import Inputs, documents_as_read, load_paths
 from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
@@ -29,6 +28,7 @@ from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
+from phalanx.verify.replayable import replayable
 
 SCHEMA_VERSION = 1
 CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "messages")
@@ -263,7 +263,7 @@ def normalise_message(message: str | None) -> str | None:
 def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0,
            scenario: Scenario | None = None) -> Verdict:
     inputs = load_paths(paths)
-    docs = list(raw_documents(paths))
+    docs, notes = replayable(documents_as_read(paths))
     first = _simulate(inputs, profile, scenario, seed)
     steps = timeline(docs, first.report, first.attempts)
     controllers = [name for name, needed in (
@@ -285,6 +285,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
                       binds=int(second.report["stats"]["podsScheduled"]))
     prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}
     _compare(verdict, second.report, real, second.ties, prebound)
+    verdict.notes.extend(notes)
     if real.skipped_finishes:
         verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
                              f"real cluster: {', '.join(real.skipped_finishes[:5])}")
