@@ -80,6 +80,13 @@ CASES: dict[str, tuple[list[Buildable], dict[str, set[str] | None]]] = {
         [node("n1"), node("n2"), composite("job", None), leaf("a", "job"), leaf("b", "job"),
          *(member("a", i) for i in range(2)), *(member("b", i, "8") for i in range(2))],
         {"ml/a-0": {"n1", "n2"}, "ml/a-1": {"n1", "n2"}, "ml/b-0": None, "ml/b-1": None}),
+    # GetChildGroups (framework/types.go) tries a composite's children by creationTimestamp (whole seconds), then
+    # by name: of two 6-cpu leaves on one 8-cpu node, aa-second binds though zz-first is listed (and created)
+    # first (the fidelity issue's case; Phalanx tried them in document order).
+    "children are tried by creation time, then by name": (
+        [node("n1"), composite("job", 1), leaf("zz-first", "job", 1), leaf("aa-second", "job", 1),
+         member("zz-first", 0, "6"), member("aa-second", 0, "6")],
+        {"ml/aa-second-0": {"n1"}, "ml/zz-first-0": None}),
     # minGroupCount 2 and only a's pods exist: PreEnqueue holds the tree, nothing is tried.
     "a composite waits for its quorum": (
         [node("n1"), composite("job", 2), leaf("a", "job"), leaf("b", "job"), *(member("a", i, "1") for i in range(2))],

@@ -6,6 +6,7 @@ both read it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -109,11 +110,11 @@ class Forest:
                       f"{MAX_TREE_DEPTH} levels up (the API allows trees {MAX_TREE_DEPTH} levels deep)")
 
     def tree(self, root: str) -> TreeNode:
-        """The root's tree (buildPodGroupInfoForCPG); children in arrival, then document, order (upstream
-        iterates a set: no order at all). Built depth first without recursion: a chain of any length is one
-        loop."""
-        def order(obj: PodGroup | CompositePodGroup) -> tuple[float, int, str]:
-            return obj.arrival, obj.source.index if obj.source else 0, obj.key
+        """The root's tree (buildPodGroupInfoForCPG); children in the order GetChildGroups sorts them
+        (framework/types.go): by creationTimestamp, which the API server keeps in whole seconds (here the
+        arrival's), then by name. Built depth first without recursion: a chain of any length is one loop."""
+        def order(obj: PodGroup | CompositePodGroup) -> tuple[int, str]:
+            return math.floor(obj.arrival), obj.name
 
         def kids(node: TreeNode) -> Iterator[PodGroup | CompositePodGroup]:
             found: list[PodGroup | CompositePodGroup] = [*self._child_groups.get(node.key, {}).values(),
