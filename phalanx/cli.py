@@ -551,7 +551,7 @@ def _live(args: argparse.Namespace, console: Console) -> int:
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     if not args.verbose:  # the client logs every request (watches, Lease renewals) at info: ~100 lines a minute idle
-        for name in ("httpx", "httpcore"):
+        for name in ("httpx2", "httpcore2"):  # lightkube's HTTP client (a fork of httpx)
             logging.getLogger(name).setLevel(logging.WARNING)
     host, port = parse_address(args.metrics_bind_address)
     if not (args.leader_elect_lease_duration > args.leader_elect_renew_deadline

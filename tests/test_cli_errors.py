@@ -2,6 +2,7 @@
 
 import json
 import logging
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +283,10 @@ def test_run_refuses_a_queueing_profile_it_cannot_honour(policy: str, tmp_path: 
 def test_run_logs_requests_only_when_verbose(verbose: list[str], level: int, tmp_path: Path,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """At info, `run` logs start, leadership and decisions, not the client's line per request (~100 a minute idle)."""
-    clients = [logging.getLogger(name) for name in ("httpx", "httpcore")]
+    import lightkube.core.generic_client  # noqa: F401  (its HTTP client's loggers wrote a line per request)
+
+    assert "httpx2" in sys.modules  # the client lightkube speaks through: httpx2 over httpcore2
+    clients = [logging.getLogger(name) for name in ("httpx2", "httpcore2")]
     try:
         for client in clients:
             client.setLevel(logging.NOTSET)
