@@ -588,10 +588,7 @@ def _live(args: argparse.Namespace, console: Console) -> int:
         raise InputError("needs lease duration > renew deadline > 1.2 × retry period > 0 (as client-go)",
                          field="--leader-elect-lease-duration")
     profile, scenario = _simulate_profile(args)
-    if scenario.admission is not None:  # the live driver never reads a Scenario: it would bind queued pods at once
-        raise InputError(f"{args.profile!r} queues workloads as {scenario.admission.capitalize()} does, which only the "
-                         "simulator models; run the real one in front of `phalanx run --profile gang`",
-                         field="--profile")
+    _refuse_queueing(args.profile, scenario)
     options = Options(
         profile=profile, kubeconfig=args.kubeconfig, scheduler_name=args.scheduler_name,
         namespaces=frozenset(args.namespace) or None, leader_elect=args.leader_elect == "true",
@@ -600,6 +597,14 @@ def _live(args: argparse.Namespace, console: Console) -> int:
         renew_deadline=args.leader_elect_renew_deadline, retry_period=args.leader_elect_retry_period,
         metrics_host=host, metrics_port=port, seed=args.seed)
     return run(options)
+
+
+def _refuse_queueing(spec: str | None, scenario: Scenario) -> None:
+    """The live driver never reads a Scenario: under a queueing profile it would bind queued pods at once."""
+    if scenario.admission is not None:
+        raise InputError(f"{spec!r} queues workloads as {scenario.admission.capitalize()} does, which only the "
+                         "simulator models; run the real one in front of `phalanx run --profile gang`",
+                         field="--profile")
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
@@ -630,6 +635,7 @@ def _dev_cluster(args: argparse.Namespace, console: Console) -> int:
     from phalanx.devcluster.nodes import NodeShape
 
     shape = NodeShape(args.nodes, args.node_cpu, args.node_memory, args.gpus)
+    _refuse_queueing(args.profile, scenario_for(args.profile))  # `phalanx run`, the next command, would refuse it
     return run(Options(profile=load_profile(args.profile), profile_spec=args.profile, nodes=shape,
                        kubeconfig_out=Path(args.kubeconfig_out),
                        bin_dir=Path(args.kube_bin) if args.kube_bin else None,
