@@ -122,8 +122,7 @@ def test_a_dev_cluster_runs_both_schedulers_and_stops_clean(tmp_path: Path,
     children = _children(dev.pid)
     names = {Path(cmd.split()[0]).name for cmd in children.values()}
     assert names == {"etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"}, children
-    work_dirs = {Path(arg.split("=", 1)[-1]).parent for cmd in children.values() for arg in cmd.split()
-                 if "/phalanx-kube-" in arg and arg.endswith("/etcd")}
+    work_dirs = _work_dirs(children)
     assert len(work_dirs) == 1 and all(d.is_dir() for d in work_dirs), children
 
     dev.send_signal(signal.SIGTERM)
@@ -146,3 +145,47 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+
+
+def _work_dirs(children: dict[int, str]) -> set[Path]:
+    """The control plane's temporary folder, read from etcd's --data-dir."""
+    return {Path(arg).parent for cmd in children.values() for arg in cmd.split()
+            if "/phalanx-kube-" in arg and arg.endswith("/etcd")}
+
+
+def test_ctrl_c_while_it_starts_stops_what_had_started(tmp_path: Path,
+                                                       started: list[subprocess.Popen[bytes]]) -> None:
+    kubeconfig = tmp_path / "dev.kubeconfig"
+    dev = _start(["dev-cluster", "--kubeconfig-out", str(kubeconfig)], tmp_path / "dev.log")
+    started.append(dev)
+    seen: dict[int, str] = {}
+
+    def apiserver_started() -> bool:
+        seen.update(_children(dev.pid))
+        return any("kube-apiserver" in cmd for cmd in seen.values()) or dev.poll() is not None
+
+    until(apiserver_started, 120, "kube-apiserver to be started", poll=0.02)
+    assert not kubeconfig.exists()  # not ready yet: its nodes come after the API server
+    dev.send_signal(signal.SIGINT)
+    assert dev.wait(60) == 0, (tmp_path / "dev.log").read_text()
+    assert not any(_alive(pid) for pid in seen), seen
+    assert _work_dirs(seen) and not any(d.exists() for d in _work_dirs(seen))
+    assert not kubeconfig.exists()
+    assert "Traceback" not in (tmp_path / "dev.log").read_text()
+
+
+def test_a_component_that_dies_stops_the_rest_and_exits_1(tmp_path: Path,
+                                                          started: list[subprocess.Popen[bytes]]) -> None:
+    kubeconfig = tmp_path / "dev.kubeconfig"
+    dev = _start(["dev-cluster", "--nodes", "1", "--kubeconfig-out", str(kubeconfig)], tmp_path / "dev.log")
+    started.append(dev)
+    until(lambda: kubeconfig.exists() or dev.poll() is not None, 180, "the dev cluster's kubeconfig")
+    children = _children(dev.pid)
+    scheduler = next(pid for pid, cmd in children.items() if "kube-scheduler" in cmd.split()[0])
+    os.kill(scheduler, signal.SIGKILL)
+    assert dev.wait(60) == 1
+    log = (tmp_path / "dev.log").read_text()
+    assert "phalanx dev-cluster: kube-scheduler exited with status -9" in log, log
+    assert not any(_alive(pid) for pid in children), children
+    assert not any(d.exists() for d in _work_dirs(children))
+    assert not kubeconfig.exists()
