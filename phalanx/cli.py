@@ -288,7 +288,8 @@ def _dev_cluster_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
                      help="run kube-scheduler as the default scheduler beside Phalanx (default: yes)")
     dev.add_argument("--controller-manager", action=argparse.BooleanOptionalAction, default=True,
                      help="run kube-controller-manager with the Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, "
-                          "CronJob, garbage-collector, namespace and resourceclaim controllers (default: yes)")
+                          "CronJob, garbage-collector, namespace and resourceclaim controllers, and "
+                          "podgroup-protection with GenericWorkload on (default: yes)")
     dev.add_argument("--kube-bin", metavar="DIR",
                      help="the folder with etcd, kube-apiserver, kube-scheduler and kube-controller-manager "
                           "(default: where tools/kube/build.sh puts them)")

@@ -170,8 +170,13 @@ def _announce(plane: ControlPlane, options: Options, out: TextIO) -> None:
         f"  phalanx run --kubeconfig {kubeconfig} --profile {profile} --leader-elect=false",
     ]
     if shutil.which("kubectl"):
-        lines += [f"  kubectl --kubeconfig {kubeconfig} apply -f examples/dev-cluster/",
+        # The gang example's PodGroup is served with GenericWorkload on only.
+        example = "examples/dev-cluster/" if options.profile.gang else "examples/dev-cluster/web.yaml"
+        lines += [f"  kubectl --kubeconfig {kubeconfig} apply -f {example}",
                   f"  kubectl --kubeconfig {kubeconfig} get pods -o wide"]
+        if not options.profile.gang:
+            lines.append("  (examples/dev-cluster/gang.yaml, a PodGroup gang, needs "
+                         "`phalanx dev-cluster --profile gang`)")
     else:
         lines.append("  (kubectl is not on PATH: create pods with any client that reads the kubeconfig)")
     lines += ["Ctrl-C or SIGTERM stops the cluster and deletes everything it made.", ""]
