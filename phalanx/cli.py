@@ -1,4 +1,4 @@
-"""The `phalanx` command: simulate, compare, validate, verify, generate, run."""
+"""The `phalanx` command: simulate, compare, validate, verify, generate, run, dev-cluster."""
 
 from __future__ import annotations
 
@@ -218,6 +218,7 @@ def _parser() -> argparse.ArgumentParser:
                                                                "operations (docs/traces.md)")
     gen.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     _sweep_parser(sub)
+    _dev_cluster_parser(sub)
     return parser
 
 
@@ -263,6 +264,35 @@ def _sweep_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
                             "(docs/sweeps.md); DIR is checked before any cell runs")
     sweep.add_argument("-o", "--output", choices=("table", "wide", "json", "yaml"), default="table",
                        help="table: means per (input, load or what-if, profile); wide: also one row per cell")
+
+
+def _dev_cluster_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    dev = sub.add_parser(
+        "dev-cluster", help="start a local Kubernetes v1.37.2 control plane with a few nodes, to try `phalanx run`",
+        description="Start etcd, kube-apiserver, kube-scheduler (the default scheduler, for every pod that does not "
+                    "name Phalanx) and kube-controller-manager (the workload controllers) on loopback, the binaries "
+                    "that tools/kube/build.sh builds; register --nodes Nodes as API objects (no kubelet runs: pods "
+                    "are bound but never started); write a kubeconfig and print the commands to try next. Runs "
+                    "until Ctrl-C or SIGTERM, then stops everything and deletes what it made (docs/live.md).")
+    dev.add_argument("--profile", default="default",
+                     help="default | gang | a profile file: its gates are the cluster's, as `phalanx verify` sets "
+                          "them (gang: GenericWorkload on); give `phalanx run` the same (default: default)")
+    dev.add_argument("--nodes", type=int, default=3, metavar="N", help="how many nodes (default: 3)")
+    dev.add_argument("--node-cpu", default="8", metavar="QUANTITY", help="each node's CPUs (default: 8)")
+    dev.add_argument("--node-memory", default="32Gi", metavar="QUANTITY", help="each node's memory (default: 32Gi)")
+    dev.add_argument("--gpus", type=int, default=0, metavar="N",
+                     help="each node's nvidia.com/gpu, an extended resource (default: 0)")
+    dev.add_argument("--kubeconfig-out", default="phalanx-dev.kubeconfig", metavar="FILE",
+                     help="write the admin kubeconfig here; removed on exit (default: ./phalanx-dev.kubeconfig)")
+    dev.add_argument("--kube-scheduler", action=argparse.BooleanOptionalAction, default=True,
+                     help="run kube-scheduler as the default scheduler beside Phalanx (default: yes)")
+    dev.add_argument("--controller-manager", action=argparse.BooleanOptionalAction, default=True,
+                     help="run kube-controller-manager with the Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, "
+                          "CronJob, garbage-collector, namespace and resourceclaim controllers, and "
+                          "podgroup-protection with GenericWorkload on (default: yes)")
+    dev.add_argument("--kube-bin", metavar="DIR",
+                     help="the folder with etcd, kube-apiserver, kube-scheduler and kube-controller-manager "
+                          "(default: where tools/kube/build.sh puts them)")
 
 
 def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Sequence[str] = (),
@@ -559,10 +589,7 @@ def _live(args: argparse.Namespace, console: Console) -> int:
         raise InputError("needs lease duration > renew deadline > 1.2 × retry period > 0 (as client-go)",
                          field="--leader-elect-lease-duration")
     profile, scenario = _simulate_profile(args)
-    if scenario.admission is not None:  # the live driver never reads a Scenario: it would bind queued pods at once
-        raise InputError(f"{args.profile!r} queues workloads as {scenario.admission.capitalize()} does, which only the "
-                         "simulator models; run the real one in front of `phalanx run --profile gang`",
-                         field="--profile")
+    _refuse_queueing(args.profile, scenario)
     options = Options(
         profile=profile, kubeconfig=args.kubeconfig, scheduler_name=args.scheduler_name,
         namespaces=frozenset(args.namespace) or None, leader_elect=args.leader_elect == "true",
@@ -571,6 +598,14 @@ def _live(args: argparse.Namespace, console: Console) -> int:
         renew_deadline=args.leader_elect_renew_deadline, retry_period=args.leader_elect_retry_period,
         metrics_host=host, metrics_port=port, seed=args.seed)
     return run(options)
+
+
+def _refuse_queueing(spec: str | None, scenario: Scenario) -> None:
+    """The live driver never reads a Scenario: under a queueing profile it would bind queued pods at once."""
+    if scenario.admission is not None:
+        raise InputError(f"{spec!r} queues workloads as {scenario.admission.capitalize()} does, which only the "
+                         "simulator models; run the real one in front of `phalanx run --profile gang`",
+                         field="--profile")
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
@@ -594,6 +629,21 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     else:
         render_verdict(verdict, console)
     return 0 if verdict.agrees else 1
+
+
+def _dev_cluster(args: argparse.Namespace, console: Console) -> int:
+    """`dev-cluster`: a local control plane until Ctrl-C or SIGTERM (exit 0); exit 1 when a component dies."""
+    from pathlib import Path
+
+    from phalanx.devcluster.cluster import Options, run
+    from phalanx.devcluster.nodes import NodeShape
+
+    shape = NodeShape(args.nodes, args.node_cpu, args.node_memory, args.gpus)
+    _refuse_queueing(args.profile, scenario_for(args.profile))  # `phalanx run`, the next command, would refuse it
+    return run(Options(profile=load_profile(args.profile), profile_spec=args.profile, nodes=shape,
+                       kubeconfig_out=Path(args.kubeconfig_out),
+                       bin_dir=Path(args.kube_bin) if args.kube_bin else None,
+                       kube_scheduler=args.kube_scheduler, controller_manager=args.controller_manager))
 
 
 def _sweep(args: argparse.Namespace, console: Console) -> int:
@@ -675,7 +725,7 @@ def _workers(text: str) -> int:
 Command = Callable[[argparse.Namespace, Console], int]
 COMMANDS: dict[str, Command] = {
     "simulate": _simulate, "compare": _compare, "validate": _validate, "verify": _verify, "generate": _generate,
-    "run": _live, "migrate": _migrate, "sweep": _sweep,
+    "run": _live, "migrate": _migrate, "sweep": _sweep, "dev-cluster": _dev_cluster,
 }
 
 

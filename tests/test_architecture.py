@@ -33,10 +33,11 @@ ALLOWED: dict[str, set[str]] = {
     "live": {"api", "cluster", "errors", "scheduler"},
     "traces": {"api", "cluster", "errors", "inputs", "scheduler", "sim"},
     "verify": {"api", "errors", "inputs", "scheduler", "sim"},
+    "devcluster": {"api", "errors", "scheduler", "verify"},
     "sweep": {"api", "cluster", "errors", "extras", "inputs", "scheduler", "sim", "traces"},
     "phalanx": {"errors", "inputs", "scheduler", "sim"},
-    "cli": {"admission", "api", "autoscale", "cluster", "controllers", "errors", "extras", "inputs", "live",
-            "migrate", "phalanx", "scheduler", "sim", "sweep", "traces", "verify"},
+    "cli": {"admission", "api", "autoscale", "cluster", "controllers", "devcluster", "errors", "extras", "inputs",
+            "live", "migrate", "phalanx", "scheduler", "sim", "sweep", "traces", "verify"},
     "__main__": {"cli"},
 }
 # Never, whatever ALLOWED says: the engine is driver-blind, and the drivers are independent of each other.
