@@ -235,6 +235,14 @@ def _ecdf(ax: Axes, waits: Sequence[float], label: str, style: dict[str, Any]) -
     ax.step([0.0, *xs], [0.0, *ys], where="post", label=f"{label} (n={n})", **style)
 
 
+def _wait_axis(ax: Axes) -> None:
+    """Waits from 0 to the longest, at least a minute wide (when every pod bound at once, all waits 0, the axis
+    read −0.04 to 0.04 minutes), with a sliver left of 0 so a curve rising at 0 is not hidden by the spine."""
+    right = max(1.0, ax.get_xlim()[1])
+    ax.set_xlim(-0.02 * right, right)
+    ax.set_xlabel("wait (minutes)")
+
+
 def waits_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes:
     """Cumulative distribution of waiting times, per pod and per PodGroup, one line per profile."""
     fig = new_figure(9.0, 3.4)
@@ -249,7 +257,7 @@ def waits_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes:
                 _ecdf(ax, waits, label, line_style(i))
                 drawn = True
         ax.set_title(title)
-        ax.set_xlabel("wait (minutes)")
+        _wait_axis(ax)
         ax.set_ylabel("% waited at most")
         ax.set_ylim(0, 105)
         ax.grid(alpha=0.3)
@@ -364,6 +372,7 @@ h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:.2rem 0}
 .profiles{display:grid;gap:1rem;overflow-x:auto;align-items:start}
 .profile{border:1px solid #d0d7de;border-radius:6px;padding:.8rem;min-width:0}
 .profile h2,.profile td:first-child{overflow-wrap:anywhere}.profile td.v{white-space:normal}
+.profile td.sub{padding-left:1.4rem}
 .workloads,.queues{overflow-x:auto}
 .gates{color:#57606a;font-size:.8rem;margin:.1rem 0 .5rem;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:.85rem}
@@ -394,6 +403,12 @@ def _extra_rows(results: Sequence[Result]) -> tuple[list[str], list[dict[str, st
     values = [extra_rows(report.get("summary")) for report in results]
     labels = list(dict.fromkeys(label for rows in values for label in rows))
     return labels, values
+
+
+def _indent(label: str) -> str:
+    """A row label's leading spaces (`  of them gang members`: a part of the row above) as an indent, which
+    HTML would otherwise collapse."""
+    return ' class="sub"' if label.startswith(" ") else ""
 
 
 def value_html(text: str) -> str:
@@ -467,8 +482,8 @@ def index_html(labels: Sequence[str], results: Sequence[Result], pngs: Mapping[s
     columns: list[str] = []
     for label, report, mine in zip(labels, results, extra_values, strict=True):
         gates = ", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(report.get("featureGates", {}).items()))
-        cells = [f"<tr><td>{html.escape(name)}</td><td class=\"v\">{value_html(_cell(render, report))}</td></tr>"
-                 for name, render in rows]
+        cells = [f"<tr><td{_indent(name)}>{html.escape(name.strip())}</td>"
+                 f"<td class=\"v\">{value_html(_cell(render, report))}</td></tr>" for name, render in rows]
         cells += [f"<tr><td>{html.escape(name)}</td><td class=\"v\">{value_html(mine.get(name, '—'))}</td></tr>"
                   for name in extra]
         plot = pngs.get(f"allocation-{_slug(label)}.png")

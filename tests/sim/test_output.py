@@ -224,6 +224,7 @@ def test_cards_show_human_labels_and_formatted_values(compare_dir: Path, peers_r
     assert ("pod group completion p50 / p90 / max</td><td class=\"v\">3h10m34s&nbsp;/ 4h24m45s&nbsp;/ 5h51s"
             in page)
     assert "137&nbsp;GiB·h" in page  # a number stays with its unit when a card wraps
+    assert '<td class="sub">of them gang members</td>' in page  # indented under pods pending, as on a terminal
     bare = (compare_dir / "index.html").read_text()
     assert "pod group completion p50 / p90 / max</td><td class=\"v\">none</td>" in bare  # nothing completed
 
@@ -258,6 +259,19 @@ def test_html_reads_well_in_headless_chromium(example: str, profiles: int, width
         assert content <= box, f"{name}: {content} px of content in a {box} px card"
     assert "pod group completion p50 / p90 / max" in found["text"]
     assert not RAW_KEY.search(found["text"]), RAW_KEY.search(found["text"])
+
+
+@pytest.mark.parametrize(("waits", "limits"), [([0.0, 0.0], (-0.02, 1.0)), ([0.0, 5400.0], (-1.89, 94.5))])
+def test_wait_axes_never_degenerate(waits: list[float], limits: tuple[float, float]) -> None:
+    """examples/bare-metal binds every pod at once: its wait axis read −0.04 to 0.04 minutes."""
+    from matplotlib.figure import Figure
+
+    from phalanx.sim.output import _ecdf, _wait_axis
+
+    ax = Figure().add_subplot()
+    _ecdf(ax, waits, "default", {})
+    _wait_axis(ax)
+    assert ax.get_xlim() == pytest.approx(limits)
 
 
 @pytest.mark.parametrize(("ends", "limits"), [([0.0], (0.0, 1.0)), ([30.0], (0.0, 1.0)),
