@@ -12,7 +12,6 @@ import base64
 import csv
 import html
 import io
-import math
 import os
 import re
 import tempfile
@@ -23,6 +22,7 @@ from phalanx.api.quantity import format_duration
 from phalanx.errors import InputError
 from phalanx.extras import require
 from phalanx.sim.jsonsafe import dumps
+from phalanx.sim.summary_fields import extra_rows
 from phalanx.sim.tables import Result, summary_rows
 
 if TYPE_CHECKING:
@@ -31,10 +31,6 @@ if TYPE_CHECKING:
 
 FRACTIONS = ("allocated", "useful", "stranded")
 COUNTS = ("podsRunning", "podsPending", "groupsPending", "preemptions")
-# Summary keys the standard rows already show; any other number in a summary gets a row of its own.
-_SHOWN = {"pods", "gangPodsPending", "podGroups", "allocated", "useful", "stranded", "strandedResourceHours",
-          "allocatedResourceHours", "waitSeconds", "groupWaitSeconds", "preemptions", "evictions",
-          "lostResourceHours", "timeAveragedAllocated", "waitSecondsIncludingPending", "makespan"}
 DPI = 100
 
 
@@ -239,6 +235,14 @@ def _ecdf(ax: Axes, waits: Sequence[float], label: str, style: dict[str, Any]) -
     ax.step([0.0, *xs], [0.0, *ys], where="post", label=f"{label} (n={n})", **style)
 
 
+def _wait_axis(ax: Axes) -> None:
+    """Waits from 0 to the longest, at least a minute wide (when every pod bound at once, all waits 0, the axis
+    read −0.04 to 0.04 minutes), with a sliver left of 0 so a curve rising at 0 is not hidden by the spine."""
+    right = max(1.0, ax.get_xlim()[1])
+    ax.set_xlim(-0.02 * right, right)
+    ax.set_xlabel("wait (minutes)")
+
+
 def waits_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes:
     """Cumulative distribution of waiting times, per pod and per PodGroup, one line per profile."""
     fig = new_figure(9.0, 3.4)
@@ -253,7 +257,7 @@ def waits_plot(labels: Sequence[str], results: Sequence[Result]) -> bytes:
                 _ecdf(ax, waits, label, line_style(i))
                 drawn = True
         ax.set_title(title)
-        ax.set_xlabel("wait (minutes)")
+        _wait_axis(ax)
         ax.set_ylabel("% waited at most")
         ax.set_ylim(0, 105)
         ax.grid(alpha=0.3)
@@ -367,6 +371,9 @@ h1{font-size:1.5rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:.2rem 0}
 .note{color:#57606a;font-size:.9rem;margin:.2rem 0 1rem}
 .profiles{display:grid;gap:1rem;overflow-x:auto;align-items:start}
 .profile{border:1px solid #d0d7de;border-radius:6px;padding:.8rem;min-width:0}
+.profile h2,.profile td:first-child{overflow-wrap:anywhere}.profile td.v{white-space:normal}
+.profile td.sub{padding-left:1.4rem}
+.workloads,.queues{overflow-x:auto}
 .gates{color:#57606a;font-size:.8rem;margin:.1rem 0 .5rem;word-break:break-all}
 table{border-collapse:collapse;width:100%;font-size:.85rem}
 td{padding:.15rem .4rem;border-bottom:1px solid #eaeef2;vertical-align:top}
@@ -390,37 +397,24 @@ def _cell(render: Any, report: Result) -> str:
         return "—"
 
 
-def _numbers(summary: Any) -> dict[str, Any]:
-    """Numeric summary fields the standard rows do not show (e.g. the fragmentation protocol's), nested
-    objects flattened one level (`replaySeconds.mean`)."""
-    out: dict[str, Any] = {}
-    if not isinstance(summary, Mapping):
-        return out
-    for key, value in summary.items():
-        if key in _SHOWN:
-            continue
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            out[key] = value
-        elif isinstance(value, Mapping):
-            for inner, number in value.items():
-                if isinstance(number, int | float) and not isinstance(number, bool):
-                    out[f"{key}.{inner}"] = number
-    return out
+def _extra_rows(results: Sequence[Result]) -> tuple[list[str], list[dict[str, str]]]:
+    """The labels of the card rows for summary fields the standard rows do not show (the union over the
+    results, in order), and each result's formatted values by label."""
+    values = [extra_rows(report.get("summary")) for report in results]
+    labels = list(dict.fromkeys(label for rows in values for label in rows))
+    return labels, values
 
 
-def _extra_rows(results: Sequence[Result]) -> list[str]:
-    keys: list[str] = []
-    for report in results:
-        keys += [key for key in _numbers(report.get("summary")) if key not in keys]
-    return keys
+def _indent(label: str) -> str:
+    """A row label's leading spaces (`  of them gang members`: a part of the row above) as an indent, which
+    HTML would otherwise collapse."""
+    return ' class="sub"' if label.startswith(" ") else ""
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+def value_html(text: str) -> str:
+    """A card value that may wrap where a narrow card needs it: after a ` / ` separator (`36s / 1h50m36s /
+    1h50m36s`) or between words, never inside a duration nor between a number and its unit (`137 GiB·h`)."""
+    return "&nbsp;/ ".join(re.sub(r"(?<=\d) ", "&nbsp;", html.escape(part)) for part in text.split(" / "))
 
 
 def workloads_html(labels: Sequence[str], results: Sequence[Result]) -> str:
@@ -484,15 +478,14 @@ def index_html(labels: Sequence[str], results: Sequence[Result], pngs: Mapping[s
     rows = [(name, render) for name, render in summary_rows(
         [{**r, "summary": {"allocated": {}, **r.get("summary", {})}} for r in results])
             if any(_cell(render, r) != "—" for r in results)]  # rows no result can fill are left out
-    extra = _extra_rows(results)
+    extra, extra_values = _extra_rows(results)
     columns: list[str] = []
-    for label, report in zip(labels, results, strict=True):
+    for label, report, mine in zip(labels, results, extra_values, strict=True):
         gates = ", ".join(f"{k}={'on' if v else 'off'}" for k, v in sorted(report.get("featureGates", {}).items()))
-        cells = [f"<tr><td>{html.escape(name)}</td><td class=\"v\">{html.escape(_cell(render, report))}</td></tr>"
-                 for name, render in rows]
-        numbers = _numbers(report.get("summary"))
-        cells += [f"<tr><td>{html.escape(key)}</td><td class=\"v\">{html.escape(_number(numbers.get(key, '—')))}"
-                  "</td></tr>" for key in extra]
+        cells = [f"<tr><td{_indent(name)}>{html.escape(name.strip())}</td>"
+                 f"<td class=\"v\">{value_html(_cell(render, report))}</td></tr>" for name, render in rows]
+        cells += [f"<tr><td>{html.escape(name)}</td><td class=\"v\">{value_html(mine.get(name, '—'))}</td></tr>"
+                  for name in extra]
         plot = pngs.get(f"allocation-{_slug(label)}.png")
         figure = img_tag(plot, f"allocation over time, {label}") if plot is not None else ""
         columns.append(

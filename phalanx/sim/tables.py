@@ -10,6 +10,7 @@ from rich.table import Table
 
 from phalanx.api.quantity import format_duration
 from phalanx.sim.report_schema import Report
+from phalanx.sim.summary_fields import plain_number
 
 # What the summary rows and the report directory (sim/output.py) render: a simulation's Report or a trace
 # replay's result, so any mapping with a `summary`.
@@ -30,9 +31,10 @@ def _resources(reports: Sequence[Result]) -> list[str]:
 
 
 def _hours(value: float, resource: str) -> str:
+    """Resource-hours to 3 significant figures, never in e-notation (`1,234`, not `1.23e+03`)."""
     if resource == "memory" or resource.startswith("hugepages-") or resource == "ephemeral-storage":
-        return f"{value / 2**30:.3g} GiB·h"
-    return f"{value:.3g}"
+        return f"{plain_number(value / 2**30)} GiB·h"
+    return plain_number(value)
 
 
 Row = tuple[str, Callable[[Result], str]]

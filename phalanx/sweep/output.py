@@ -49,7 +49,7 @@ MANIFEST_FIELDS: tuple[FieldPath, ...] = (("pods", "running"), ("pods", "pending
                                      ("notAdmitted", "workloads"), ("notAdmitted", "podsNotCreated"),
                                      ("podGroups", "scheduled"), ("waitSeconds", "p90"), ("preemptions",))
 _EXTRA_CSS = """
-th{text-align:left;padding:.2rem .4rem;border-bottom:2px solid #d0d7de;white-space:nowrap}
+th{text-align:left;vertical-align:bottom;padding:.2rem .4rem;border-bottom:2px solid #d0d7de}
 .wide{overflow-x:auto;margin:.5rem 0 1.2rem}td.k{font-family:ui-monospace,monospace;font-size:.8rem}
 """
 
@@ -221,6 +221,7 @@ def pending_plot(document: Document) -> bytes:
             bars.append((profile, [_value(_at(r, ("summary", *path))) for r in chosen],
                          [_value(_at(r, ("sd", *path))) for r in chosen]))
         _bars(ax, groups, bars)
+        ax.set_ylim(top=max(1.0, ax.get_ylim()[1]))  # all zero: an axis of whole pods, not 0 to 0.055
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_title(title)
         ax.set_ylabel("pods")

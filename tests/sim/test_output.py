@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import os
 import re
-import shutil
 import struct
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +22,17 @@ from phalanx.scheduler.profiles import load_profile
 from phalanx.sim import output
 from phalanx.sim.progress import RunProgress, interactive
 from phalanx.sim.simulation import Simulation
+from tests.headless import body_tag, dump_dom, needs_chromium, probe
 
-CHROMIUM = "/usr/bin/chromium"
+# What a card must never show: a raw summary key (camelCase with a dot, `groupCompletionSeconds.p90`) or a
+# number in e-notation (`1.588e+04`).
+RAW_KEY = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\.[A-Za-z0-9]+|\b\d+(\.\d+)?[eE][+-]?\d+\b")
+
+
+def visible_text(page: str) -> str:
+    """The page's text without its style, script and tags (what a reader sees, near enough without a browser)."""
+    body = re.sub(r"<(style|script)\b.*?</\1>", " ", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", " ", body))
 
 
 @pytest.fixture(scope="module")
@@ -151,7 +159,11 @@ def test_fragmentation_protocol_results(tmp_path: Path) -> None:
     _png_size((tmp_path / "fragmentation.png").read_bytes())
     page = (tmp_path / "index.html").read_text()
     assert page.count('<section class="profile"') == 2
-    assert "unallocatedGpus" in page and "replaySeconds.mean" in page
+    assert "GPUs unallocated at the end</td><td class=\"v\">430</td>" in page
+    assert "GPU allocation at 100% load</td><td class=\"v\">90.0%</td>" in page
+    assert "GPUs in the cluster</td><td class=\"v\">6,212</td>" in page
+    assert "replay time, mean</td><td class=\"v\">0.80&nbsp;s</td>" in page
+    assert not RAW_KEY.search(visible_text(page))
     assert "pod groups scheduled" not in page  # rows no result can fill are left out
     curve = output.allocation_curve(document["results"][1])
     assert curve is not None
@@ -192,21 +204,74 @@ def test_progress_bar_draws_on_a_terminal() -> None:
     assert "gang" in sink.getvalue()
 
 
-@pytest.mark.skipif(not shutil.which(CHROMIUM), reason=f"{CHROMIUM} is not installed (apt-get install chromium)")
+@pytest.fixture(scope="module")
+def peers_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """examples/peers under its three profiles (docs/peers.md's command): the cards with the most rows."""
+    directory = tmp_path_factory.mktemp("peers")
+    assert main(["compare", "examples/peers", "--profiles", "gang,kueue,volcano", "--report", str(directory)]) == 0
+    return directory
+
+
+def test_cards_show_human_labels_and_formatted_values(compare_dir: Path, peers_report: Path) -> None:
+    """Issue 24: raw keys (`groupCompletionSeconds.p90 1.588e+04`) sat among the labels; every extra summary
+    field now has a label and a formatted value, and fields a standard row shows get no second row."""
+    for directory in (compare_dir, peers_report):
+        text = visible_text((directory / "index.html").read_text())
+        assert not RAW_KEY.search(text), RAW_KEY.search(text)
+        assert "notAdmitted" not in text and "workloads not admitted (pods not created)" in text
+    page = (peers_report / "index.html").read_text()
+    # gang's pod groups complete at p50 11,434 s, p90 15,885 s, max 18,051 s (report.json).
+    assert ("pod group completion p50 / p90 / max</td><td class=\"v\">3h10m34s&nbsp;/ 4h24m45s&nbsp;/ 5h51s"
+            in page)
+    assert "137&nbsp;GiB·h" in page  # a number stays with its unit when a card wraps
+    assert '<td class="sub">of them gang members</td>' in page  # indented under pods pending, as on a terminal
+    bare = (compare_dir / "index.html").read_text()
+    assert "pod group completion p50 / p90 / max</td><td class=\"v\">none</td>" in bare  # nothing completed
+
+
+@needs_chromium
 def test_html_renders_side_by_side_in_headless_chromium(tmp_path: Path) -> None:
     directory = tmp_path / "report"
     assert main(["compare", "examples/bare-metal", "--until", "8h", "--profiles", "default,gang,default",
                  "--report", str(directory)]) == 0
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-               "--disable-background-networking", "--disable-component-update", "--disable-sync",
-               f"--user-data-dir={tmp_path / 'chromium'}", "--window-size=1400,1000", "--dump-dom",
-               (directory / "index.html").as_uri()]
-    dom = subprocess.run(command, capture_output=True, text=True, timeout=120, check=True).stdout
-    body = re.search(r"<body[^>]*>", dom)
-    assert body is not None, dom[:500]
+    dom = dump_dom(directory / "index.html", 1400, tmp_path / "chromium")
     # The page's own layout probe: profile sections at 3 distinct x positions, all on one row.
-    assert 'data-columns="3"' in body.group(0) and 'data-rows="1"' in body.group(0), body.group(0)
+    body = body_tag(dom)
+    assert 'data-columns="3"' in body and 'data-rows="1"' in body, body
     assert dom.count('class="profile"') == 3
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1400, 1920])
+@pytest.mark.parametrize(("example", "profiles"), [("bare-metal", 2), ("peers", 3)])
+def test_html_reads_well_in_headless_chromium(example: str, profiles: int, width: int, compare_dir: Path,
+                                               peers_report: Path, tmp_path: Path) -> None:
+    """Issue 24: at 1,400 px the summary cards overflowed (kueue's `36s / 1h50m36s / 1h50m36s` by 18 px) and
+    raw keys sat among the labels. At 1,400 and 1,920 px: the cards side by side, neither the page nor any
+    card wider than its box, and no raw key or e-notation in the text a reader sees."""
+    directory = {"bare-metal": compare_dir, "peers": peers_report}[example]
+    body, found = probe(directory / "index.html", width, "section.profile", tmp_path)
+    assert f'data-columns="{profiles}"' in body and 'data-rows="1"' in body, body[:300]
+    assert found["window"] == width
+    assert found["page"] <= found["window"], found["page"]
+    assert len(found["boxes"]) == profiles
+    for name, content, box in found["boxes"]:
+        assert content <= box, f"{name}: {content} px of content in a {box} px card"
+    assert "pod group completion p50 / p90 / max" in found["text"]
+    assert not RAW_KEY.search(found["text"]), RAW_KEY.search(found["text"])
+
+
+@pytest.mark.parametrize(("waits", "limits"), [([0.0, 0.0], (-0.02, 1.0)), ([0.0, 5400.0], (-1.89, 94.5))])
+def test_wait_axes_never_degenerate(waits: list[float], limits: tuple[float, float]) -> None:
+    """examples/bare-metal binds every pod at once: its wait axis read −0.04 to 0.04 minutes."""
+    from matplotlib.figure import Figure
+
+    from phalanx.sim.output import _ecdf, _wait_axis
+
+    ax = Figure().add_subplot()
+    _ecdf(ax, waits, "default", {})
+    _wait_axis(ax)
+    assert ax.get_xlim() == pytest.approx(limits)
 
 
 @pytest.mark.parametrize(("ends", "limits"), [([0.0], (0.0, 1.0)), ([30.0], (0.0, 1.0)),

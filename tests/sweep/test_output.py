@@ -21,6 +21,7 @@ from phalanx.cli import main
 from phalanx.sweep import Cell, run_cell
 from phalanx.sweep import runner as runner_module
 from phalanx.sweep.report import MANIFEST_COLUMNS, TRACE_COLUMNS
+from tests.headless import needs_chromium, probe
 from tests.traces.builders import small_trace
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "examples" / "training-mix")
@@ -251,3 +252,18 @@ def test_a_bad_report_directory_fails_before_any_cell_runs(tmp_path: Path, monke
     assert status == 2 and out == "" and calls == []
     assert err == f"phalanx: error: {target}: --report: {message}\n"
     assert sorted(str(p) for p in tmp_path.rglob("*")) == before  # nothing written
+
+
+@needs_chromium
+@pytest.mark.parametrize("width", [1400, 1920])
+@pytest.mark.parametrize("name", ["trace_run", "manifests_run"])
+def test_index_html_fits_the_window_in_headless_chromium(name: str, width: int, request: pytest.FixtureRequest,
+                                                         tmp_path: Path) -> None:
+    """Issue 24: at 1,400 px the manifests grid's tables scrolled sideways (their headers never wrapped); now
+    neither the page nor a table is wider than its box at 1,400 and 1,920 px."""
+    ran: Run = request.getfixturevalue(name)
+    _, found = probe(ran.directory / "index.html", width, ".wide", tmp_path)
+    assert found["window"] == width and found["page"] <= width, found["page"]
+    assert len(found["boxes"]) == 2  # the aggregate table and the per-cell table
+    for _, content, box in found["boxes"]:
+        assert content <= box, f"a table {content} px wide in a {box} px box"
