@@ -34,9 +34,10 @@ ALLOWED: dict[str, set[str]] = {
     "traces": {"api", "cluster", "errors", "inputs", "scheduler", "sim"},
     "verify": {"api", "errors", "inputs", "scheduler", "sim"},
     "sweep": {"api", "cluster", "errors", "extras", "inputs", "scheduler", "sim", "traces"},
+    "snapshot": {"errors", "live"},
     "phalanx": {"errors", "inputs", "scheduler", "sim"},
     "cli": {"admission", "api", "autoscale", "cluster", "controllers", "errors", "extras", "inputs", "live",
-            "migrate", "phalanx", "scheduler", "sim", "sweep", "traces", "verify"},
+            "migrate", "phalanx", "scheduler", "sim", "snapshot", "sweep", "traces", "verify"},
     "__main__": {"cli"},
 }
 # Never, whatever ALLOWED says: the engine is driver-blind, and the drivers are independent of each other.
