@@ -39,6 +39,9 @@ def write_snapshot(directory: str, snapshot: Snapshot) -> list[Path]:
         path.mkdir(exist_ok=True)
     except OSError as exc:
         raise InputError(f"cannot create {directory}: {exc.strerror or exc}", field="--output") from None
+    for entry in snapshot.objects:
+        if (path / entry.file).is_dir():  # found now, before any file is renamed into place
+            raise InputError(f"{path / entry.file} is a directory", field="--output")
     staged: list[tuple[Path, Path]] = []
     try:
         for entry, items in snapshot.objects.items():
