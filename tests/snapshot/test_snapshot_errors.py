@@ -17,7 +17,6 @@ import yaml
 from phalanx.admission.kueue_objects import VERSIONS as KUEUE_VERSIONS
 from phalanx.api.kinds import KINDS
 from phalanx.snapshot import Snapshot, write_snapshot
-from phalanx.snapshot import write as snapshot_write
 from phalanx.snapshot.clean import clean
 from phalanx.snapshot.kinds import CAPTURED
 from tests.test_cli_errors import fails_with
@@ -173,7 +172,7 @@ def test_a_failed_write_leaves_dir_as_it_was(tmp_path: Path, monkeypatch: pytest
             raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / ".pods.yaml.tmp"))
         return real_dump(*args, **kwargs)
 
-    monkeypatch.setattr(snapshot_write.yaml, "dump", dump_then_fill_the_disk)
+    monkeypatch.setattr(yaml, "dump", dump_then_fill_the_disk)  # the module write.py dumps with
     with pytest.raises(Exception, match="No space left on device"):
         write_snapshot(str(tmp_path), snapshot_of("Node", "Pod", "Job"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nodes.yaml"]

@@ -11,10 +11,11 @@ import pytest
 import yaml
 from lightkube import Client
 from lightkube.generic_resource import GenericGlobalResource, create_global_resource
+from lightkube.models.authentication_v1 import TokenRequestSpec
 from lightkube.models.meta_v1 import ObjectMeta
 from lightkube.resources.apiextensions_v1 import CustomResourceDefinition
 from lightkube.resources.apps_v1 import Deployment
-from lightkube.resources.core_v1 import Pod, Secret
+from lightkube.resources.core_v1 import Pod, Secret, ServiceAccount, ServiceAccountToken
 
 from phalanx.cli import main
 from phalanx.verify.controlplane import ControlPlane
@@ -139,3 +140,24 @@ def test_snapshot_round_trips_through_validate_and_simulate(
     pods_run = json.loads(stdout)["summary"]["pods"]
     assert pods_run["total"] == 2 + 2 + 2, pods_run  # the snapshot's two, the Deployment's two, the Job's two
     assert pods_run["running"] >= 1, pods_run
+
+
+def test_a_user_without_rights_gets_one_line_and_no_files(
+        snapshot_plane: ControlPlane, client: Client, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A ServiceAccount no RBAC rule names may read discovery (every authenticated user may) but not list:
+    the first list it is refused names the request, and nothing is written."""
+    client.create(ServiceAccount(metadata=ObjectMeta(name="nobody", namespace=NS)))
+    token = client.create(ServiceAccountToken(metadata=ObjectMeta(name="nobody", namespace=NS),
+                                              spec=TokenRequestSpec(audiences=[])), "nobody", namespace=NS)
+    assert token.status is not None
+    config = snapshot_plane.client_config("nobody")
+    config["users"] = [{"name": "nobody", "user": {"token": token.status.token}}]
+    kubeconfig = tmp_path / "nobody.kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump(config), encoding="utf-8")
+    out = tmp_path / "snap"
+    status, _, err = run(capsys, "snapshot", "--kubeconfig", str(kubeconfig), "-o", str(out))
+    assert status == 2
+    (line,) = err.splitlines()
+    assert line.startswith(f"phalanx: error: {kubeconfig}: GET /api/v1/namespaces: HTTP 403: "), line
+    assert 'namespaces is forbidden: User "system:serviceaccount:default:nobody" cannot list' in line, line
+    assert not out.exists()
