@@ -9,6 +9,8 @@ from typing import Any, Final
 
 DROPPED_METADATA: Final = ("managedFields", "resourceVersion", "uid", "selfLink", "generation")
 LAST_APPLIED: Final = "kubectl.kubernetes.io/last-applied-configuration"
+# The labels the API server stamps on a Job's template from the Job's uid (with the selector it generates)
+JOB_UID_LABELS: Final = ("controller-uid", "batch.kubernetes.io/controller-uid")
 
 
 def clean(item: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
@@ -26,4 +28,22 @@ def clean(item: dict[str, Any], api_version: str, kind: str) -> dict[str, Any]:
             else:
                 del meta["annotations"]
         obj["metadata"] = meta
+    if kind == "Job" and api_version == "batch/v1":
+        _without_generated_selector(obj)
     return obj
+
+
+def _without_generated_selector(job: dict[str, Any]) -> None:
+    """A Job without `spec.manualSelector: true` gets its selector and two template labels made from its uid;
+    with the uid gone they name nothing, and an API server refuses them on a new Job ("`selector` not
+    auto-generated"), so they go too: the server that reads the snapshot makes its own (`verify`)."""
+    spec = job.get("spec")
+    if not isinstance(spec, dict) or spec.get("manualSelector") is True:
+        return
+    job["spec"] = spec = {key: value for key, value in spec.items() if key != "selector"}
+    template = spec.get("template")
+    meta = template.get("metadata") if isinstance(template, dict) else None
+    labels = meta.get("labels") if isinstance(meta, dict) else None
+    if isinstance(template, dict) and isinstance(meta, dict) and isinstance(labels, dict):
+        kept = {key: value for key, value in labels.items() if key not in JOB_UID_LABELS}
+        spec["template"] = {**template, "metadata": {**meta, "labels": kept}}

@@ -151,6 +151,26 @@ def test_clean_drops_the_servers_bookkeeping_and_keeps_the_age() -> None:
     assert only["metadata"] == {"name": "q"}
 
 
+def test_clean_drops_a_jobs_generated_selector_and_keeps_a_manual_one() -> None:
+    """The API server's own shape of a Job it defaulted (selector and labels from the uid): refused on a new Job
+    (the kube test replays one through `verify`)."""
+    uid = "4a9106e9-30be-435b-8d5e-307d30478d28"
+    job = {"metadata": {"name": "train", "uid": uid},
+           "spec": {"selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}},
+                    "template": {"metadata": {"labels": {"batch.kubernetes.io/controller-uid": uid,
+                                                         "batch.kubernetes.io/job-name": "train",
+                                                         "controller-uid": uid, "job-name": "train", "app": "a"}},
+                                 "spec": {"containers": []}}}}
+    cleaned = clean(job, "batch/v1", "Job")
+    assert "selector" not in cleaned["spec"]
+    assert cleaned["spec"]["template"]["metadata"]["labels"] == {
+        "batch.kubernetes.io/job-name": "train", "job-name": "train", "app": "a"}
+    assert uid not in str(cleaned)
+    manual = {"spec": {"manualSelector": True, "selector": {"matchLabels": {"app": "a"}},
+                       "template": {"metadata": {"labels": {"app": "a", "controller-uid": "x"}}}}}
+    assert clean(manual, "batch/v1", "Job")["spec"] == manual["spec"]
+
+
 # --- writing ------------------------------------------------------------------------------------------------
 
 def snapshot_of(*kinds: str) -> Snapshot:
