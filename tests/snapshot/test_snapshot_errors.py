@@ -83,6 +83,26 @@ def test_a_kubeconfig_that_is_not_one(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not (tmp_path / "out").exists()
 
 
+def test_a_kubeconfig_without_a_current_context(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = Path(kubeconfig(tmp_path, f"https://127.0.0.1:{closed_port()}"))
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    del config["current-context"]
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    fails_with(capsys, ["snapshot", "--kubeconfig", str(path), "-o", str(tmp_path / "out")],
+               f"{path}: cannot build a client from it: No current context set")
+
+
+def test_a_kubeconfig_naming_certificates_that_are_not_there(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    path = Path(kubeconfig(tmp_path, f"https://127.0.0.1:{closed_port()}"))
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["users"][0]["user"] = {"client-certificate": str(tmp_path / "no.crt"),
+                                  "client-key": str(tmp_path / "no.key")}
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    fails_with(capsys, ["snapshot", "--kubeconfig", str(path), "-o", str(tmp_path / "out")],
+               f"{path}: cannot build a client from it: ", "No such file or directory")
+
+
 def test_an_unreachable_server(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     port = closed_port()
     config = kubeconfig(tmp_path, f"https://127.0.0.1:{port}")
