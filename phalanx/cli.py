@@ -1,4 +1,4 @@
-"""The `phalanx` command: simulate, compare, validate, verify, generate, run, dev-cluster."""
+"""The `phalanx` command: simulate, compare, validate, verify, generate, run, dev-cluster, snapshot."""
 
 from __future__ import annotations
 
@@ -219,7 +219,24 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("-o", "--output", choices=("yaml", "json"), default="yaml")
     _sweep_parser(sub)
     _dev_cluster_parser(sub)
+    _snapshot_parser(sub)
     return parser
+
+
+def _snapshot_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
+    snap = sub.add_parser(
+        "snapshot", help="read a live cluster's nodes, pods, workloads and queues into a folder simulate reads",
+        description="Read what a what-if needs from a live cluster into DIR, one YAML file per kind (nodes.yaml, "
+                    "pods.yaml, ...): Nodes, Pods (bound ones are the running load), PriorityClasses, Namespaces, "
+                    "workload controllers, HPAs, PDBs, Workloads and PodGroups, DRA objects, and the Kueue, "
+                    "Volcano, KAI and YuniKorn queue objects, each when the server serves it. Secrets are never "
+                    "read; managedFields and other server bookkeeping are dropped. All kinds are read before "
+                    "any file is written (docs/snapshot.md).")
+    snap.add_argument("--kubeconfig", metavar="FILE",
+                      help="a kubeconfig file (default: in-cluster, else $KUBECONFIG or ~/.kube/config)")
+    snap.add_argument("-o", "--output", required=True, metavar="DIR",
+                      help="the folder to write (created if missing; the files of an earlier snapshot are "
+                           "replaced)")
 
 
 def _sweep_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
@@ -714,6 +731,17 @@ def _sweep(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _snapshot(args: argparse.Namespace, console: Console) -> int:
+    """`snapshot`: the cluster's objects into DIR, and one summary line on stderr."""
+    from phalanx.snapshot import capture, check_directory, write_snapshot
+
+    check_directory(args.output)  # before the cluster is read
+    snapshot = capture(args.kubeconfig)
+    write_snapshot(args.output, snapshot)
+    print(f"phalanx: {snapshot.summary(args.output)}", file=sys.stderr)
+    return 0
+
+
 def _workers(text: str) -> int:
     value = int(text) if text.isascii() and text.isdigit() and len(text) <= 10 else 0
     if not 1 <= value <= MAX_WORKERS:
@@ -725,7 +753,7 @@ def _workers(text: str) -> int:
 Command = Callable[[argparse.Namespace, Console], int]
 COMMANDS: dict[str, Command] = {
     "simulate": _simulate, "compare": _compare, "validate": _validate, "verify": _verify, "generate": _generate,
-    "run": _live, "migrate": _migrate, "sweep": _sweep, "dev-cluster": _dev_cluster,
+    "run": _live, "migrate": _migrate, "sweep": _sweep, "dev-cluster": _dev_cluster, "snapshot": _snapshot,
 }
 
 

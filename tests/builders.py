@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 import yaml
 from lightkube.core.dictmixin import DictMixin
-from lightkube.resources import core_v1, scheduling_v1, scheduling_v1alpha3, scheduling_v1beta1
+from lightkube.resources import batch_v1, core_v1, scheduling_v1, scheduling_v1alpha3, scheduling_v1beta1
 
 from phalanx.api.kinds import KINDS
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
@@ -514,6 +514,9 @@ class MakeJob(_Builder):
 
     def obj(self) -> Job:
         return parse_job(self.manifest(), Source("<builder>", 0))
+
+    def kube(self) -> batch_v1.Job:
+        return kube_object(batch_v1.Job, self.doc)
 
 
 # --- assembling inputs ----------------------------------------------------------------------------------

@@ -35,9 +35,10 @@ ALLOWED: dict[str, set[str]] = {
     "verify": {"api", "errors", "inputs", "scheduler", "sim"},
     "devcluster": {"api", "errors", "scheduler", "verify"},
     "sweep": {"api", "cluster", "errors", "extras", "inputs", "scheduler", "sim", "traces"},
+    "snapshot": {"errors", "live"},
     "phalanx": {"errors", "inputs", "scheduler", "sim"},
     "cli": {"admission", "api", "autoscale", "cluster", "controllers", "devcluster", "errors", "extras", "inputs",
-            "live", "migrate", "phalanx", "scheduler", "sim", "sweep", "traces", "verify"},
+            "live", "migrate", "phalanx", "scheduler", "sim", "snapshot", "sweep", "traces", "verify"},
     "__main__": {"cli"},
 }
 # Never, whatever ALLOWED says: the engine is driver-blind, and the drivers are independent of each other.

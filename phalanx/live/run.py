@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
+import yaml
 from lightkube import Client, KubeConfig
 from lightkube.core.exceptions import ConfigError
 
@@ -66,6 +67,10 @@ def client_config(kubeconfig: str | None) -> KubeConfig:
         return KubeConfig.from_file(kubeconfig) if kubeconfig else KubeConfig.from_env()
     except (ConfigError, OSError) as exc:
         raise InputError(f"cannot load a client configuration: {exc}", file=kubeconfig) from None
+    except (yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as exc:
+        # lightkube reads the file with no checks of its own: YAML that is not a kubeconfig fails in it
+        detail = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InputError(f"not a kubeconfig ({type(exc).__name__}: {detail})", file=kubeconfig) from None
 
 
 
