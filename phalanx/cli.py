@@ -629,16 +629,14 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     """`verify`: exit 0 when Phalanx and the real kube-scheduler agree, 1 when they differ."""
     from pathlib import Path
 
-    from phalanx.inputs.load import documents_as_read
-    from phalanx.verify.compare import verify
+    from phalanx.verify.compare import check_replayable, verify
     from phalanx.verify.controlplane import ControlPlane
     from phalanx.verify.oracle import Oracle
     from phalanx.verify.render import render_verdict
-    from phalanx.verify.replayable import replayable
 
     profile = load_profile(args.profile)
-    load_paths(args.paths)  # bad input, and what the oracle cannot replay, fail before a control plane starts
-    replayable(documents_as_read(args.paths))
+    # Bad input, and what the oracle cannot replay, fail before a control plane starts.
+    check_replayable(args.paths, profile, seed=args.seed, scenario=scenario_for(args.profile))
     with ControlPlane(Path(args.kube_bin) if args.kube_bin else None) as plane:
         verdict = verify(args.paths, profile, Oracle(plane), seed=args.seed, scenario=scenario_for(args.profile))
     if args.output in ("json", "yaml"):

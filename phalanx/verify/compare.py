@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +29,7 @@ from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
-from phalanx.verify.replayable import replayable
+from phalanx.verify.replayable import UNREPLAYED_CONTROLLERS, check_controller_pods, replayable
 
 SCHEMA_VERSION = 1
 CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "messages")
@@ -220,6 +221,7 @@ class _Run:
     report: Report
     ties: dict[str, tuple[str, ...]]
     attempts: list[tuple[float, str]]
+    made: dict[str, int]  # pods made by a controller the oracle does not run, by owner `Kind namespace/name`
 
 
 def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed: int,
@@ -229,7 +231,10 @@ def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed:
     # Nothing on the real cluster makes an evicted bare pod again.
     run = simulate(inputs, profile, scenario=scenario, seed=seed, recreate_bare_members=False, queue=queue,
                    hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints))
-    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped)
+    given = {pod.key for pod in inputs.pods}
+    made = Counter(f"{record.pod.controller} {record.pod.owner}" for key, record in run.sim.pods.items()
+                   if key not in given and record.pod.controller in UNREPLAYED_CONTROLLERS)
+    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped, dict(made))
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
@@ -260,11 +265,21 @@ def normalise_message(message: str | None) -> str | None:
     return _PREEMPTION_TAIL.sub("", message).strip().rstrip(".")
 
 
+def check_replayable(paths: Sequence[str], profile: Profile, *, seed: int = 0,
+                     scenario: Scenario | None = None) -> None:
+    """InputError, before a control plane starts, for what the oracle cannot replay: bad input, a kind its control
+    plane does not serve, pods made by a controller it does not run."""
+    inputs = load_paths(paths)
+    replayable(documents_as_read(paths))
+    check_controller_pods(_simulate(inputs, profile, scenario, seed).made, paths)
+
+
 def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0,
            scenario: Scenario | None = None) -> Verdict:
     inputs = load_paths(paths)
     docs, notes = replayable(documents_as_read(paths))
     first = _simulate(inputs, profile, scenario, seed)
+    check_controller_pods(first.made, paths)
     steps = timeline(docs, first.report, first.attempts)
     controllers = [name for name, needed in (
         ("job-controller", inputs.jobs),

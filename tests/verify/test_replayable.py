@@ -53,7 +53,7 @@ def test_queueing_objects_are_left_out_with_a_note() -> None:
     ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
       "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
           "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
-     "Deployment web: kind: verify cannot replay a Deployment yet: the oracle runs no Deployment controller"),
+     "kind: verify cannot replay the 1 pod(s) this ReplicaSet makes: the oracle runs no ReplicaSet controller"),
     ({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
       "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": {"template": {"spec": {
           "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}]}},
