@@ -2,8 +2,9 @@
 
 `Migrator.feed(doc)` answers the documents that replace `doc` (itself when nothing changes), each with the
 Change that made it; `finish()` adds the PodGroups only known once every pod was seen (Kueue pod groups,
-the per-replica-key groups of v1.35 pods). Pods pointing at a translated group are linked to it
-(`spec.schedulingGroup.podGroupName`) and a foreign `schedulerName` is dropped, so that the default
+the per-replica-key groups of v1.35 pods). Pods pointing at a translated group, and controllers' pod templates
+that do (phalanx.migrate.templates), are linked to it (`spec.schedulingGroup.podGroupName`) and a foreign
+`schedulerName` is dropped, so that the default
 scheduler (v1.37 native gangs) places them. A shape it cannot read passes through unchanged and the loader
 names what is wrong with it; a count the other project would refuse (phalanx.migrate.foreign, and a Kueue pod
 group's total count, which Kueue's pod webhook reads with strconv.Atoi and wants ≥ 1) raises InputError
@@ -22,6 +23,7 @@ from phalanx.admission.crd import MAX_INT32, shown
 from phalanx.api.fields import fail, object_name
 from phalanx.errors import InputError
 from phalanx.migrate import alpha, foreign, native
+from phalanx.migrate import templates as pod_templates
 from phalanx.migrate.foreign import Change
 
 Doc = dict[str, Any]
@@ -68,6 +70,12 @@ class Migrator:
             return self._alpha_object(doc)
         if doc.get("kind") == "Pod" and doc.get("apiVersion") == "v1":
             return self._pod(doc)
+        found = pod_templates.linked(doc)
+        if found is not None:
+            controller, notes, whose = found
+            namespace, name = _where(doc)
+            change = self._note(Change(f"{doc.get('kind')} {namespace}/{name}", notes), f"{whose} pod template")
+            return [(controller, change)]
         if doc.get("apiVersion") == native.V1BETA1 and doc.get("kind") in ("PodGroup", "Workload"):
             namespace, name = _where(doc)
             self._emitted.add((str(doc["kind"]), namespace, name))
