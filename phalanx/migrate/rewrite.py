@@ -38,6 +38,8 @@ class _AlphaGroups:
 
     templates: dict[str, dict[str, Doc]] = field(default_factory=dict)  # workload -> template name -> template
     wanted: dict[tuple[str, str, str | None], None] = field(default_factory=dict)
+    implicit: set[str] = field(default_factory=set)  # v1alpha1 Workloads: their pod groups exist without objects
+    referenced: set[tuple[str, str]] = field(default_factory=set)  # (workload, template) an input PodGroup names
 
 
 class Migrator:
@@ -79,7 +81,16 @@ class Migrator:
         if doc.get("apiVersion") == native.V1BETA1 and doc.get("kind") in ("PodGroup", "Workload"):
             namespace, name = _where(doc)
             self._emitted.add((str(doc["kind"]), namespace, name))
+            self._referenced(doc, namespace)
         return [(doc, None)]
+
+    def _referenced(self, group: Mapping[str, Any], namespace: str) -> None:
+        """Note the Workload template a v1beta1 PodGroup names: that template needs no made-up group."""
+        spec = group.get("spec")
+        ref = spec.get("workloadRef") if group.get("kind") == "PodGroup" and isinstance(spec, Mapping) else None
+        if isinstance(ref, Mapping) and ref.get("workloadName") and ref.get("templateName"):
+            self._alpha.setdefault(namespace, _AlphaGroups()).referenced.add(
+                (str(ref["workloadName"]), str(ref["templateName"])))
 
     def _fresh(self, out: Out, change: Change) -> Out:
         """Drop translated Workloads and PodGroups whose name is taken already (the first one stays)."""
@@ -98,11 +109,15 @@ class Migrator:
 
     def _alpha_object(self, doc: Mapping[str, Any]) -> Out:
         namespace, name = _where(doc)
+        groups = self._alpha.setdefault(namespace, _AlphaGroups())
         if doc.get("kind") == "Workload":
             out, change, templates = alpha.workload(doc)
-            self._alpha.setdefault(namespace, _AlphaGroups()).templates[name] = templates
+            groups.templates[name] = templates
+            if doc.get("apiVersion") == alpha.ALPHA[0]:
+                groups.implicit.add(name)
         else:
             out, change = alpha.pod_group(doc)
+            self._referenced(out, namespace)
         self._note(change, f"{doc.get('apiVersion')} {doc.get('kind')}")
         return self._fresh([(out, change)], change)
 
@@ -163,10 +178,15 @@ class Migrator:
 
     def _alpha_groups(self, namespace: str, groups: _AlphaGroups) -> Out:
         """One PodGroup per (workload, group, replica key) the v1.35 pods named, and a keyless one for each
-        template no pod named."""
+        template of a v1alpha1 Workload that no pod and no PodGroup of the input names (v1alpha2 Workloads
+        have PodGroup objects of their own, as JobSet's workload-aware-scheduling example writes them)."""
         wanted = dict(groups.wanted)
         for workload_name, templates in groups.templates.items():
+            if workload_name not in groups.implicit:
+                continue
             for template_name in templates:
+                if (workload_name, template_name) in groups.referenced:
+                    continue
                 if not any(w == workload_name and g == template_name for w, g, _ in wanted):
                     wanted[(workload_name, template_name, None)] = None
         out: Out = []
