@@ -49,6 +49,8 @@ class Migrator:
         self._emitted: set[tuple[str, str, str]] = set()  # (kind, namespace, name) of groups written
         self._kueue: dict[tuple[str, str], tuple[int, Change]] = {}
         self._alpha: dict[str, _AlphaGroups] = {}
+        # The documents a foreign translator made (not copied from the input), by id() (held, so ids stay theirs)
+        self.made: dict[int, Mapping[str, Any]] = {}
 
     def _note(self, change: Change, what: str) -> Change:
         self.changes.append(change)
@@ -66,6 +68,7 @@ class Migrator:
         translate = foreign.translator(doc)
         if translate is not None:
             docs, change = translate(doc)
+            self.made.update((id(d), d) for d in docs)
             self._note(change, f"{change.what.split(' ', 2)[0]} {doc.get('kind')}")
             return self._fresh([(d, change) for d in docs], change)
         if alpha.is_alpha(doc):

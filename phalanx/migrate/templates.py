@@ -30,7 +30,7 @@ def linked(doc: Mapping[str, Any]) -> tuple[Doc, list[str], str] | None:
     path = PATHS.get(str(doc.get("kind")))
     if path is None or not isinstance(doc.get("apiVersion"), str):
         return None
-    template = _at(doc, path)
+    template = at(doc, path)
     if template is None:
         return None
     spec = template.get("spec")
@@ -50,7 +50,7 @@ def linked(doc: Mapping[str, Any]) -> tuple[Doc, list[str], str] | None:
     return _replaced(doc, path, pod), notes, whose
 
 
-def _at(doc: Mapping[str, Any], path: tuple[str, ...]) -> Mapping[str, Any] | None:
+def at(doc: Mapping[str, Any], path: tuple[str, ...]) -> Mapping[str, Any] | None:
     value: Any = doc
     for key in path:
         value = value.get(key) if isinstance(value, Mapping) else None
