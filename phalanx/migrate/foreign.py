@@ -217,7 +217,9 @@ def _job_meta(doc: Mapping[str, Any], namespace: str, name: str) -> Doc:
 def _batch_job(meta: Doc, task: _Task, template: Doc, min_count: int) -> Doc:
     """A batch/v1 Job running the task's replicas at once, gang-scheduled by its own PodGroup (v1.37
     `spec.scheduling`: the Job controller makes the PodGroup, named after the Job)."""
-    spec: Doc = {"parallelism": task.replicas, "completions": task.replicas}
+    # Indexed: the pods are `<job>-<index>`, as the simulator names them and as the Job controller's gang
+    # scheduling (WorkloadWithJob) takes them.
+    spec: Doc = {"parallelism": task.replicas, "completions": task.replicas, "completionMode": "Indexed"}
     if task.replicas > 0:
         spec["scheduling"] = {"schedulingPolicy": native.policy(min_count)}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {**spec, "template": template}}

@@ -66,6 +66,7 @@ def test_one_task_is_a_batch_job_with_native_gang_scheduling(tmp_path: Path,
     [job] = docs
     assert (job["apiVersion"], job["kind"], job["metadata"]["name"]) == ("batch/v1", "Job", "train")
     assert job["spec"]["parallelism"] == job["spec"]["completions"] == 4
+    assert job["spec"]["completionMode"] == "Indexed"  # pods train-0..3, as the simulator names them
     assert job["spec"]["scheduling"] == {"schedulingPolicy": {"gang": {"minCount": 3}}}
     assert job["metadata"]["annotations"] == {"scheduling.volcano.sh/queue-name": "research"}
     pod = job["spec"]["template"]["spec"]
