@@ -117,8 +117,8 @@ def _parser() -> argparse.ArgumentParser:
                             "named), or none; default: 1h for batch kinds (docs/simulation.md)")
         p.add_argument("--queues", action="append", default=[], metavar="FILE",
                        help="Kueue (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass) and "
-                            "Volcano (Queue, volcano-scheduler.conf ConfigMap) objects for the kueue and volcano "
-                            "profiles, when they are not among the manifests; repeatable")
+                            "Volcano (Queue, volcano-scheduler.conf or its ConfigMap) objects for the kueue and "
+                            "volcano profiles, when they are not among the manifests; repeatable")
         p.add_argument("--report", metavar="DIR",
                        help="also write report.json (with time series), series.csv, PNG plots and a "
                             "self-contained index.html into DIR (docs/report.md)")
@@ -337,7 +337,7 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
         print(f"phalanx: skipped {total} object(s) of kinds that do not affect scheduling ({kinds})",
               file=sys.stderr)
     if inputs.queue_docs:
-        counts = Counter(str(doc.get("kind")) for doc, _ in inputs.queue_docs)
+        counts = Counter(str(doc.get("kind", "volcano-scheduler.conf")) for doc, _ in inputs.queue_docs)
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(counts.items()))
         print(f"phalanx: read {len(inputs.queue_docs)} queueing object(s) for the kueue and volcano profiles "
               f"({kinds})", file=sys.stderr)

@@ -1,6 +1,6 @@
 """Volcano as the simulator's admission gate builds it: a VolcanoAdmission over the input's Queues and its
-`volcano-scheduler.conf` ConfigMap; every workload is queued, in the Queue it names or `default`, and the
-conf's binpack or nodeorder plugin sets the node scoring."""
+`volcano-scheduler.conf` (the file as Volcano ships it, or the ConfigMap holding it); every workload is queued,
+in the Queue it names or `default`, and the conf's binpack or nodeorder plugin sets the node scoring."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from phalanx.admission.base import AdmissionPolicy, NodeScoring
 from phalanx.admission.volcano_objects import DEFAULT_QUEUE
 from phalanx.api.fields import Manifest
+from phalanx.api.kinds import is_volcano_conf
 from phalanx.api.objects import Queueing, Source
 from phalanx.errors import InputError
 
@@ -29,7 +30,7 @@ class VolcanoFactory:
                 if is_queue(doc):
                     parse_queue(doc)
                     queues.append(doc)
-                elif doc.get("kind") == "ConfigMap" and conf is None:
+                elif is_volcano_conf(doc) and conf is None:
                     conf = parse_volcano_conf(doc)
             except InputError as exc:
                 raise exc.at(file=source.file) from None
@@ -50,7 +51,7 @@ class VolcanoFactory:
 
         conf = default_conf()
         for doc, source in queue_docs:
-            if doc.get("kind") == "ConfigMap":
+            if is_volcano_conf(doc):
                 try:
                     conf = parse_volcano_conf(doc)
                 except InputError as exc:

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fields import Manifest, object_name, with_generated_name
-from phalanx.api.kinds import KINDS, group_of, is_queueing_object
+from phalanx.api.kinds import KINDS, group_of, is_bare_volcano_conf, is_queueing_object
 from phalanx.api.objects import (
     CompositePodGroup,
     Job,
@@ -55,7 +55,7 @@ class ApiObjects:
     # `controlled` types), by type; `of(ReplicaSet)` reads one list.
     controlled: dict[type, list[Any]] = field(default_factory=_by_controlled_type)
     # Queueing objects for the kueue and volcano profiles (Kueue's ResourceFlavor, ClusterQueue, Cohort,
-    # LocalQueue, WorkloadPriorityClass; Volcano's Queue and a ConfigMap holding volcano-scheduler.conf),
+    # LocalQueue, WorkloadPriorityClass; Volcano's Queue and volcano-scheduler.conf, bare or in a ConfigMap),
     # kept as written: phalanx/admission reads them when a profile queues.
     queue_docs: list[tuple[Manifest, Source]] = field(default_factory=list)
     hpas: list[HorizontalPodAutoscaler] = field(default_factory=list)  # autoscaling/v2
@@ -82,6 +82,9 @@ class ApiObjects:
     def add(self, doc: Manifest, source: Source, seen: Seen) -> None:
         """Parse one document with its kind's parser and file the object; a queueing object is kept as written,
         a kind Phalanx does not read (or another project's kind of the same name) is counted in `skipped`."""
+        if is_bare_volcano_conf(doc):  # Volcano's conf file as shipped: no kind, no metadata
+            self.queue_docs.append((doc, source))
+            return
         kind = doc.get("kind")
         try:
             doc = with_generated_name(doc, f"{source.file}#{source.index}")

@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from phalanx.api.fast_yaml import GiveUp, read_documents
+from phalanx.api.kinds import VOLCANO_CONF_KEY, is_bare_volcano_conf
 from phalanx.api.objects import Source
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.errors import InputError
@@ -35,7 +36,7 @@ def _listed(paths: Sequence[str]) -> list[tuple[str, bool]]:
                 os.path.join(root, name)
                 for root, _, names in os.walk(path)
                 for name in names
-                if name.endswith(_YAML_SUFFIXES)
+                if name.endswith(_YAML_SUFFIXES) or name == VOLCANO_CONF_KEY
             )
             files.extend((name, True) for name in found)
         elif os.path.exists(path):
@@ -82,7 +83,7 @@ def _in_chart_templates(path: str) -> bool:
 
 
 def _looks_like_manifest(doc: Any) -> bool:
-    return isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)
+    return (isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)) or is_bare_volcano_conf(doc)
 
 
 def _folder_documents(path: str) -> list[tuple[int, Any]] | None:

@@ -88,17 +88,31 @@ KINDS: dict[str, Kind] = {
 
 _KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass")
 VOLCANO_CONF_KEY = "volcano-scheduler.conf"
+# volcano-sh/volcano pkg/scheduler/conf SchedulerConfiguration's keys
+_VOLCANO_CONF_FIELDS = {"actions", "tiers", "configurations", "metrics"}
 
 
 def is_queueing_object(doc: Mapping[str, Any]) -> bool:
-    """Kueue's queueing kinds, Volcano's Queue, or the ConfigMap holding Volcano's scheduler configuration."""
+    """Kueue's queueing kinds, Volcano's Queue, or Volcano's scheduler configuration (bare or in a ConfigMap)."""
     group, kind = group_of(doc.get("apiVersion")), doc.get("kind")
     if group == "kueue.x-k8s.io":
         return kind in _KUEUE_KINDS
     if group == "scheduling.volcano.sh":
         return kind == "Queue"
+    return is_volcano_conf(doc)
+
+
+def is_volcano_conf(doc: Mapping[str, Any]) -> bool:
+    """The ConfigMap holding `volcano-scheduler.conf`, or the file itself as Volcano ships it (no apiVersion or
+    kind; `actions` and the other SchedulerConfiguration keys)."""
     data = doc.get("data")
-    return kind == "ConfigMap" and isinstance(data, Mapping) and VOLCANO_CONF_KEY in data
+    return ((doc.get("kind") == "ConfigMap" and isinstance(data, Mapping) and VOLCANO_CONF_KEY in data)
+            or is_bare_volcano_conf(doc))
+
+
+def is_bare_volcano_conf(doc: Any) -> bool:
+    return (isinstance(doc, Mapping) and "kind" not in doc and "apiVersion" not in doc
+            and isinstance(doc.get("actions"), str) and set(doc) <= _VOLCANO_CONF_FIELDS)
 
 
 def group_of(api_version: object) -> str:

@@ -2,8 +2,9 @@
 
 - Volcano `scheduling.volcano.sh` PodGroup (`minMember`, `minResources`, `queue`, `priorityClassName`);
   a pod joins it by the annotation `scheduling.k8s.io/group-name`.
-- Volcano `batch.volcano.sh` Job (`minAvailable`, `tasks[].replicas`, `tasks[].template`); its pods are
-  written out, `<job>-<task>-<i>`.
+- Volcano `batch.volcano.sh` Job (`minAvailable`, `tasks[].replicas`, `tasks[].template`): one task is a
+  batch/v1 Job with `spec.scheduling` (a gang of `minAvailable`), several are a JobSet, a replicated job per
+  task, whose templates name a Workload and PodGroup of the Job's name.
 - scheduler-plugins `scheduling.x-k8s.io` PodGroup (`minMember`, `scheduleTimeoutSeconds`, `minResources`);
   a pod joins by the label `scheduling.x-k8s.io/pod-group`.
 - KAI `scheduling.run.ai` PodGroup (`minMember`, `queue`, `priorityClassName`); a pod joins by the
@@ -21,8 +22,7 @@ an integral number, within int32), and what they refuse is an InputError naming 
 - Volcano Job (webhooks/admission/jobs/validate, mutate): at least one task, task names DNS-1123 labels and
   distinct (unnamed ones are `default<i>`), `replicas` int32 ≥ 0 (0 when unset), `minAvailable` ≥ 0 and at
   most the total; 0 or unset means the sum of the tasks' `minAvailable` (each defaulting to its replicas).
-  Phalanx writes every replica out as a Pod, so a Job of more than MAX_JOB_PODS pods is refused, as the
-  simulator refuses such a batch/v1 Job.
+  A Job of more than MAX_JOB_PODS pods in all is refused, as the simulator refuses such a batch/v1 Job.
 - Kueue Workload `podSets[].count` int32 ≥ 0 (default 1), `minCount` 1..count.
 The translated gang's `minCount` is an int32 too (a sum past it is refused).
 """
@@ -82,15 +82,18 @@ def _gang_size(total: int, field: str) -> int:
 
 
 def _keep_queue(docs: list[Doc], queue: object, change: Change) -> None:
-    """A Volcano queue stays on the translated PodGroup as the annotation Volcano itself reads on pods and
-    Jobs, so that the volcano profile can queue the gang; v1.37 ignores it."""
+    """A Volcano queue stays on the translated PodGroup (or the batch/v1 Job that makes one) as the annotation
+    Volcano itself reads on pods and Jobs, so that the volcano profile can queue the gang; v1.37 ignores it."""
     if not isinstance(queue, str) or not queue:
         return
+    kinds = []
     for doc in docs:
-        if doc.get("kind") == "PodGroup":
+        if doc.get("kind") in ("PodGroup", "Job"):
             meta = doc["metadata"]
             meta["annotations"] = {**(meta.get("annotations") or {}), VOLCANO_QUEUE_ANNOTATION: queue}
-    change.notes.append(f"queue {queue} kept as the annotation {VOLCANO_QUEUE_ANNOTATION} on the PodGroup")
+            kinds.append(str(doc["kind"]))
+    change.notes.append(f"queue {queue} kept as the annotation {VOLCANO_QUEUE_ANNOTATION} on the "
+                        f"{' and '.join(kinds)}")
 
 
 def _group(doc: Mapping[str, Any], label: str, minimum: int | None) -> tuple[list[Doc], Change]:
@@ -170,35 +173,75 @@ def _tasks(spec: Mapping[str, Any]) -> list[_Task]:
         total += replicas
         if total > MAX_JOB_PODS:
             raise fail(f"{where}.replicas", f"the Job's tasks ask for {total} pods by here, more than the "
-                                            f"{MAX_JOB_PODS} Phalanx writes out for one Job (the simulator's cap)")
+                                            f"simulator's cap of {MAX_JOB_PODS} for one Job")
         template = item.get("template") if isinstance(item.get("template"), Mapping) else {}
         assert isinstance(template, Mapping)
         tasks.append(_Task(name, replicas, own, template))
     return tasks
 
 
-def _task_pods(job: str, namespace: str, task: _Task, priority: str | None) -> list[Doc]:
-    out: list[Doc] = []
-    for i in range(task.replicas):
-        raw_meta = task.template.get("metadata")
-        meta = dict(raw_meta) if isinstance(raw_meta, Mapping) else {}
-        meta.update(name=f"{job}-{task.name}-{i}", namespace=namespace)
-        raw_labels = meta.get("labels")
-        labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
-        meta["labels"] = {**labels, "volcano.sh/job-name": job, "volcano.sh/task-spec": task.name}
-        raw_spec = task.template.get("spec")
-        pod_spec = dict(raw_spec) if isinstance(raw_spec, Mapping) else {}
-        if priority and "priorityClassName" not in pod_spec:
-            pod_spec["priorityClassName"] = priority
-        pod_spec.pop("schedulerName", None)
-        pod: Doc = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": pod_spec}
-        out.append(native.join(pod, job))
-    return out
+def _task_template(job: str, task: _Task, priority: str | None) -> tuple[Doc, list[str]]:
+    """The task's pod template as a batch/v1 Job takes it: Volcano's job and task labels added, the Job's
+    priority class when the task has none, no foreign schedulerName, and a restartPolicy a Job accepts."""
+    notes: list[str] = []
+    raw_meta = task.template.get("metadata")
+    meta = dict(raw_meta) if isinstance(raw_meta, Mapping) else {}
+    meta.pop("name", None)
+    raw_labels = meta.get("labels")
+    labels: Mapping[str, Any] = raw_labels if isinstance(raw_labels, Mapping) else {}
+    meta["labels"] = {**labels, "volcano.sh/job-name": job, "volcano.sh/task-spec": task.name}
+    raw_spec = task.template.get("spec")
+    pod_spec = dict(raw_spec) if isinstance(raw_spec, Mapping) else {}
+    if priority and "priorityClassName" not in pod_spec:
+        pod_spec["priorityClassName"] = priority
+    pod_spec.pop("schedulerName", None)
+    restart = pod_spec.get("restartPolicy")
+    if restart not in ("Never", "OnFailure"):
+        pod_spec["restartPolicy"] = "Never"
+        notes.append(f"task {task.name}: restartPolicy {restart or 'Always (unset)'} -> Never (a Job's pods "
+                     "take Never or OnFailure)")
+    return {"metadata": meta, "spec": pod_spec}, notes
+
+
+def _job_meta(doc: Mapping[str, Any], namespace: str, name: str) -> Doc:
+    """The Volcano Job's name, namespace, labels and annotations, for the object that replaces it."""
+    raw = doc.get("metadata")
+    meta: Doc = {"name": name, "namespace": namespace}
+    for key in ("labels", "annotations"):
+        value = raw.get(key) if isinstance(raw, Mapping) else None
+        if isinstance(value, Mapping) and value:
+            meta[key] = dict(value)
+    return meta
+
+
+def _batch_job(meta: Doc, task: _Task, template: Doc, min_count: int) -> Doc:
+    """A batch/v1 Job running the task's replicas at once, gang-scheduled by its own PodGroup (v1.37
+    `spec.scheduling`: the Job controller makes the PodGroup, named after the Job)."""
+    # Indexed: the pods are `<job>-<index>`, as the simulator names them and as the Job controller's gang
+    # scheduling (WorkloadWithJob) takes them.
+    spec: Doc = {"parallelism": task.replicas, "completions": task.replicas, "completionMode": "Indexed"}
+    if task.replicas > 0:
+        spec["scheduling"] = {"schedulingPolicy": native.policy(min_count)}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": {**spec, "template": template}}
+
+
+def _job_set(meta: Doc, tasks: list[_Task], templates: list[Doc], group: str) -> Doc:
+    """A JobSet with one replicated job (one Job) per task, every pod template naming the gang's PodGroup
+    (JobSet's documented way to gang a JobSet)."""
+    replicated = []
+    for task, template in zip(tasks, templates, strict=True):
+        linked = native.join(template, group)
+        replicated.append({"name": task.name, "replicas": 1, "template": {"spec": {
+            "parallelism": task.replicas, "completions": task.replicas, "template": linked}}})
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": meta,
+            "spec": {"replicatedJobs": replicated}}
 
 
 @_located
 def volcano_job(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    """A Volcano Job: a gang of `minAvailable` (default: the tasks' minimums) and its pods, `<job>-<task>-<i>`."""
+    """A Volcano Job, as one would deploy it on v1.37: one task is a batch/v1 Job with `spec.scheduling` (a gang
+    of `minAvailable`, default the tasks' minimums); several are a JobSet (a replicated job per task) whose
+    templates name a Workload and PodGroup of the Job's name."""
     namespace, name = _meta(doc)
     spec = _spec(doc)
     tasks = _tasks(spec)
@@ -210,15 +253,29 @@ def volcano_job(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
                                         f"replicas in tasks ({total})")
     if min_count == 0:
         min_count = _gang_size(sum(t.min_available for t in tasks), "spec.tasks[*].minAvailable")
+    gang = max(1, min_count)
     priority = spec.get("priorityClassName") if isinstance(spec.get("priorityClassName"), str) else None
     change = Change(f"Volcano Job {namespace}/{name} ({doc.get('apiVersion')})")
-    out = native.gang(namespace, name, min_count, priority)
-    change.notes.append(f"minAvailable {min_count} -> Workload and PodGroup {name} with gang.minCount "
-                        f"{max(1, min_count)}")
+    meta = _job_meta(doc, namespace, name)
+    templates: list[Doc] = []
     for task in tasks:
-        out.extend(_task_pods(name, namespace, task, priority))
-        change.notes.append(f"task {task.name}: {task.replicas} pod(s) written out as Pods "
-                            f"{name}-{task.name}-0.. in the group (v1.37 has no multi-task Job)")
+        template, notes = _task_template(name, task, priority)
+        templates.append(template)
+        change.notes.extend(notes)
+    out: list[Doc]
+    if len(tasks) == 1:
+        out = [_batch_job(meta, tasks[0], templates[0], gang)]
+        change.notes.append(f"task {tasks[0].name}: {tasks[0].replicas} pod(s) -> batch/v1 Job {name}, "
+                            f"spec.scheduling gang.minCount {gang} (minAvailable {min_count}); its pods are "
+                            f"{name}-<index>")
+    else:
+        out = [*native.gang(namespace, name, gang, priority), _job_set(meta, tasks, templates, name)]
+        change.notes.append(f"minAvailable {min_count} -> Workload and PodGroup {name} with gang.minCount {gang}")
+        change.notes.append(f"tasks {', '.join(t.name for t in tasks)} -> JobSet {name}, a replicated job per task "
+                            f"(its pods {name}-<task>-0-<index>), every template in PodGroup {name}")
+    if spec.get("schedulerName"):
+        change.notes.append(f"schedulerName {spec['schedulerName']} dropped (the default scheduler places native "
+                            "gangs)")
     if spec.get("queue"):
         change.warnings.append(f"queue {shown(spec['queue'])} has no native equivalent (admission queues are "
                                "Kueue's)")

@@ -10,8 +10,10 @@ from typing import Any
 import yaml
 
 from phalanx.api.documents import raw_documents
+from phalanx.api.fields import object_name
 from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
+from phalanx.migrate.leftovers import leftovers
 from phalanx.migrate.rewrite import Migrator
 
 Pair = tuple[Mapping[str, Any], Change | None]
@@ -27,7 +29,23 @@ def migrate_paths(paths: Sequence[str]) -> tuple[list[Pair], list[Change]]:
         except InputError as exc:
             raise exc.at(file=source.file) from None
     out.extend(migrator.finish())
-    return out, migrator.changes
+    return _warned(out, migrator), migrator.changes
+
+
+def _warned(pairs: list[Pair], migrator: Migrator) -> list[Pair]:
+    """Every document with what it keeps that v1.37 alone does not act on (phalanx.migrate.leftovers) added to
+    its change's warnings (a change of its own when nothing else changed it)."""
+    out: list[Pair] = []
+    for doc, change in pairs:
+        found = leftovers(doc, own_metadata=id(doc) not in migrator.made)
+        if found:
+            if change is None:
+                change = Change(object_name(doc) if "kind" in doc else "volcano-scheduler.conf")
+                migrator.changes.append(change)
+            change.warnings.extend(w for w in found if w not in change.warnings)
+        out.append((doc, change))
+    return out
+
 
 
 def _comments(change: Change) -> list[str]:

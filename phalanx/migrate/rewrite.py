@@ -2,8 +2,9 @@
 
 `Migrator.feed(doc)` answers the documents that replace `doc` (itself when nothing changes), each with the
 Change that made it; `finish()` adds the PodGroups only known once every pod was seen (Kueue pod groups,
-the per-replica-key groups of v1.35 pods). Pods pointing at a translated group are linked to it
-(`spec.schedulingGroup.podGroupName`) and a foreign `schedulerName` is dropped, so that the default
+the per-replica-key groups of v1.35 pods). Pods pointing at a translated group, and controllers' pod templates
+that do (phalanx.migrate.templates), are linked to it (`spec.schedulingGroup.podGroupName`) and a foreign
+`schedulerName` is dropped, so that the default
 scheduler (v1.37 native gangs) places them. A shape it cannot read passes through unchanged and the loader
 names what is wrong with it; a count the other project would refuse (phalanx.migrate.foreign, and a Kueue pod
 group's total count, which Kueue's pod webhook reads with strconv.Atoi and wants ≥ 1) raises InputError
@@ -22,6 +23,7 @@ from phalanx.admission.crd import MAX_INT32, shown
 from phalanx.api.fields import fail, object_name
 from phalanx.errors import InputError
 from phalanx.migrate import alpha, foreign, native
+from phalanx.migrate import templates as pod_templates
 from phalanx.migrate.foreign import Change
 
 Doc = dict[str, Any]
@@ -36,6 +38,8 @@ class _AlphaGroups:
 
     templates: dict[str, dict[str, Doc]] = field(default_factory=dict)  # workload -> template name -> template
     wanted: dict[tuple[str, str, str | None], None] = field(default_factory=dict)
+    implicit: set[str] = field(default_factory=set)  # v1alpha1 Workloads: their pod groups exist without objects
+    referenced: set[tuple[str, str]] = field(default_factory=set)  # (workload, template) an input PodGroup names
 
 
 class Migrator:
@@ -45,6 +49,8 @@ class Migrator:
         self._emitted: set[tuple[str, str, str]] = set()  # (kind, namespace, name) of groups written
         self._kueue: dict[tuple[str, str], tuple[int, Change]] = {}
         self._alpha: dict[str, _AlphaGroups] = {}
+        # The documents a foreign translator made (not copied from the input), by id() (held, so ids stay theirs)
+        self.made: dict[int, Mapping[str, Any]] = {}
 
     def _note(self, change: Change, what: str) -> Change:
         self.changes.append(change)
@@ -62,16 +68,32 @@ class Migrator:
         translate = foreign.translator(doc)
         if translate is not None:
             docs, change = translate(doc)
+            self.made.update((id(d), d) for d in docs)
             self._note(change, f"{change.what.split(' ', 2)[0]} {doc.get('kind')}")
             return self._fresh([(d, change) for d in docs], change)
         if alpha.is_alpha(doc):
             return self._alpha_object(doc)
         if doc.get("kind") == "Pod" and doc.get("apiVersion") == "v1":
             return self._pod(doc)
+        found = pod_templates.linked(doc)
+        if found is not None:
+            controller, notes, whose = found
+            namespace, name = _where(doc)
+            change = self._note(Change(f"{doc.get('kind')} {namespace}/{name}", notes), f"{whose} pod template")
+            return [(controller, change)]
         if doc.get("apiVersion") == native.V1BETA1 and doc.get("kind") in ("PodGroup", "Workload"):
             namespace, name = _where(doc)
             self._emitted.add((str(doc["kind"]), namespace, name))
+            self._referenced(doc, namespace)
         return [(doc, None)]
+
+    def _referenced(self, group: Mapping[str, Any], namespace: str) -> None:
+        """Note the Workload template a v1beta1 PodGroup names: that template needs no made-up group."""
+        spec = group.get("spec")
+        ref = spec.get("workloadRef") if group.get("kind") == "PodGroup" and isinstance(spec, Mapping) else None
+        if isinstance(ref, Mapping) and ref.get("workloadName") and ref.get("templateName"):
+            self._alpha.setdefault(namespace, _AlphaGroups()).referenced.add(
+                (str(ref["workloadName"]), str(ref["templateName"])))
 
     def _fresh(self, out: Out, change: Change) -> Out:
         """Drop translated Workloads and PodGroups whose name is taken already (the first one stays)."""
@@ -90,11 +112,15 @@ class Migrator:
 
     def _alpha_object(self, doc: Mapping[str, Any]) -> Out:
         namespace, name = _where(doc)
+        groups = self._alpha.setdefault(namespace, _AlphaGroups())
         if doc.get("kind") == "Workload":
             out, change, templates = alpha.workload(doc)
-            self._alpha.setdefault(namespace, _AlphaGroups()).templates[name] = templates
+            groups.templates[name] = templates
+            if doc.get("apiVersion") == alpha.ALPHA[0]:
+                groups.implicit.add(name)
         else:
             out, change = alpha.pod_group(doc)
+            self._referenced(out, namespace)
         self._note(change, f"{doc.get('apiVersion')} {doc.get('kind')}")
         return self._fresh([(out, change)], change)
 
@@ -155,10 +181,15 @@ class Migrator:
 
     def _alpha_groups(self, namespace: str, groups: _AlphaGroups) -> Out:
         """One PodGroup per (workload, group, replica key) the v1.35 pods named, and a keyless one for each
-        template no pod named."""
+        template of a v1alpha1 Workload that no pod and no PodGroup of the input names (v1alpha2 Workloads
+        have PodGroup objects of their own, as JobSet's workload-aware-scheduling example writes them)."""
         wanted = dict(groups.wanted)
         for workload_name, templates in groups.templates.items():
+            if workload_name not in groups.implicit:
+                continue
             for template_name in templates:
+                if (workload_name, template_name) in groups.referenced:
+                    continue
                 if not any(w == workload_name and g == template_name for w, g, _ in wanted):
                     wanted[(workload_name, template_name, None)] = None
         out: Out = []

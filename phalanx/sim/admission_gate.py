@@ -372,7 +372,8 @@ def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
         if not is_queueing_object(doc):
             raise InputError("is not a Kueue or Volcano queueing object (--queues takes ResourceFlavor, "
                              "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Queue and the "
-                             "volcano-scheduler.conf ConfigMap)", file=source.file, obj=object_name(doc), field="kind")
+                             "volcano-scheduler.conf, bare or in a ConfigMap)", file=source.file,
+                             obj=object_name(doc), field="kind")
         docs.append((doc, source))
     return docs
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from phalanx.api.sets import JobSet
 from phalanx.cli import main
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
@@ -106,7 +107,12 @@ def test_a_foreign_gang_is_read_as_a_native_gang_of_its_minimum(tmp_path: Path, 
     groups = {g.key: g for g in inputs.pod_groups}
     assert list(groups) == ["ml/train"]
     assert groups["ml/train"].is_gang and groups["ml/train"].min_count == 4
-    assert len(inputs.pods) == 4 and all(p.group_key == "ml/train" for p in inputs.pods)
+    if case == "vcjob":  # a JobSet, a replicated job per task, every template in the gang
+        [job_set] = inputs.of(JobSet)
+        jobs = [rj.job for rj in job_set.replicated_jobs]
+        assert sum(j.parallelism for j in jobs) == 4 and all(j.template.pod_group == "train" for j in jobs)
+    else:
+        assert len(inputs.pods) == 4 and all(p.group_key == "ml/train" for p in inputs.pods)
     assert [w.key for w in inputs.workloads] == ["ml/train"]
     assert inputs.translated and not inputs.skipped
 
@@ -353,8 +359,10 @@ def test_a_volcano_job_defaults_as_its_mutating_webhook(tmp_path: Path) -> None:
     inputs = load_paths([str(write(tmp_path, _vcjob(spec)))])
     [group] = inputs.pod_groups
     assert group.min_count == 4
-    assert sorted(p.name for p in inputs.pods) == ["train-default0-0", "train-default0-1", "train-w-0", "train-w-1",
-                                                   "train-w-2"]
+    [job_set] = inputs.of(JobSet)
+    assert [(rj.name, rj.replicas, rj.job.parallelism, rj.job.completions, rj.job.template.pod_group)
+            for rj in job_set.replicated_jobs] == [("default0", 1, 2, 2, "train"), ("w", 1, 3, 3, "train"),
+                                                   ("idle", 1, 0, 0, "train")]
 
 
 @pytest.mark.parametrize(("pod_sets", "error"), [
