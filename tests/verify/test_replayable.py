@@ -40,7 +40,7 @@ def test_a_volcano_job_is_replayed_as_simulate_translates_it(tmp_path: Path) -> 
     kept, notes = replayable(documents_as_read([str(_write(tmp_path, _vcjob()))]))
     kinds = sorted(f"{doc['apiVersion']} {doc['kind']}" for _, doc in kept)
     assert "batch.volcano.sh/v1alpha1 Job" not in kinds
-    assert {"scheduling.k8s.io/v1beta1 PodGroup", "v1 Pod"} <= set(kinds) and notes == []
+    assert kinds == ["batch/v1 Job", "v1 Node"] and notes == []  # a one-task vcjob: a Job with native gang scheduling
 
 
 def test_queueing_objects_are_left_out_with_a_note() -> None:
