@@ -9,7 +9,7 @@ import yaml
 
 from phalanx.inputs.load import load_paths
 from phalanx.migrate.output import migrate_paths, render_yaml
-from tests.migrate.test_foreign import NODES
+from tests.peer_manifests import NODES
 
 V1ALPHA1 = """
 ---

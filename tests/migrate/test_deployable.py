@@ -13,27 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.migrate.test_foreign import NODES, VCJOB
+from tests.migrate.test_foreign import VCJOB
+from tests.peer_manifests import NODES, ONE_TASK
 from tests.test_cli_errors import run
 
-ONE_TASK = """
----
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  minAvailable: 3
-  schedulerName: volcano
-  queue: research
-  priorityClassName: high
-  tasks:
-  - name: worker
-    replicas: 4
-    template:
-      spec:
-        restartPolicy: OnFailure
-        containers: [{name: c, image: img, resources: {requests: {cpu: "2"}}}]
-"""
 HIGH = """
 ---
 apiVersion: scheduling.k8s.io/v1

@@ -13,18 +13,7 @@ from phalanx.cli import main
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
-
-NODES = """
-apiVersion: v1
-kind: Node
-metadata: {name: node-a}
-status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-b}
-status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}
-"""
+from tests.peer_manifests import NODES
 
 
 def pods(n: int, *, cpu: str = "2", annotations: str = "{}", labels: str = "{}", scheduler: str = "volcano",

@@ -13,41 +13,11 @@ from phalanx.migrate.output import migrate_paths, render_yaml
 from phalanx.scheduler.profiles import builtin
 from phalanx.verify.compare import CATEGORIES, verify
 from phalanx.verify.oracle import Oracle
+from tests.peer_manifests import NODES, ONE_TASK
 from tests.verify.test_verify import JOB_ORDER
 
 pytestmark = pytest.mark.kube
 
-# tests/migrate/test_deployable.py's one-task Volcano Job and tests/migrate/test_foreign.py's two nodes
-# (restated: the rest of tests/ is outside mypy's files)
-ONE_TASK = """
----
-apiVersion: batch.volcano.sh/v1alpha1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  minAvailable: 3
-  schedulerName: volcano
-  queue: research
-  priorityClassName: high
-  tasks:
-  - name: worker
-    replicas: 4
-    template:
-      spec:
-        restartPolicy: OnFailure
-        containers: [{name: c, image: img, resources: {requests: {cpu: "2"}}}]
-"""
-NODES = """
-apiVersion: v1
-kind: Node
-metadata: {name: node-a}
-status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-b}
-status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}
-"""
 STRANGER = """
 ---
 apiVersion: v1
