@@ -1,5 +1,6 @@
-"""Manifests the migrate and verify tests share, written as a user writes them: two 4-cpu nodes, and a one-task
-Volcano Job (batch.volcano.sh/v1alpha1, minAvailable 3 of 4 workers in queue `research`)."""
+"""Manifests the migrate and verify tests share, written as a user writes them: two 4-cpu nodes, a one-task
+Volcano Job (batch.volcano.sh/v1alpha1, minAvailable 3 of 4 workers in queue `research`), its PriorityClass, and
+a stranger pod bound to node-a that takes 1 cpu (so the gang of four 2-cpu pods no longer fits whole)."""
 
 NODES = """
 apiVersion: v1
@@ -30,4 +31,20 @@ spec:
       spec:
         restartPolicy: OnFailure
         containers: [{name: c, image: img, resources: {requests: {cpu: "2"}}}]
+"""
+STRANGER = """
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: stranger, namespace: ml}
+spec:
+  nodeName: node-a
+  containers: [{name: c, image: img, resources: {requests: {cpu: "1"}}}]
+"""
+HIGH = """
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
 """

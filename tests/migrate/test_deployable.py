@@ -14,16 +14,9 @@ import pytest
 import yaml
 
 from tests.migrate.test_foreign import VCJOB
-from tests.peer_manifests import NODES, ONE_TASK
+from tests.peer_manifests import HIGH, NODES, ONE_TASK, STRANGER
 from tests.test_cli_errors import run
 
-HIGH = """
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
-"""
 RESEARCH = """
 ---
 apiVersion: scheduling.volcano.sh/v1beta1
@@ -86,15 +79,7 @@ def summary(capsys: pytest.CaptureFixture[str], profile: str, *files: Path) -> d
 def test_what_migrate_writes_validates_and_simulates_as_the_original(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], profile: str, case: str, stranger: bool) -> None:
     nodes = tmp_path / "nodes.yaml"
-    nodes.write_text(NODES + RESEARCH + ("""
----
-apiVersion: v1
-kind: Pod
-metadata: {name: stranger, namespace: ml}
-spec:
-  nodeName: node-a
-  containers: [{name: c, image: img, resources: {requests: {cpu: "1"}}}]
-""" if stranger else ""))
+    nodes.write_text(NODES + RESEARCH + (STRANGER if stranger else ""))
     migrated(tmp_path, capsys, CASES[case])
     status, _, err = run(capsys, "validate", str(nodes), str(tmp_path / "migrated.yaml"))
     assert status == 0, err

@@ -13,7 +13,7 @@ from phalanx.cli import main
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.simulation import Simulation
-from tests.peer_manifests import NODES
+from tests.peer_manifests import NODES, STRANGER
 
 
 def pods(n: int, *, cpu: str = "2", annotations: str = "{}", labels: str = "{}", scheduler: str = "volcano",
@@ -110,16 +110,7 @@ def test_a_foreign_gang_is_read_as_a_native_gang_of_its_minimum(tmp_path: Path, 
 def test_the_gang_of_four_does_not_fit_on_two_nodes_of_four_cpus_with_one_pod_more(tmp_path: Path,
                                                                                      case: str) -> None:
     # 4 pods of 2 cpu fit on 2 nodes of 4 cpu exactly; with a stranger taking 1 cpu the gang must wait whole.
-    stranger = """
----
-apiVersion: v1
-kind: Pod
-metadata: {name: stranger, namespace: ml}
-spec:
-  nodeName: node-a
-  containers: [{name: c, image: img, resources: {requests: {cpu: "1"}}}]
-"""
-    for extra, bound in (("", 4), (stranger, 0)):
+    for extra, bound in (("", 4), (STRANGER, 0)):
         inputs = load_paths([str(write(tmp_path, CASES[case] + extra))])
         sim = Simulation(inputs, builtin("gang")).run()
         assert sum(1 for key in sim.pods if key.startswith("ml/") and key != "ml/stranger"

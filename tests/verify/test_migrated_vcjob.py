@@ -13,27 +13,11 @@ from phalanx.migrate.output import migrate_paths, render_yaml
 from phalanx.scheduler.profiles import builtin
 from phalanx.verify.compare import CATEGORIES, verify
 from phalanx.verify.oracle import Oracle
-from tests.peer_manifests import NODES, ONE_TASK
+from tests.peer_manifests import HIGH, NODES, ONE_TASK, STRANGER
 from tests.verify.test_verify import JOB_ORDER
 
 pytestmark = pytest.mark.kube
 
-STRANGER = """
----
-apiVersion: v1
-kind: Pod
-metadata: {name: stranger, namespace: ml}
-spec:
-  nodeName: node-a
-  containers: [{name: c, image: img, resources: {requests: {cpu: "1"}}}]
-"""
-HIGH = """
----
-apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
-"""
 
 
 @pytest.mark.parametrize(("stranger", "at_once"), [(False, 4), (True, 3)])
