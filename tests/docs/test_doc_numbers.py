@@ -5,7 +5,9 @@ Each row of PAGES is a page, the command as the page writes it (it must appear o
 the argv run (the written command, with `-o json` where the claims are JSON fields) and the claims: the words
 the page uses (they must appear on the page too, so a rewritten page fails here until this table follows) and
 an extractor from the run's output with the value as the page writes it. A row runs its commands once for all
-its claims; a command shared by two pages runs once.
+its claims; a command shared by two pages runs once. The wording docs/live.md, docs/simulation.md and
+docs/fidelity.md give the members of a gang short of minCount (pages that show no command for it) is checked on
+the README's example, whose 4-pod gang fits only 2.
 
 Left out, and why:
 - docs/benchmarks.md: timings of this machine, not results of a command.
@@ -64,6 +66,7 @@ class Row:
     commands: tuple[tuple[str, ...], ...]
     claims: tuple[Claim, ...]
     needs: str | None = None  # a module the run needs (an extra)
+    shown: bool = True  # False: the page shows no command for the claim, `written` is what the page says instead
     files: dict[str, str] = field(default_factory=dict)  # file name -> the page's fenced block that starts with it
 
 
@@ -391,6 +394,32 @@ def _topology() -> Row:
                ), files={"gang-topology.yaml": "yaml"})
 
 
+GANG_MESSAGE = "pod group NS/NAME: K of the N pods (minCount) could be placed; <the first failing member's fit error>"
+
+
+def _as_pattern(template: str) -> re.Pattern[str]:
+    """The pages' message template as a pattern: NS/NAME a PodGroup's key, K and N counts, <…> any text."""
+    parts = re.split(r"(NS/NAME|\bK\b|\bN\b|<[^>]*>)", template)
+    wild = {"NS/NAME": r"[\w.-]+/[\w.-]+", "K": r"\d+", "N": r"\d+"}
+    return re.compile("".join(wild.get(part, ".+" if part.startswith("<") else re.escape(part)) for part in parts))
+
+
+def _gang_messages(page: str, says: str = "Phalanx's own") -> Row:
+    """The wording the pages give a gang left short of minCount, on the README's example (a 4-pod gang of which
+    2 fit): every pending member and the PodGroup's condition carry it."""
+    def messages(r: Runs) -> tuple[bool, int]:
+        gang = report(r, "gang")
+        [group] = gang["podGroups"]
+        pending = [p["message"] for p in gang["pods"] if p["podGroup"] and p["phase"] == "Pending"]
+        shared = {group["message"], group["conditions"][0]["message"], *pending}
+        return all(_as_pattern(GANG_MESSAGE).fullmatch(m) for m in shared), len(shared)
+
+    return Row(page, says, (("compare", "examples/bare-metal", "--profiles", "default,gang", "--until", "8h",
+                                        "-o", "json"),), (
+        Claim(f"`{GANG_MESSAGE}`", messages, (True, 1)),
+    ), shown=False)
+
+
 SWEEP_ERRORS = (  # docs/sweeps.md, "Errors": the argv that makes each line
     (("--manifests", "{root}/examples/training-mix", "--seeds", "5-1"),
      "phalanx: error: --seeds: invalid seed list '5-1': want e.g. 42-51 or 1,2,3"),
@@ -424,6 +453,9 @@ PAGES: list[Row] = [
     _bare_metal(), _bare_metal_report(), *_web_vs_batch_rows(), _gpu_fleet_readme(), _gpu_fleet(),
     _chart_load(), _peers(), _autoscaling(), _gang_pool("README.md"), _gang_pool("docs/autoscaling.md"),
     _mixed_gang("README.md"), _mixed_gang("docs/profiles.md"), _topology(), _sweep_errors(),
+    _gang_messages("docs/live.md"), _gang_messages("docs/simulation.md"),
+    _gang_messages("docs/fidelity.md",
+                   "Phalanx gives every pending member of a gang short of minCount its own wording"),
 ]
 
 
@@ -459,7 +491,8 @@ def test_the_page_states_what_the_command_prints(row: Row, capsys: pytest.Captur
     if row.needs:
         pytest.importorskip(row.needs)
     page = (ROOT / row.page).read_text()
-    assert flat(row.written) in flat(page), f"{row.page} no longer shows `{row.written}`"
+    assert flat(row.written) in flat(page), f"{row.page} no longer {'shows' if row.shown else 'says'} " \
+                                            f"`{row.written}`"
     monkeypatch.chdir(tmp_path if row.files else ROOT)
     names = {"{root}": str(ROOT)}
     for name, kind in row.files.items():
