@@ -48,6 +48,8 @@ _PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
+# Kinds whose controller (run by the oracle) makes pods at once: created in their document turn among the pods.
+POD_OWNERS = ("Job",)
 
 
 @dataclass(frozen=True)
@@ -211,8 +213,14 @@ class Oracle:
             pending = {pod_key(doc): (source, doc) for source, doc in step.create
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             deferred = _deferred_groups(step)
+            # A Job's pods come from the Job controller the moment it sees the Job: created in its document
+            # turn among this step's pending pods, as Phalanx's Job controller makes them in that turn.
+            owners = sorted(((source, doc) for source, doc in step.create if doc.get("kind") in POD_OWNERS),
+                            key=lambda item: item[0].index)
             for source, doc in _ordered(step.create):
                 if doc.get("kind") == "PodGroup" and pod_key(doc) in deferred:
+                    continue
+                if doc.get("kind") in POD_OWNERS:
                     continue
                 if pod_key(doc) not in pending or doc.get("kind") != "Pod":
                     self._create(source, doc)
@@ -232,6 +240,9 @@ class Oracle:
                     self._create(*group)
                     waiting = {pod_key(p) for p in self._pods() if not _node_of(p)}
                     keys += [key for key in unit if key in waiting and key not in keys]
+                first = min((pending[key][0].index for key in keys if key in pending), default=None)
+                while owners and first is not None and owners[0][0].index < first:
+                    self._create_owner(*owners.pop(0))
                 for key in keys:
                     if key in pending:
                         self._create(*pending.pop(key))
@@ -239,8 +250,12 @@ class Oracle:
                     self._attempted(keys)
             for item in deferred.values():
                 self._create(*item)
-            for source, doc in sorted(pending.values(), key=lambda item: item[0].index):
-                self._create(source, doc)
+            rest = sorted([*pending.values(), *owners], key=lambda item: item[0].index)
+            for source, doc in rest:
+                if doc.get("kind") in POD_OWNERS:
+                    self._create_owner(source, doc)
+                else:
+                    self._create(source, doc)
             if acted or step.create or i == 0:
                 self._quiet(step.time, outcome)
         if started is not None:
@@ -309,6 +324,24 @@ class Oracle:
                 return
             raise InputError(f"the API server rejected it: {exc.status.message}", file=source.file,
                              obj=name) from None
+
+    def _create_owner(self, source: Source, doc: Mapping[str, Any]) -> None:
+        """Create a Job and wait (a few seconds at most) until the Job controller has made the pods it starts
+        with, so that the step's later pods reach the queue after them, as in the manifests' order."""
+        self._create(source, doc)
+        spec = doc.get("spec") or {}
+        if spec.get("suspend") is True:
+            return
+        parallelism = _count(spec.get("parallelism"), 1)
+        expected = min(parallelism, _count(spec.get("completions"), parallelism))
+        name = str((doc.get("metadata") or {}).get("name"))
+        namespace = str((doc.get("metadata") or {}).get("namespace") or "default")
+        deadline = time.monotonic() + ATTEMPT_SECONDS
+        while time.monotonic() < deadline:
+            made = self.client.list(Pod, namespace=namespace, labels={"batch.kubernetes.io/job-name": name})
+            if sum(1 for _ in made) >= expected:
+                return
+            time.sleep(POLL_SECONDS / 5)
 
     def _finish(self, step: Step, outcome: RealOutcome, due: Sequence[str] = ()) -> bool:
         """Pods whose work is done: phase Succeeded (a controller counts it), then deleted, as a kubelet and
@@ -538,6 +571,10 @@ def _created_starts(steps: Sequence[Step]) -> dict[str, float]:
                     found[pod_key(doc)] = datetime.datetime.fromisoformat(raw).timestamp()
     latest = max(found.values(), default=0.0)
     return {key: value - latest for key, value in found.items()}
+
+
+def _count(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
 
 def _plural(kind: str) -> str:

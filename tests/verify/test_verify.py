@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from phalanx.scheduler.profiles import builtin, load_profile
 from phalanx.verify.compare import CATEGORIES, Verdict, verify
@@ -80,3 +81,18 @@ def test_a_profile_file_configures_both_schedulers(oracle: Oracle) -> None:
     verdict = verify([str(ROOT / "examples" / "bare-metal")], profile, oracle)
     assert _differing(verdict) == set()
     assert verdict.total["node"] > 0
+
+
+@pytest.mark.parametrize("job_first", [False, True])
+def test_a_job_reaches_the_queue_in_its_document_turn(job_first: bool, tmp_path: Path, oracle: Oracle) -> None:
+    """tests/scenarios/job-gang with the Job before or after the web pod that competes with its gang: the one
+    listed first binds at time 0 on both schedulers, whether or not the oracle's Job controller was already
+    running (the replay waits for the Job's pods before creating the pods listed after it)."""
+    docs = list(yaml.safe_load_all((ROOT / "tests" / "scenarios" / "job-gang" / "manifests.yaml").read_text()))
+    nodes, web, job = docs[:2], docs[2], docs[3]
+    path = tmp_path / "manifests.yaml"
+    path.write_text(yaml.safe_dump_all([*nodes, *([job, web] if job_first else [web, job])]))
+    verdict = verify([str(path)], builtin("gang"), oracle)
+    assert _differing(verdict) <= {"node"}, [d.to_json() for d in verdict.differences]
+    first = {p["name"] for p in verdict.pods if p["kubeScheduler"]["boundAt"] == 0.0}
+    assert first == ({"default/train-0", "default/train-1", "default/train-2"} if job_first else {"default/web"})
