@@ -15,6 +15,7 @@ import yaml
 from rich.console import Console
 
 from phalanx import __version__
+from phalanx.api.kinds import is_namespace
 from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.errors import InputError, PhalanxError
@@ -336,10 +337,11 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
         total = sum(skipped.values())
         print(f"phalanx: skipped {total} object(s) of kinds that do not affect scheduling ({kinds})",
               file=sys.stderr)
-    if inputs.queue_docs:
-        counts = Counter(str(doc.get("kind", "volcano-scheduler.conf")) for doc, _ in inputs.queue_docs)
+    queueing = [doc for doc, _ in inputs.queue_docs if not is_namespace(doc)]
+    if queueing:
+        counts = Counter(str(doc.get("kind", "volcano-scheduler.conf")) for doc in queueing)
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(counts.items()))
-        print(f"phalanx: read {len(inputs.queue_docs)} queueing object(s) for the kueue and volcano profiles "
+        print(f"phalanx: read {len(queueing)} queueing object(s) for the kueue and volcano profiles "
               f"({kinds})", file=sys.stderr)
     if inputs.translated:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(inputs.translated.items()))

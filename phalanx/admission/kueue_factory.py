@@ -6,8 +6,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from phalanx.admission.base import AdmissionPolicy, NodeScoring
-from phalanx.api.fields import Manifest
+from phalanx.api.fields import Manifest, Meta, labels, mapping, object_name
+from phalanx.api.kinds import is_namespace
 from phalanx.api.objects import Queueing, Source
+from phalanx.errors import InputError
+
+
+def namespace_labels(docs: Sequence[tuple[Manifest, Source]]) -> dict[str, dict[str, str]]:
+    """The labels of each Namespace among `docs`, as a ClusterQueue's namespaceSelector sees them (the API
+    server adds `kubernetes.io/metadata.name`; Kueue adds it too for a namespace it has not seen)."""
+    out: dict[str, dict[str, str]] = {}
+    for doc, source in docs:
+        if not is_namespace(doc):
+            continue
+        try:
+            meta = Meta(doc, namespaced=False)
+            out[meta.name] = labels(mapping(doc.get("metadata"), "metadata").get("labels"), "metadata.labels")
+        except InputError as exc:
+            raise exc.at(file=source.file, obj=object_name(doc)) from None
+    return out
 
 
 class KueueFactory:
@@ -18,7 +35,8 @@ class KueueFactory:
         from phalanx.admission.kueue import load_kueue
         from phalanx.admission.kueue_objects import is_kueue_object
 
-        return load_kueue([(doc, source) for doc, source in queue_docs if is_kueue_object(doc)])
+        return load_kueue([(doc, source) for doc, source in queue_docs if is_kueue_object(doc)],
+                          namespace_labels(queue_docs))
 
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         return next((q.kueue for q in queueing if q is not None and q.kueue), None)

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fields import Manifest, object_name, with_generated_name
-from phalanx.api.kinds import KINDS, group_of, is_bare_volcano_conf, is_queueing_object
+from phalanx.api.kinds import KINDS, group_of, is_bare_volcano_conf, is_namespace, is_queueing_object
 from phalanx.api.objects import (
     CompositePodGroup,
     Job,
@@ -56,7 +56,8 @@ class ApiObjects:
     controlled: dict[type, list[Any]] = field(default_factory=_by_controlled_type)
     # Queueing objects for the kueue and volcano profiles (Kueue's ResourceFlavor, ClusterQueue, Cohort,
     # LocalQueue, WorkloadPriorityClass; Volcano's Queue and volcano-scheduler.conf, bare or in a ConfigMap),
-    # kept as written: phalanx/admission reads them when a profile queues.
+    # and the Namespaces whose labels a ClusterQueue's namespaceSelector matches, kept as written:
+    # phalanx/admission reads them when a profile queues.
     queue_docs: list[tuple[Manifest, Source]] = field(default_factory=list)
     hpas: list[HorizontalPodAutoscaler] = field(default_factory=list)  # autoscaling/v2
     skipped: Counter[str] = field(default_factory=Counter)
@@ -93,7 +94,7 @@ class ApiObjects:
         name = object_name(doc)
         if not isinstance(kind, str) or not kind:
             raise InputError("is required", file=source.file, obj=name, field="kind")
-        if is_queueing_object(doc):
+        if is_queueing_object(doc) or is_namespace(doc):
             self.queue_docs.append((doc, source))
             return
         if kind not in KINDS:

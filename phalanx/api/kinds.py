@@ -102,6 +102,11 @@ def is_queueing_object(doc: Mapping[str, Any]) -> bool:
     return is_volcano_conf(doc)
 
 
+def is_namespace(doc: Mapping[str, Any]) -> bool:
+    """A core v1 Namespace: its labels are what a Kueue ClusterQueue's namespaceSelector matches."""
+    return doc.get("kind") == "Namespace" and doc.get("apiVersion") == "v1"
+
+
 def is_volcano_conf(doc: Mapping[str, Any]) -> bool:
     """The ConfigMap holding `volcano-scheduler.conf`, or the file itself as Volcano ships it (no apiVersion or
     kind; `actions` and the other SchedulerConfiguration keys)."""

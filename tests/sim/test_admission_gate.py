@@ -408,3 +408,31 @@ def test_simulate_says_what_is_held_and_what_admits_nothing(tmp_path: Path,
     err = capsys.readouterr().err.splitlines()
     assert "phalanx: warning: LocalQueue ml/orphan: ClusterQueue missing doesn't exist" in err
     assert any(line.startswith("phalanx: kueue: 1 workload(s) held: ") and "(Job ml/a)" in line for line in err), err
+
+
+def namespace(name: str, **labels: str) -> Doc:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def test_a_namespace_selector_matches_the_namespace_objects_labels(tmp_path: Path) -> None:
+    """A ClusterQueue selecting `team: a` admits the Job in the Namespace labelled so, as the real Kueue does
+    (it reads the Namespace's labels); the Namespace without the label is not selected, with Kueue's reason."""
+    selective = cluster_queue("cq", {"default": "8"})
+    selective["spec"]["namespaceSelector"] = {"matchLabels": {"team": "a"}}
+    docs = [node("n1", "8"), namespace("team-a", team="a"), namespace("team-b", team="b"), flavor("default"),
+            selective, local_queue("team-a", "q", "cq"), local_queue("team-b", "q", "cq"),
+            job("team-a", "in", cpu="1", pods=2, queue="q"), job("team-b", "out", cpu="1", pods=2, queue="q")]
+    report = run(tmp_path, docs, "kueue")
+    assert bound_at(report, "team-a/in") == [0.0, 0.0]
+    assert bound_at(report, "team-b/out") == []
+    held = {w["name"]: w for w in report["admission"]["workloads"]}
+    assert "namespace doesn't match ClusterQueue selector" in str(held["Job team-b/out"])
+
+
+def test_a_namespace_with_a_bad_label_is_an_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "input.yaml"
+    path.write_text(yaml.safe_dump_all([node("n1"), namespace("team-a", **{"team": "a b"})]), encoding="utf-8")
+    assert main(["simulate", str(path), "--profile", "kueue"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert str(path) in err and "Namespace team-a" in err and "metadata.labels" in err
