@@ -121,6 +121,8 @@ class PolicyFactory(Protocol):
     name: str
     # The policy requeues a workload it evicted itself (Kueue); else the gate offers it again (Volcano).
     requeues: bool
+    # The policy queues a JobSet or Kubeflow job whole, and a LeaderWorkerSet by group (Kueue's integrations).
+    whole: bool
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         """The policy over the input's queueing objects (bad ones fail here, with file, object and field);
@@ -132,8 +134,8 @@ class PolicyFactory(Protocol):
         ...
 
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
-        """A note for an object the gate does not queue whole (a JobSet, LeaderWorkerSet or Kubeflow job)
-        that names one of the policy's queues; None when it names none."""
+        """A note for a JobSet, LeaderWorkerSet or Kubeflow job that names one of the policy's queues when the
+        policy does not queue it whole (`whole` False); None when it names none."""
         ...
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:

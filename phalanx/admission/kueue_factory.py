@@ -30,6 +30,7 @@ def namespace_labels(docs: Sequence[tuple[Manifest, Source]]) -> dict[str, dict[
 class KueueFactory:
     name = "kueue"
     requeues = True
+    whole = True
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.kueue import load_kueue
@@ -42,10 +43,7 @@ class KueueFactory:
         return next((q.kueue for q in queueing if q is not None and q.kueue), None)
 
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
-        if not queueing.kueue:
-            return None
-        return (f"{kind} {key} names LocalQueue {queueing.kueue}: Kueue's admission of a {kind} as one workload "
-                "is not modelled; its pods are scheduled without admission")
+        return None  # Kueue queues every kind that reaches here (`whole`)
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
         return None

@@ -17,6 +17,7 @@ from phalanx.errors import InputError
 class VolcanoFactory:
     name = "volcano"
     requeues = False  # Volcano forgets an evicted job, which comes back as its pods return
+    whole = False  # Volcano queues the PodGroups the operators make, in the Queue they name
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.volcano import load_volcano

@@ -5,6 +5,9 @@ with their flavor's node labels and tolerations, evicted whole when the policy p
 
 What counts as one workload, as the peers see it:
 - a Job (Kueue suspends it until admitted: no pod exists before; Volcano queues its PodGroup);
+- under `kueue`, a JobSet (a pod set per replicated job) and a PyTorchJob, TFJob or MPIJob (a pod set per
+  replica type), suspended until admitted as Kueue's integrations do, and each group of a LeaderWorkerSet
+  (Kueue makes a workload per group);
 - a PodGroup with its members (Kueue's pod groups, Volcano's PodGroups), offered once `minCount` members
   (all of them for a basic group: 1) have arrived;
 - a bare pod.
@@ -27,12 +30,15 @@ from phalanx.api.documents import raw_documents
 from phalanx.api.fields import Manifest, object_name
 from phalanx.api.kinds import is_queueing_object
 from phalanx.api.objects import Job, Pod, PodGroup, Queueing, Source, Toleration
+from phalanx.api.sets import JOBSET_NAME_LABEL, JobSet, LeaderWorkerSet
 from phalanx.api.tolerations import parse_toleration
+from phalanx.api.training import TrainingJob
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
 from phalanx.sim.report_schema import AdmissionWorkload, Queue
 
 WAITING_FOR_ADMISSION = "waiting for admission"
+Whole = JobSet | LeaderWorkerSet | TrainingJob  # objects Kueue's integrations queue as their own workloads
 T = TypeVar("T")
 
 
@@ -42,6 +48,7 @@ class _Workload:
     queue: str
     kueue_priority_class: str | None
     job: Job | None = None  # a Job not started yet (it starts when first admitted)
+    owner: JobSet | TrainingJob | None = None  # admitted whole: its controller starts it when admitted
     group: PodGroup | None = None
     min_members: int = 1  # members that must have arrived before a group is offered
     held: dict[str, Pod] = field(default_factory=dict)  # pods waiting for admission, as created
@@ -72,6 +79,9 @@ class AdmissionGate:
         self.evicted = 0
         self.policy_requeues = factory.requeues
         self.notes: list[str] = []  # what the inputs ask of the queues that the gate does not model
+        self.owned_jobs: dict[str, str] = {}  # a queued JobSet's child Job -> the JobSet's workload key
+        # LeaderWorkerSets whose groups are queued (key "LeaderWorkerSet ns/name"): their queue and priority class
+        self.group_owners: dict[str, Queueing] = {}
 
     def not_queued(self, kind: str, key: str, queueing: Queueing | None) -> None:
         """A JobSet, LeaderWorkerSet or Kubeflow job arrived: the peers admit these whole, which the gate does
@@ -80,6 +90,47 @@ class AdmissionGate:
         if note is not None:
             self.notes.append(note)
 
+    def hold_whole(self, obj: Whole, now: float) -> bool:
+        """A JobSet or Kubeflow job arrives: True if the policy queues it whole (its controller starts it when
+        admitted, as Kueue unsuspends it); a LeaderWorkerSet's groups are queued as its pods arrive (False)."""
+        q = obj.queueing
+        queue = self.factory.queue((q,)) if self.factory.whole and q is not None else None
+        if q is None or queue is None:
+            self.not_queued(_kind(obj), obj.key, q)
+            return False
+        if isinstance(obj, LeaderWorkerSet):
+            self.group_owners[f"LeaderWorkerSet {obj.key}"] = q
+            return False
+        key = f"{_kind(obj)} {obj.key}"
+        work = self.workloads[key] = _Workload(key, queue, q.kueue_priority_class, owner=obj)
+        templates = _templates(obj)
+        named = next((t.priority_class_name for _, _, t in templates if t.priority_class_name), None)
+        priority = next((t.priority for _, _, t in templates if t.priority_class_name == named), 0)
+        self._offer(work, [PodSet(name, count, dict(t.requests), None, dict(t.placement.node_selector),
+                                  t.placement.tolerations) for name, count, t in templates], priority, named, now)
+        return True
+
+    def created_at(self, pod: Pod) -> float | None:
+        """When the workload a pod belongs to was created, if it was held whole (the pod's wait counts from
+        then, as a Job's pods count from the Job's creation)."""
+        key = self._owner_workload(pod)
+        work = self.workloads.get(key) if key is not None else None
+        owner = work.owner if work is not None else None
+        return owner.arrival if owner is not None else None
+
+    def jobs_of(self, pod_key: str) -> list[str]:
+        """The child Jobs of the workload holding `pod_key` (a JobSet's), whose completions may be still to come."""
+        key = self.of_pod.get(pod_key)
+        return [job for job, work in self.owned_jobs.items() if work == key] if key is not None else []
+
+    def _owner_workload(self, pod: Pod) -> str | None:
+        if pod.owner is None:
+            return None
+        if pod.controller == "Job":
+            return f"Job {pod.owner}" if f"Job {pod.owner}" in self.workloads else self.owned_jobs.get(pod.owner)
+        key = f"{pod.controller} {pod.owner}"
+        return key if key in self.workloads else None
+
     def not_modelled(self) -> list[str]:
         return [*self.policy.not_modelled(), *self.notes]
 
@@ -87,6 +138,10 @@ class AdmissionGate:
 
     def hold_job(self, job: Job, now: float) -> bool:
         """A Job arrives: True if the policy queues it (it starts when admitted)."""
+        job_set = f"JobSet {job.namespace}/{job.template.labels.get(JOBSET_NAME_LABEL)}"
+        if JOBSET_NAME_LABEL in job.template.labels and job_set in self.workloads:
+            self.owned_jobs[job.key] = job_set  # its JobSet was admitted: the Job starts now, in its workload
+            return False
         q = job.queueing
         queue = self.factory.queue((q,))
         if queue is None:
@@ -108,9 +163,7 @@ class AdmissionGate:
     def hold_pod(self, pod: Pod, group: PodGroup | None, now: float) -> Pod | None:
         """A pending pod arrives (not a queued Job's): the pod to hand to the scheduler now (with its
         workload's flavor applied), or None while its workload waits for admission."""
-        known = self.of_pod.get(pod.key)
-        if known is None and pod.controller == "Job" and f"Job {pod.owner}" in self.workloads:
-            known = f"Job {pod.owner}"
+        known = self.of_pod.get(pod.key) or self._owner_workload(pod)
         if known is not None:
             work = self.workloads[known]
             work.pods.add(pod.key)
@@ -118,6 +171,8 @@ class AdmissionGate:
             return self._through(work, pod, now)
         q = pod.queueing
         gq = group.queueing if group is not None else None
+        if pod.group_key is not None and f"{pod.controller} {pod.owner}" in self.group_owners:
+            q = self.group_owners[f"{pod.controller} {pod.owner}"]  # a LeaderWorkerSet's group: its set's queue
         queue = self.factory.queue((q, gq))
         if queue is None:
             return pod
@@ -259,11 +314,10 @@ class AdmissionGate:
                         "reason": None if work.admission is not None else self._held_reason(work)})
         return out
 
-    def held(self) -> list[tuple[str, Job | None, str]]:
+    def held(self) -> list[tuple[str, int, str]]:
         """The workloads waiting at the end (never admitted, or evicted and not admitted again): key ("Job
-        ns/name", …), the Job when it never started (so it made no pod), and why it waits."""
-        return [(work.key, work.job if work.job is not None and not work.started else None,
-                 self._held_reason(work) or WAITING_FOR_ADMISSION)
+        ns/name", …), the pods it never created (a Job, JobSet or Kubeflow job never started), and why it waits."""
+        return [(work.key, _not_created(work), self._held_reason(work) or WAITING_FOR_ADMISSION)
                 for work in self.workloads.values() if work.admission is None and not work.done]
 
     def _held_reason(self, work: _Workload) -> str | None:
@@ -289,6 +343,29 @@ def held_lines(rows: Sequence[Mapping[str, object]], shown: int = 3) -> list[str
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
         lines.append(f"{len(names)} workload(s) held: {reason} ({', '.join(names[:shown])}{more})")
     return lines
+
+
+def _kind(obj: Whole) -> str:
+    return obj.kind if isinstance(obj, TrainingJob) else type(obj).__name__
+
+
+def _templates(obj: JobSet | TrainingJob) -> list[tuple[str, int, Pod]]:
+    """A workload's pod sets as Kueue's integrations make them: a JobSet's replicated job (replicas × its Jobs'
+    min(parallelism, completions) pods), a Kubeflow job's replica type (its replicas)."""
+    if isinstance(obj, JobSet):
+        return [(rj.name, rj.replicas * min(rj.job.parallelism, rj.job.completions), rj.job.template)
+                for rj in obj.replicated_jobs]
+    return [(spec.type.lower(), spec.replicas, spec.template) for spec in obj.replica_specs]
+
+
+def _not_created(work: _Workload) -> int:
+    if work.started:
+        return 0
+    if work.job is not None:
+        return work.job.completions
+    if isinstance(work.owner, JobSet):
+        return sum(rj.replicas * rj.job.completions for rj in work.owner.replicated_jobs)
+    return work.owner.pods if isinstance(work.owner, TrainingJob) else 0
 
 
 def _pod_sets(members: list[Pod]) -> list[PodSet]:

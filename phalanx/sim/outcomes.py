@@ -64,8 +64,8 @@ def held_work(sim: Simulation) -> dict[str, tuple[str, int]]:
     how many pods they never created (a Job never started: its completions; 0 when its pods exist, pending)."""
     held = {f"Job {key}": (SUSPENDED, job.completions) for key, job in sim.suspended.items()}
     if sim.gate is not None:
-        for key, job, reason in sim.gate.held():
-            held[key] = (reason, job.completions if job is not None else 0)
+        for key, not_created, reason in sim.gate.held():
+            held[key] = (reason, not_created)
     return held
 
 
@@ -100,7 +100,7 @@ def workloads(sim: Simulation, wait_stats: Callable[[list[float]], WaitStats],
                 owned[("JobSet", f"{pod.namespace}/{job_set}")].append(record)
     for key in held:
         kind, _, name = key.partition(" ")
-        if kind == "Job":
+        if kind not in ("Pod", "PodGroup"):  # a Job, JobSet or Kubeflow job held whole
             owned.setdefault((kind, name), [])
     rows: list[WorkloadEntry] = []
     for (kind, name), records in sorted(owned.items()):

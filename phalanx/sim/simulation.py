@@ -299,10 +299,11 @@ class Simulation:
         self._adopt_members(group)
 
     def _controlled(self, obj: object) -> None:
-        """An object some workload controller takes in arrives (a JobSet, LeaderWorkerSet or Kubeflow job
-        naming an admission queue is noted: the gate does not queue them whole)."""
-        if self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob):
-            self.gate.not_queued(getattr(obj, "kind", type(obj).__name__), obj.key, obj.queueing)
+        """An object some workload controller takes in arrives; a JobSet or Kubeflow job the admission policy
+        queues whole waits for admission before its controller sees it (Kueue suspends it)."""
+        if (self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob)
+                and self.gate.hold_whole(obj, self.now)):
+            return
         self._act(self.workloads.arrive(obj, self.now))
 
     def _adopt_members(self, group: GroupRecord) -> None:
@@ -325,6 +326,8 @@ class Simulation:
             if default is not None:
                 pod = dataclasses.replace(pod, duration=default)
                 self.defaulted[kind] += 1
+        if created is None and self.gate is not None:
+            created = self.gate.created_at(pod)
         record = PodRecord(pod, created=pod.arrival if created is None else created)
         self.pods[pod.key] = record
         if pod.group_key is not None:
@@ -598,6 +601,9 @@ class Simulation:
             if work.job is not None and not work.started:
                 work.started = True
                 self._start_job(work.job, created=work.job.arrival)
+            if work.owner is not None and not work.started:
+                work.started = True
+                self._act(self.workloads.arrive(work.owner, self.now))
             for pod in pods:
                 record = self.pods[pod.key]
                 if record.phase != "Pending":
@@ -611,9 +617,10 @@ class Simulation:
         if self.gate is None:
             return
         more = False
-        if pod.controller == "Job" and pod.owner is not None:
-            job = self.jobs.jobs.get(pod.owner)
-            more = job is not None and job.created < job.job.completions
+        for owner in ([pod.owner] if pod.controller == "Job" and pod.owner is not None else
+                      []) + self.gate.jobs_of(pod.key):
+            job = self.jobs.jobs.get(owner)
+            more |= job is not None and job.created < job.job.completions
         self.gate.pod_ended(pod.key, lambda k: k in self.pods and self.pods[k].phase in ("Pending", "Running"),
                             more, self.now)
 

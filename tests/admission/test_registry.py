@@ -54,6 +54,7 @@ class _AdmitAll:
 class _AdmitAllFactory:
     name = "admit-all"
     requeues = True
+    whole = False
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         return _AdmitAll()

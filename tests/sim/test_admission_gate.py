@@ -273,8 +273,8 @@ def test_the_peers_example_tells_the_story_docs_peers_md_reads() -> None:
         reports["kueue"]["summary"]["lostResourceHours"]["nvidia.com/gpu"] > 0
 
 
-def test_a_jobset_naming_a_local_queue_is_named_as_not_modelled(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_jobset_naming_a_local_queue_is_one_kueue_workload(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     jobset = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
               "metadata": {"name": "train", "namespace": "ml", "labels": {"kueue.x-k8s.io/queue-name": "team"}},
               "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": {
@@ -285,9 +285,10 @@ def test_a_jobset_naming_a_local_queue_is_named_as_not_modelled(tmp_path: Path,
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=False))
     assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "kueue", "-o", "json"]) == 0
     out, err = capsys.readouterr()
-    [note] = json.loads(out)["admission"]["notModelled"]
-    assert note.startswith("JobSet ml/train names LocalQueue team: Kueue's admission of a JobSet")
-    assert f"phalanx: kueue: not modelled: {note}" in err
+    admission = json.loads(out)["admission"]
+    assert admission["notModelled"] == [] and "not modelled" not in err
+    [row] = admission["workloads"]
+    assert row["name"] == "JobSet ml/train" and row["admittedBy"] == "team"
 
 
 def test_the_volcano_conf_decides_how_nodes_are_scored(tmp_path: Path) -> None:
