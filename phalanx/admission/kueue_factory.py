@@ -43,7 +43,10 @@ class KueueFactory:
         return next((q.kueue for q in queueing if q is not None and q.kueue), None)
 
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
-        return None  # Kueue queues every kind that reaches here (`whole`)
+        if not queueing.kueue or kind != "StatefulSet":
+            return None  # Kueue queues the others whole (`whole`)
+        return (f"{kind} {key} names LocalQueue {queueing.kueue}: Kueue's StatefulSet integration (one pod group "
+                "of every replica) is not modelled; its pods are scheduled without admission")
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
         return None

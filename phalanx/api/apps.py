@@ -5,6 +5,7 @@ template's labels, a restartPolicy other than Always, a bad cron schedule)."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 from collections.abc import Iterable, Mapping
@@ -20,12 +21,13 @@ from phalanx.api.fields import (
     fail,
     integer,
     mapping,
+    queueing,
     seconds,
     template_meta,
     text,
 )
 from phalanx.api.names import shown
-from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, OwnerRef, Pod, PriorityClass, Source
+from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, OwnerRef, Pod, PriorityClass, Queueing, Source
 from phalanx.api.parse import parse_job, pod_from_spec
 from phalanx.api.selectors import parse_selector
 from phalanx.errors import InputError
@@ -82,6 +84,7 @@ class StatefulSet:
     ordered: bool  # podManagementPolicy OrderedReady (the default); False: Parallel
     arrival: float = 0.0
     source: Source | None = None
+    queueing: Queueing | None = None  # the admission queue it names (named as not modelled by the gate)
 
     @property
     def key(self) -> str:
@@ -187,11 +190,21 @@ def parse_replica_set(doc: Manifest, source: Source) -> ReplicaSet:
 def parse_deployment(doc: Manifest, source: Source) -> Deployment:
     meta = Meta(doc, namespaced=True)
     spec = mapping(doc.get("spec"), "spec", required=True)
-    template = _template(spec, meta, source)
+    template = _with_kueue_queue(_template(spec, meta, source), queueing(meta))
     return Deployment(namespace=meta.namespace, name=meta.name, replicas=_replicas(spec),
                       selector=_selector(spec, template), template=template,
                       template_hash=safe_encode(_digest(spec.get("template")), 10), arrival=meta.arrival,
                       source=source)
+
+
+def _with_kueue_queue(template: Pod, named: Queueing | None) -> Pod:
+    """A Deployment's LocalQueue label (and WorkloadPriorityClass) on its pod template, as Kueue's Deployment
+    webhook copies them: each pod is then a workload of Kueue's pod integration. Read only under `kueue`."""
+    if named is None or named.kueue is None:
+        return template
+    own = template.queueing or Queueing()
+    return dataclasses.replace(template, queueing=dataclasses.replace(
+        own, kueue=named.kueue, kueue_priority_class=named.kueue_priority_class or own.kueue_priority_class))
 
 
 def parse_stateful_set(doc: Manifest, source: Source) -> StatefulSet:
@@ -203,7 +216,7 @@ def parse_stateful_set(doc: Manifest, source: Source) -> StatefulSet:
         raise fail("spec.podManagementPolicy", f"unsupported value {policy!r}: one of OrderedReady, Parallel")
     return StatefulSet(namespace=meta.namespace, name=meta.name, replicas=_replicas(spec),
                        selector=_selector(spec, template), template=template, ordered=policy == "OrderedReady",
-                       arrival=meta.arrival, source=source)
+                       arrival=meta.arrival, source=source, queueing=queueing(meta))
 
 
 def parse_daemon_set(doc: Manifest, source: Source) -> DaemonSet:

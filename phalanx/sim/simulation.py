@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import assert_never
 
-from phalanx.api.apps import ReplicaSet
+from phalanx.api.apps import ReplicaSet, StatefulSet
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceTaintRule, ResourceSlice
 from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup
@@ -304,6 +304,8 @@ class Simulation:
         if (self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob)
                 and self.gate.hold_whole(obj, self.now)):
             return
+        if self.gate is not None and isinstance(obj, StatefulSet) and obj.queueing is not None:
+            self.gate.not_queued("StatefulSet", obj.key, obj.queueing)
         self._act(self.workloads.arrive(obj, self.now))
 
     def _adopt_members(self, group: GroupRecord) -> None:

@@ -20,7 +20,7 @@ from phalanx.sim.simulation import Simulation
 
 KUEUE = Path(__file__).resolve().parents[1] / "upstream" / "kueue"
 SAMPLES = ["sample-jobset.yaml", "sample-pytorchjob.yaml", "sample-tfjob.yaml", "sample-mpijob.yaml",
-           "sample-leaderworkerset.yaml", "sample-job.yaml"]
+           "sample-leaderworkerset.yaml", "sample-job.yaml", "sample-deployment.yaml"]
 Doc = dict[str, Any]
 
 
@@ -77,15 +77,16 @@ def cpu_at(report: dict[str, Any], t: float) -> float:
 
 
 def test_kueues_samples_run_within_the_cluster_queues_quota(tmp_path: Path) -> None:
-    """Kueue's single-ClusterQueue setup (9 cpu) with its JobSet, PyTorchJob, TFJob, MPIJob, LeaderWorkerSet and
-    Job samples, unchanged, on a 16-cpu node: at most 9 cpu run at once under kueue, none is "not modelled",
+    """Kueue's single-ClusterQueue setup (9 cpu) with its JobSet, PyTorchJob, TFJob, MPIJob, LeaderWorkerSet, Job
+    and Deployment samples, unchanged, on a 16-cpu node: at most 9 cpu run at once under kueue, none is "not modelled",
     and every workload runs in the end; under gang everything starts at once."""
     files = [KUEUE / "single-clusterqueue-setup.yaml", *(KUEUE / f for f in SAMPLES)]
     kueue = simulate(tmp_path, [node("big", "16")], "kueue", *files)
     gang = simulate(tmp_path, [node("big", "16")], "gang", *files)
     assert kueue["admission"]["notModelled"] == []
     rows = workloads(kueue)
-    assert {name.split(" ")[0] for name in rows} == {"Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "PodGroup"}
+    assert {name.split(" ")[0] for name in rows} == {"Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "PodGroup",
+                                                     "Pod"}
     assert all(row["admitted"] for row in rows.values())
     first = sorted(re.sub(r"-[a-z0-9]{5}$", "-", name) for name, row in rows.items()
                    if row["admissionWaits"] == [0.0])  # generateName's suffix dropped
@@ -155,3 +156,27 @@ def test_without_a_queue_label_kueue_leaves_them_alone(tmp_path: Path) -> None:
     report = simulate(tmp_path, [node("n", "16"), *queues("1"), spec])
     assert report["admission"]["workloads"] == []
     assert cpu_at(report, 0.0) == 4.0
+
+
+def test_a_deployments_pods_are_each_a_workload(tmp_path: Path) -> None:
+    """Kueue's Deployment webhook copies the LocalQueue label to the pod template (deployment_webhook.go), and
+    the pod integration makes each pod a workload: with quota for 2 of 3 one-cpu pods, the third waits."""
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment",
+                  "metadata": {"name": "web", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+                  "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {
+                      "metadata": {"labels": {"app": "web"}}, "spec": {"containers": container("1")}}}}
+    report = simulate(tmp_path, [node("n", "16"), *queues("2"), deployment])
+    rows = list(workloads(report).values())
+    assert len(rows) == 3 and all(row["name"].startswith("Pod default/web-") for row in rows)
+    assert sum(row["admitted"] for row in rows) == 2
+    assert cpu_at(report, 0.0) == 2.0
+
+
+def test_a_stateful_set_naming_a_local_queue_is_named_as_not_modelled(tmp_path: Path) -> None:
+    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
+           "metadata": {"name": "db", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "db"}}, "template": {
+               "metadata": {"labels": {"app": "db"}}, "spec": {"containers": container("1")}}}}
+    report = simulate(tmp_path, [node("n", "16"), *queues("1"), sts])
+    [note] = report["admission"]["notModelled"]
+    assert note.startswith("StatefulSet default/db names LocalQueue q: Kueue's StatefulSet integration")
