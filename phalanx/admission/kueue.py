@@ -146,7 +146,8 @@ class _Pending:
     since: float  # when it (last) entered the queue: waits are measured from here
     inadmissible: bool = False
     reason: str = ""
-    order: tuple[int, float, str] | None = None  # its queue order, once computed
+    order: tuple[int, float, int] | None = None  # its queue order, once computed
+    seq: int = 0  # its submission's number: the order among workloads created at one instant
     listed: bool = False  # in its ClusterQueue's queue list
     shape: int | None = None  # what a nomination reads of it (KueueAdmission._shape, numbered), once computed
 
@@ -159,6 +160,7 @@ class _Admitted:
     usage: dict[FlavorResource, int]
     at: float
     sequence: int  # admission order, to break ties of `at`
+    seq: int = 0  # its submission's number (its queue order when evicted and requeued)
 
 
 @dataclass(slots=True)
@@ -199,8 +201,10 @@ def _quota_map(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Limits]:
             for group in groups for fq in group.flavors for rq in fq.resources}
 
 
-def _queue_order(p: _Pending) -> tuple[int, float, str]:
-    return (-p.wl.priority, p.wl.created, p.wl.key)
+def _queue_order(p: _Pending) -> tuple[int, float, int]:
+    """Priority, then creation, then (created at one instant) the order of creation. Kueue breaks a tie of
+    creationTimestamp (whole seconds) by UID, at random: the oracle creates queued Jobs a second apart."""
+    return (-p.wl.priority, p.wl.created, p.seq)
 
 
 class KueueAdmission:
@@ -235,11 +239,12 @@ class KueueAdmission:
         # per ClusterQueue, the waiting entries in queue order (a sorted list): entries admitted or replaced
         # are dropped lazily when a head is looked for; set-aside entries stay in place, skipped until requeued.
         # Everything before `_front` is set aside (or dropped): the head is looked for from there.
-        self._queues: dict[str, list[tuple[tuple[int, float, str], int, _Pending]]] = {
+        self._queues: dict[str, list[tuple[tuple[int, float, int], int, _Pending]]] = {
             name: [] for name in self.cluster_queues}
         self._front: dict[str, int] = {name: 0 for name in self.cluster_queues}
         self._deferred: list[tuple[str, _Pending]] = []  # evicted this cycle: back in the queue next cycle
         self._pushes = 0
+        self._submitted = 0
         self._parked: dict[str, _Pending] = {}  # pending outside any ClusterQueue's queue, with the reason
         self._admitted: dict[str, _Admitted] = {}
         self._admitted_in: dict[str, dict[str, _Admitted]] = {name: {} for name in self.cluster_queues}
@@ -293,7 +298,8 @@ class KueueAdmission:
         if any(ps.min_count is not None and ps.min_count < ps.count for ps in workload.pod_sets):
             self._partial.add(key)
         lq_key = f"{workload.namespace}/{workload.queue}"
-        entry = _Pending(workload, lq_key, now)
+        self._submitted += 1
+        entry = _Pending(workload, lq_key, now, seq=self._submitted)
         cq_name, reason = self._route(workload)
         if cq_name is None:
             entry.reason = reason
@@ -663,7 +669,7 @@ class KueueAdmission:
         self.tree.add(cq_name, a.usage)
         del self._pending[cq_name][wl.key]
         self._sequence += 1
-        adm = _Admitted(wl, cq_name, entry.local_queue, a.usage, now, self._sequence)
+        adm = _Admitted(wl, cq_name, entry.local_queue, a.usage, now, self._sequence, entry.seq)
         self._admitted[wl.key] = self._admitted_in[cq_name][wl.key] = adm
         wait = now - entry.since
         for c in (self._counters[cq_name], self._lq_counters.setdefault(entry.local_queue, _Counters())):
@@ -700,7 +706,7 @@ class KueueAdmission:
             else:
                 c.reclaimed += 1
         self._counters[by_cq].preemptions += 1
-        requeued = _Pending(victim.wl, victim.local_queue, now)
+        requeued = _Pending(victim.wl, victim.local_queue, now, seq=victim.seq)
         self._pending[victim.cq][victim.wl.key] = requeued
         self._deferred.append((victim.cq, requeued))
         out.append(EvictWorkload(key=victim.wl.key, reason=reason, by=by.key,

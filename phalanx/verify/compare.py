@@ -20,6 +20,7 @@ from typing import Any
 
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
+from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs, documents_as_read, load_paths
 from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
@@ -28,11 +29,12 @@ from phalanx.sim.report_schema import Report
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
 from phalanx.verify.controlplane import KUBE_VERSION
+from phalanx.verify.kueue_oracle import RealWorkload
 from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
 from phalanx.verify.replayable import UNREPLAYED_CONTROLLERS, check_controller_pods, replayable
 
 SCHEMA_VERSION = 1
-CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "messages")
+CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "admission", "messages")
 
 
 @dataclass
@@ -58,6 +60,7 @@ class Verdict:
     real_seconds: float = 0.0
     binds: int = 0
     notes: list[str] = field(default_factory=list)
+    oracles: list[str] = field(default_factory=lambda: [f"kube-scheduler {KUBE_VERSION}"])
 
     def check(self, category: str, name: str, phalanx: Any, real: Any) -> bool:
         self.total[category] += 1
@@ -74,7 +77,7 @@ class Verdict:
     def to_json(self) -> dict[str, Any]:
         return {
             "schemaVersion": SCHEMA_VERSION, "profile": self.profile, "kubernetesVersion": KUBE_VERSION,
-            "agrees": self.agrees,
+            "agrees": self.agrees, "oracles": self.oracles,
             "categories": {c: {"agree": self.agree[c], "total": self.total[c]} for c in CATEGORIES},
             "nodeTies": self.ties,
             "differences": [d.to_json() for d in self.differences],
@@ -277,7 +280,9 @@ def check_replayable(paths: Sequence[str], profile: Profile, *, seed: int = 0,
 def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0,
            scenario: Scenario | None = None) -> Verdict:
     inputs = load_paths(paths)
-    docs, notes = replayable(documents_as_read(paths))
+    kueue = scenario is not None and scenario.admission == "kueue"
+    _check_admission(scenario)
+    docs, notes = replayable(documents_as_read(paths), kueue=kueue)
     first = _simulate(inputs, profile, scenario, seed)
     check_controller_pods(first.made, paths)
     steps = timeline(docs, first.report, first.attempts)
@@ -290,6 +295,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     durations = {pod.key: pod.duration for pod in inputs.pods if pod.duration is not None and pod.node_name is None
                  and pod.owner is None and pod.controller is None and pod.pod_group is None}
     oracle.reset()
+    oracle.use_kueue(kueue)
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations)
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()
@@ -300,11 +306,37 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
                       binds=int(second.report["stats"]["podsScheduled"]))
     prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}
     _compare(verdict, second.report, real, second.ties, prebound)
+    if oracle.admissions is not None:
+        verdict.oracles.append(f"Kueue {oracle.admissions.kueue.version}")
+        _compare_admission(verdict, second.report, oracle.admissions.workloads,
+                           {f"Job {job.key}": job.arrival for job in inputs.jobs})
     verdict.notes.extend(notes)
     if real.skipped_finishes:
         verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
                              f"real cluster: {', '.join(real.skipped_finishes[:5])}")
     return verdict
+
+
+def _check_admission(scenario: Scenario | None) -> None:
+    """Only Kueue can be replayed: Volcano's module is not served here, so nothing real could judge it."""
+    if scenario is not None and scenario.admission not in (None, "kueue"):
+        raise InputError(f"verify has no real {scenario.admission.capitalize()} to replay on (its Go module is not "
+                         "served here); verify --profile kueue runs the real Kueue", field="--profile")
+
+
+def _compare_admission(verdict: Verdict, report: Mapping[str, Any], real: Mapping[str, RealWorkload],
+                       arrivals: Mapping[str, float]) -> None:
+    """Per Job that Kueue queues: admitted or held at the end, and the step at which it was first admitted."""
+    for row in (report.get("admission") or {}).get("workloads") or ():
+        name = row["name"]
+        if name not in arrivals:
+            continue  # the oracle runs Kueue's batch/job integration only
+        waits = row["admissionWaits"]
+        mine = {"admitted": bool(row["admitted"]),
+                "admittedAt": round(arrivals[name] + waits[0], 6) if waits else None}
+        theirs = real.get(name)
+        verdict.check("admission", name, mine, None if theirs is None else {
+            "admitted": theirs.admitted, "admittedAt": theirs.admitted_at})
 
 
 def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,

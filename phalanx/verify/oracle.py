@@ -30,9 +30,12 @@ from lightkube.resources.core_v1 import Event, Namespace, Pod
 from lightkube.resources.scheduling_v1beta1 import PodGroup
 from lightkube.types import CascadeType, PatchType
 
+from phalanx.api.fields import KUEUE_QUEUE_LABEL, with_generated_name
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
+from phalanx.verify.kueue_oracle import Admissions
+from phalanx.verify.kueue_plane import Kueue
 
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
@@ -45,7 +48,8 @@ STILL_SECONDS = 3.5
 # makes quiet can take longer; this bounds the wait if its attempts stop showing.
 GROUP_STILL_SECONDS = 12.0
 _PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
-CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule"}
+CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule",
+                  "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "Topology"}  # Kueue's too
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
 # Kinds whose controller (run by the oracle) makes pods at once: created in their document turn among the pods.
@@ -119,10 +123,14 @@ def pod_key(obj: Mapping[str, Any]) -> str:
 
 
 def prepare(doc: Mapping[str, Any], source: Source) -> dict[str, Any]:
-    """The manifest as the API server should receive it: no server-set fields; nodes Ready (no kubelet),
+    """The manifest as the API server should receive it: named as Phalanx named it (`generateName`), no
+    server-set fields; nodes Ready (no kubelet),
     with `pods: 110` allocatable where the manifest leaves it out (as Phalanx assumes)."""
-    obj: dict[str, Any] = {k: v for k, v in doc.items() if k != "status" or doc.get("kind") == "Node"}
+    named = with_generated_name(doc, f"{source.file}#{source.index}")  # the name Phalanx gave it
+    obj: dict[str, Any] = {k: v for k, v in named.items() if k != "status" or doc.get("kind") == "Node"}
     meta = dict(obj.get("metadata") or {})
+    if meta.get("name"):
+        meta.pop("generateName", None)
     for noise in ("resourceVersion", "uid", "creationTimestamp", "generation", "managedFields",
                   "selfLink", "deletionTimestamp", "ownerReferences"):
         meta.pop(noise, None)
@@ -163,11 +171,23 @@ class Oracle:
         self._due: defaultdict[float, set[str]] = defaultdict(set)  # simulated time -> pods that end then
         # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
         self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
+        self.admissions: Admissions | None = None  # the real Kueue, when the profile admits as Kueue does
+        self._kueue: Kueue | None = None
+        self._job_pods: defaultdict[str, int] = defaultdict(int)  # a Job without indexes -> its pods seen
+        self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
+
+    def use_kueue(self, on: bool) -> None:
+        """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without."""
+        if on and self._kueue is None:
+            self._kueue = Kueue(self.plane)
+        self.admissions = Admissions(self.client, self._kueue) if on and self._kueue is not None else None
 
     def reset(self, timeout: float = 60.0) -> None:
         """Delete what a previous run created (namespaced objects, nodes, classes, rules), for the next run.
         No garbage collector or finalizer controller runs here, so finalizers are cleared by hand."""
         self.plane.stop_controller_manager()  # its controllers would recreate what is deleted
+        if self._kueue is not None:
+            Admissions(self.client, self._kueue).reset()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             left = 0
@@ -202,6 +222,9 @@ class Oracle:
         self._created_started = _created_starts(steps)
         self._durations = dict(durations or {})
         self._due.clear()
+        self._job_pods.clear()
+        if self.admissions is not None:
+            self.admissions.start()
         self._ensure_namespaces(steps)
         started: float | None = None
         for i, step in enumerate(self._with_due(steps)):
@@ -216,7 +239,7 @@ class Oracle:
             # A Job's pods come from the Job controller the moment it sees the Job: created in its document
             # turn among this step's pending pods, as Phalanx's Job controller makes them in that turn.
             owners = sorted(((source, doc) for source, doc in step.create if doc.get("kind") in POD_OWNERS),
-                            key=lambda item: item[0].index)
+                            key=lambda item: _place(item[0]))
             for source, doc in _ordered(step.create):
                 if doc.get("kind") == "PodGroup" and pod_key(doc) in deferred:
                     continue
@@ -238,10 +261,10 @@ class Oracle:
                 keys = [key for key in unit if key in pending]
                 if group is not None:
                     self._create(*group)
-                    waiting = {pod_key(p) for p in self._pods() if not _node_of(p)}
+                    waiting = {self.key(p) for p in self._pods() if not _node_of(p)}
                     keys += [key for key in unit if key in waiting and key not in keys]
-                first = min((pending[key][0].index for key in keys if key in pending), default=None)
-                while owners and first is not None and owners[0][0].index < first:
+                first = min((_place(pending[key][0]) for key in keys if key in pending), default=None)
+                while owners and first is not None and _place(owners[0][0]) < first:
                     self._create_owner(*owners.pop(0))
                 for key in keys:
                     if key in pending:
@@ -250,18 +273,28 @@ class Oracle:
                     self._attempted(keys)
             for item in deferred.values():
                 self._create(*item)
-            rest = sorted([*pending.values(), *owners], key=lambda item: item[0].index)
+            rest = sorted([*pending.values(), *owners], key=lambda item: _place(item[0]))
             for source, doc in rest:
                 if doc.get("kind") in POD_OWNERS:
                     self._create_owner(source, doc)
                 else:
                     self._create(source, doc)
             if acted or step.create or i == 0:
-                self._quiet(step.time, outcome)
+                self._settle(step.time, outcome)
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, self._now)
         return outcome
+
+    def _settle(self, now: float, outcome: RealOutcome) -> None:
+        """The scheduler quiet, and Kueue (when it admits) decided: a decision of Kueue's (an admission, an
+        eviction) gives the scheduler more to do, and a pod that ends may free quota."""
+        for _ in range(10):
+            if self.admissions is not None:
+                self.admissions.settle(now)
+            self._quiet(now, outcome)
+            if self.admissions is None or not self.admissions.settle(now):
+                return
 
     def _with_due(self, steps: Sequence[Step]) -> Iterator[Step]:
         """The timeline's steps, and a step for each pod end due between them (`_due` grows as pods bind)."""
@@ -327,10 +360,18 @@ class Oracle:
 
     def _create_owner(self, source: Source, doc: Mapping[str, Any]) -> None:
         """Create a Job and wait (a few seconds at most) until the Job controller has made the pods it starts
-        with, so that the step's later pods reach the queue after them, as in the manifests' order."""
-        self._create(source, doc)
+        with, so that the step's later pods reach the queue after them, as in the manifests' order. A Job that
+        Kueue queues is created a second after the one before: Kueue orders workloads by creationTimestamp
+        (whole seconds), then at random (by UID); a second apart, by creation, as Phalanx orders them."""
         spec = doc.get("spec") or {}
-        if spec.get("suspend") is True:
+        queued = self.admissions is not None and ((doc.get("metadata") or {}).get("labels") or {}).get(
+            KUEUE_QUEUE_LABEL)
+        if queued:
+            time.sleep(max(0.0, self._queued_second + 1 - time.time()))
+        self._create(source, doc)
+        if queued:
+            self._queued_second = math.floor(time.time())
+        if spec.get("suspend") is True or queued:  # Kueue decides when it starts
             return
         parallelism = _count(spec.get("parallelism"), 1)
         expected = min(parallelism, _count(spec.get("completions"), parallelism))
@@ -351,7 +392,7 @@ class Oracle:
         if not step.finish and not due:
             return False
         ended = False
-        live = {pod_key(p): p for p in self._pods()}
+        live = {self.key(p): p for p in self._pods()}
         for key in (*step.finish, *due):
             pod = live.get(key)
             if key in due and (pod is None or pod["metadata"].get("deletionTimestamp") is not None):
@@ -392,7 +433,7 @@ class Oracle:
             pods = self._pods()
             changed_here = False
             for pod in pods:
-                key = pod_key(pod)
+                key = self.key(pod)
                 record = outcome.pods.setdefault(key, RealPod(key))
                 group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
                 if group:
@@ -437,7 +478,7 @@ class Oracle:
         ended = False
         for pod in self._pods():
             if pod["metadata"].get("deletionTimestamp") is not None:
-                key = pod_key(pod)
+                key = self.key(pod)
                 ended |= self._terminate(pod, outcome.pods.setdefault(key, RealPod(key)), now)
         return ended
 
@@ -450,7 +491,7 @@ class Oracle:
         while time.monotonic() < deadline:
             tried = 0
             for pod in self._pods():
-                key = pod_key(pod)
+                key = self.key(pod)
                 if key not in wanted or pod["metadata"].get("deletionTimestamp") is not None:
                     continue
                 conditions = (pod.get("status") or {}).get("conditions") or []
@@ -487,9 +528,24 @@ class Oracle:
 
     def _pods(self) -> list[dict[str, Any]]:
         pods = [p.to_dict() for p in self.client.list(Pod, namespace="*")]
+        # A Job without completion indexes names its pods at random; Phalanx names them <job>-<n> in the order
+        # it makes them: the n-th pod of such a Job seen here takes that name.
+        pods.sort(key=lambda p: (str(p["metadata"].get("creationTimestamp")), p["metadata"]["name"]))
         for pod in pods:
-            self._keys[pod["metadata"]["uid"]] = pod_key(pod)
+            uid = pod["metadata"]["uid"]
+            if uid in self._keys:
+                continue
+            key = self.key(pod)
+            job = _unindexed_job(pod)
+            if job is not None:
+                key = f"{job}-{self._job_pods[job]}"
+                self._job_pods[job] += 1
+            self._keys[uid] = key
         return pods
+
+    def key(self, pod: Mapping[str, Any]) -> str:
+        """A live pod's key as Phalanx names it (see `_pods`, which must have seen it)."""
+        return self._keys.get(pod["metadata"]["uid"]) or pod_key(pod)
 
     def delete_now(self, pod: Mapping[str, Any]) -> None:
         """End a pod at once, as a kubelet and garbage collection would: the replay's finalizer off, deleted with
@@ -528,7 +584,7 @@ class Oracle:
 
     def _collect(self, outcome: RealOutcome, now: float) -> None:
         for pod in self._pods():
-            key = pod_key(pod)
+            key = self.key(pod)
             record = outcome.pods.setdefault(key, RealPod(key))
             record.node = _node_of(pod) or None
             if record.node is not None and record.bound_at is None:
@@ -573,6 +629,15 @@ def _created_starts(steps: Sequence[Step]) -> dict[str, float]:
     return {key: value - latest for key, value in found.items()}
 
 
+def _unindexed_job(pod: Mapping[str, Any]) -> str | None:
+    """`namespace/job` for a pod of a Job without completion indexes, else None."""
+    meta = pod.get("metadata") or {}
+    if pod_key(pod) != f"{meta.get('namespace') or 'default'}/{meta.get('name')}":
+        return None  # indexed: named by its index
+    owner = next((o for o in meta.get("ownerReferences") or () if o.get("kind") == "Job"), None)
+    return f"{meta.get('namespace') or 'default'}/{owner['name']}" if owner is not None else None
+
+
 def _count(value: object, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
 
@@ -609,7 +674,12 @@ def _deferred_groups(step: Step) -> dict[str, tuple[Source, Mapping[str, Any]]]:
 
 def _ordered(create: Sequence[tuple[Source, Mapping[str, Any]]]) -> list[tuple[Source, Mapping[str, Any]]]:
     """Namespaces, PriorityClasses and DeviceClasses first; the rest in document order."""
-    return sorted(create, key=lambda item: (item[1].get("kind") not in FIRST, item[0].index))
+    return sorted(create, key=lambda item: (item[1].get("kind") not in FIRST, _place(item[0])))
+
+
+def _place(source: Source) -> tuple[str, int]:
+    """Where a document was written: the order in which Phalanx takes objects of one instant."""
+    return source.file, source.index
 
 
 def _resources() -> list[Any]:

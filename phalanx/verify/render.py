@@ -13,12 +13,14 @@ _WHAT = {
     "boundAt": "simulated time of binding",
     "victims": "pods preempted",
     "podGroups": "PodGroupInitiallyScheduled",
+    "admission": "Kueue: admitted or held, and when first admitted, per Job",
     "messages": "FailedScheduling message (without the preemption tail)",
 }
 
 
 def render_verdict(verdict: Verdict, console: Console) -> None:
-    table = Table(title=f"phalanx verify: profile {verdict.profile} against the real kube-scheduler")
+    table = Table(title=f"phalanx verify: profile {verdict.profile} against the real "
+                        f"{' and '.join(verdict.oracles)}")
     for column in ("category", "agree", "total", "what is compared"):
         table.add_column(column, justify="right" if column in ("agree", "total") else "left")
     for category in CATEGORIES:

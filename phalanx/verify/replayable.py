@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from phalanx.api.fields import object_name
-from phalanx.api.kinds import KINDS, group_of, is_queueing_object
+from phalanx.api.kinds import KINDS, group_of, is_namespace, is_queueing_object
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
 
@@ -27,14 +27,18 @@ UNREPLAYED_CONTROLLERS = frozenset({"ReplicaSet", "StatefulSet", "DaemonSet", "C
 Document = tuple[Source, Mapping[str, Any]]
 
 
-def replayable(docs: Sequence[Document]) -> tuple[list[Document], list[str]]:
+def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[Document], list[str]]:
     """The documents the oracle creates, and a note for each kind left out; InputError (file, object, field
-    `kind`) for an object the oracle cannot replay."""
+    `kind`) for an object the oracle cannot replay. `kueue`: the real Kueue runs, and takes Kueue's objects
+    and the Namespaces its namespaceSelectors match."""
     kept: list[Document] = []
     left: Counter[str] = Counter()
     for source, doc in docs:
         kind, api_version = str(doc.get("kind")), str(doc.get("apiVersion"))
         group = group_of(api_version)
+        if kueue and ((group == "kueue.x-k8s.io" and is_queueing_object(doc)) or is_namespace(doc)):
+            kept.append((source, doc))
+            continue
         if is_queueing_object(doc):
             left[f"{kind} object(s) (queueing objects, which only the kueue and volcano profiles read)"] += 1
             continue

@@ -1,0 +1,151 @@
+"""What the oracle watches when the real Kueue admits (`verify --profile kueue`): each Job's Kueue Workload,
+whether and at which step of the timeline it was admitted, by which ClusterQueue, how often evicted, and why it
+waits; and waiting, at each step, until Kueue has decided on every queued Job.
+
+Kueue decides asynchronously: a Job created with the queue-name label is suspended by Kueue's webhook, gets a
+Workload from Kueue's Job reconciler, and is admitted (QuotaReserved and Admitted True, the Job resumed) or left
+pending (QuotaReserved False with a message) by its scheduler, which retries on every change. The step is
+settled when every queued Job has a Workload that Kueue has tried, every admitted one's Job runs, and nothing
+changed for a still spell longer than Kueue's requeue after a finished or evicted workload.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from lightkube import ApiError, Client
+from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.resources.batch_v1 import Job
+from lightkube.types import CascadeType
+
+from phalanx.api.fields import KUEUE_QUEUE_LABEL
+from phalanx.verify.controlplane import ControlPlaneError
+from phalanx.verify.kueue_plane import Kueue
+
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+Workload = create_namespaced_resource(GROUP, VERSION, "Workload", "workloads")
+LocalQueue = create_namespaced_resource(GROUP, VERSION, "LocalQueue", "localqueues")
+ClusterQueue = create_global_resource(GROUP, VERSION, "ClusterQueue", "clusterqueues")
+ResourceFlavor = create_global_resource(GROUP, VERSION, "ResourceFlavor", "resourceflavors")
+Cohort = create_global_resource(GROUP, VERSION, "Cohort", "cohorts")
+WorkloadPriorityClass = create_global_resource(GROUP, VERSION, "WorkloadPriorityClass", "workloadpriorityclasses")
+KINDS: tuple[Any, ...] = (Workload, LocalQueue, ClusterQueue, Cohort, ResourceFlavor, WorkloadPriorityClass)
+POLL_SECONDS = 0.1
+STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
+
+
+@dataclass
+class RealWorkload:
+    key: str  # "Job namespace/name", as Phalanx's report names the workload
+    admitted_at: float | None = None  # the step at which it was first seen admitted
+    cluster_queue: str | None = None
+    evictions: int = 0
+    message: str | None = None  # why it waits (QuotaReserved False), when it does at the end
+    admitted: bool = False  # admitted at the end (or finished after an admission)
+
+
+class Admissions:
+    """The real Kueue's decisions during one replay (`workloads` by Phalanx's key)."""
+
+    def __init__(self, client: Client, kueue: Kueue) -> None:
+        self.client = client
+        self.kueue = kueue
+        self.workloads: dict[str, RealWorkload] = {}
+        self._evicted: set[tuple[str, str]] = set()  # (workload uid, eviction time) seen
+
+    def start(self) -> None:
+        self.workloads.clear()
+        self._evicted.clear()
+        self.kueue.start()
+
+    def settle(self, now: float, timeout: float = 90.0) -> bool:
+        """Wait until Kueue has decided on every queued Job; note the admissions seen. True when anything
+        changed meanwhile."""
+        deadline = time.monotonic() + timeout
+        last: tuple[Any, ...] | None = None
+        first: tuple[Any, ...] | None = None
+        since = time.monotonic()
+        while time.monotonic() < deadline:
+            state = self._observe(now)
+            if first is None:
+                first = state[1]
+            if state != last:
+                last, since = state, time.monotonic()
+            elif state[0] and time.monotonic() - since >= STILL_SECONDS:
+                return state[1] != first
+            time.sleep(POLL_SECONDS)
+        raise ControlPlaneError(f"Kueue did not settle within {timeout:g}s at simulated time {now:g}s")
+
+    def _observe(self, now: float) -> tuple[bool, tuple[Any, ...]]:
+        """Whether every queued Job is decided, and a fingerprint of the decisions."""
+        jobs: dict[str, bool] = {}  # queued Job -> suspended
+        for job in self.client.list(Job, namespace="*"):
+            body = job.to_dict()
+            if (body["metadata"].get("labels") or {}).get(KUEUE_QUEUE_LABEL):
+                jobs[f"{body['metadata']['namespace']}/{body['metadata']['name']}"] = bool(
+                    (body.get("spec") or {}).get("suspend"))
+        decided = True
+        seen: set[str] = set()
+        fingerprint = []
+        for obj in self.client.list(Workload, namespace="*"):
+            meta = obj.metadata
+            owner = next((o.name for o in meta.ownerReferences or () if o.kind == "Job"), None) if meta else None
+            if meta is None or owner is None:
+                continue
+            key = f"{meta.namespace}/{owner}"
+            seen.add(key)
+            status: Mapping[str, Any] = obj.get("status") or {}
+            conditions = {c["type"]: c for c in status.get("conditions") or ()}
+            record = self.workloads.setdefault(f"Job {key}", RealWorkload(f"Job {key}"))
+            admitted = _true(conditions, "Admitted")
+            finished = _true(conditions, "Finished")
+            if admitted and record.admitted_at is None:
+                record.admitted_at = now
+            record.admitted = admitted or (finished and record.admitted_at is not None)
+            admission = status.get("admission") or {}
+            record.cluster_queue = admission.get("clusterQueue") or record.cluster_queue
+            evicted = conditions.get("Evicted")
+            if evicted is not None and evicted.get("status") == "True":
+                mark = (str(meta.uid), str(evicted.get("lastTransitionTime")))
+                if mark not in self._evicted:
+                    self._evicted.add(mark)
+                    record.evictions += 1
+            reserved = conditions.get("QuotaReserved")
+            record.message = reserved.get("message") if reserved is not None and not admitted and not finished \
+                else None
+            if not finished and (reserved is None or (admitted and jobs.get(key, False))):
+                decided = False
+            fingerprint.append((key, admitted, finished, record.message, record.evictions))
+        if set(jobs) - seen:
+            decided = False  # a queued Job whose Workload Kueue has not made yet
+        return decided, tuple(sorted(fingerprint, key=str))
+
+    def reset(self) -> None:
+        """Stop Kueue and delete its objects (finalizers cleared: nothing would clear them with Kueue gone)."""
+        self.kueue.stop()
+        for _ in range(100):
+            left = 0
+            for kind in KINDS:
+                namespaced = kind is Workload or kind is LocalQueue
+                for obj in self.client.list(kind, namespace="*") if namespaced else self.client.list(kind):
+                    meta = obj.metadata
+                    left += 1
+                    with contextlib.suppress(ApiError):
+                        if meta.finalizers:
+                            self.client.patch(kind, meta.name, {"metadata": {"finalizers": None}},
+                                              namespace=meta.namespace)
+                        if meta.deletionTimestamp is None:
+                            self.client.delete(kind, meta.name, namespace=meta.namespace,
+                                               cascade=CascadeType.BACKGROUND)
+            if not left:
+                return
+            time.sleep(POLL_SECONDS)
+        raise ControlPlaneError("Kueue's objects of the previous verify run were not deleted")
+
+
+def _true(conditions: dict[str, Any], kind: str) -> bool:
+    return bool(conditions.get(kind, {}).get("status") == "True")

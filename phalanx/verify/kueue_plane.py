@@ -1,0 +1,205 @@
+"""The real Kueue v0.17.0 (tools/kueue/build.sh) beside a ControlPlane: the oracle of `verify --profile kueue`.
+
+Kueue runs outside the cluster with the plane's kubeconfig, leader election, metrics and its own certificate
+management off, and its health and webhook ports on loopback. Started, it installs what a Kueue release does:
+the module's CRDs (their conversion webhook by loopback URL), the webhook configurations of the integrations it
+runs (by loopback URL), and the webhook Secret and certificate folder filled with a CA and a serving certificate
+for 127.0.0.1 (Kueue waits for both at start-up and ignores the first SIGTERM while it waits).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import ssl
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, _Process, free_port
+
+VERSION = "v0.17.0"
+NAMESPACE = "kueue-system"
+SECRET = "kueue-webhook-server-cert"
+# Kueue's integration name -> the API groups of its webhooks (the Kueue objects' own webhooks always run).
+FRAMEWORKS: dict[str, tuple[str, ...]] = {"batch/job": ("batch",)}
+READY_SECONDS = 60.0
+METRICS_CERTS = Path("/etc/kueue/metrics/certs")
+
+
+def default_home() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("PHALANX_KUEUE_BIN") or cache / "phalanx" / "kueue" / VERSION)
+
+
+def find_kueue(home: Path | None = None) -> Path:
+    """The folder of tools/kueue/build.sh's output (the binary and the module's config), or ControlPlaneError."""
+    folder = home or default_home()
+    if not (folder / "kueue").is_file() or not (folder / "config" / "crd").is_dir():
+        raise ControlPlaneError(f"Kueue {VERSION} is not built in {folder}: run tools/kueue/build.sh "
+                                "(or set PHALANX_KUEUE_BIN)")
+    return folder
+
+
+class Kueue:
+    """Kueue on a running ControlPlane; `start` installs and starts it, `stop` ends the process (the CRDs stay,
+    as they would in a cluster)."""
+
+    def __init__(self, plane: ControlPlane, home: Path | None = None,
+                 frameworks: Iterable[str] = ("batch/job",)) -> None:
+        self.plane = plane
+        self.home = find_kueue(home)
+        self.frameworks = tuple(frameworks)
+        self.dir = plane.dir / "kueue"
+        self.process: _Process | None = None
+        self.webhook_port = 0
+        self.health_port = 0
+        self._installed = False
+
+    @property
+    def version(self) -> str:
+        return VERSION
+
+    def start(self) -> None:
+        if self.process is not None and self.process.alive():
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self._installed:
+            self.webhook_port = free_port()
+            self._certificates()
+            self._install()
+            self._installed = True
+        self.health_port = free_port()
+        config = {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "namespace": NAMESPACE,
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health_port}"},
+            "metrics": {"bindAddress": "0"},
+            "webhook": {"port": self.webhook_port, "host": "127.0.0.1", "certDir": str(self.dir / "certs")},
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+            "clientConnection": {"qps": 300, "burst": 500},
+            "integrations": {"frameworks": list(self.frameworks)},
+        }
+        (self.dir / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        self.process = _Process("kueue", [
+            str(self.home / "kueue"), "--config", str(self.dir / "config.yaml"),
+            "--kubeconfig", str(self.plane.kubeconfig), "--feature-gates", "VisibilityOnDemand=false",
+            "--zap-log-level", "2"], self.dir)
+        self.plane._wait("kueue", self.process, self._ready, READY_SECONDS)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()  # it may ignore a first SIGTERM; its state is all in the API server
+            self.process = None
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except (OSError, urllib.error.URLError):
+            return False
+
+    # --- installation ---------------------------------------------------------------------------------
+
+    def _certificates(self) -> None:
+        """A CA and a serving certificate for 127.0.0.1 (PKCS#1 keys, a year), in the cert folder."""
+        certs = self.dir / "certs"
+        certs.mkdir(parents=True, exist_ok=True)
+        ext = self.dir / "san.cnf"
+        ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n", encoding="utf-8")
+        _openssl("genrsa", "-traditional", "-out", str(self.dir / "ca.key"), "2048")
+        _openssl("req", "-x509", "-new", "-key", str(self.dir / "ca.key"), "-days", "365", "-subj", "/CN=kueue-ca",
+                 "-out", str(certs / "ca.crt"))
+        _openssl("genrsa", "-traditional", "-out", str(certs / "tls.key"), "2048")
+        _openssl("req", "-new", "-key", str(certs / "tls.key"), "-subj", "/CN=127.0.0.1",
+                 "-out", str(self.dir / "tls.csr"))
+        _openssl("x509", "-req", "-in", str(self.dir / "tls.csr"), "-CA", str(certs / "ca.crt"),
+                 "-CAkey", str(self.dir / "ca.key"), "-CAcreateserial", "-days", "365", "-extfile", str(ext),
+                 "-out", str(certs / "tls.crt"))
+        # With its certificate management off, Kueue reads a metrics certificate from a fixed folder
+        # (cmd/kueue/main.go) even when metrics are off; it only has to load.
+        if not (METRICS_CERTS / "tls.crt").is_file():
+            try:
+                METRICS_CERTS.mkdir(parents=True, exist_ok=True)
+                for name in ("tls.crt", "tls.key"):
+                    (METRICS_CERTS / name).write_bytes((certs / name).read_bytes())
+            except OSError as exc:
+                raise ControlPlaneError(f"Kueue {VERSION} reads a metrics certificate from {METRICS_CERTS} "
+                                        f"(cmd/kueue/main.go), which cannot be written here: {exc}") from None
+
+    def _install(self) -> None:
+        certs = self.dir / "certs"
+        ca = base64.b64encode((certs / "ca.crt").read_bytes()).decode()
+        self._apply("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        self._apply(f"/api/v1/namespaces/{NAMESPACE}/secrets", {
+            "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+            "metadata": {"name": SECRET, "namespace": NAMESPACE},
+            "data": {name: base64.b64encode((certs / name).read_bytes()).decode()
+                     for name in ("ca.crt", "tls.crt", "tls.key")}})
+        converting = set()
+        for patch in sorted((self.home / "config" / "conversion").glob("*.yaml")):
+            converting.add(yaml.safe_load(patch.read_text(encoding="utf-8"))["metadata"]["name"])
+        for path in sorted((self.home / "config" / "crd").glob("*.yaml")):
+            crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+            if crd["metadata"]["name"] in converting:
+                crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+                    "clientConfig": {"url": f"https://127.0.0.1:{self.webhook_port}/convert", "caBundle": ca},
+                    "conversionReviewVersions": ["v1"]}}
+            self._apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
+        groups = {"kueue.x-k8s.io", *(g for f in self.frameworks for g in FRAMEWORKS.get(f, ()))}
+        for doc in yaml.safe_load_all((self.home / "config" / "webhooks.yaml").read_text(encoding="utf-8")):
+            if not doc:
+                continue
+            doc["metadata"]["name"] = f"kueue-{doc['metadata']['name']}"
+            doc["webhooks"] = [_by_url(hook, self.webhook_port, ca) for hook in doc.get("webhooks") or ()
+                               if set(_groups(hook)) <= groups]
+            plural = "mutatingwebhookconfigurations" if doc["kind"].startswith("Mutating") else \
+                "validatingwebhookconfigurations"
+            self._apply(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
+        self._established(sorted(converting))
+
+    def _established(self, names: Iterable[str], timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        for name in names:
+            while time.monotonic() < deadline:
+                crd = json.loads(self.plane.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"))
+                conditions = (crd.get("status") or {}).get("conditions") or []
+                if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
+                    break
+                time.sleep(0.1)
+
+    def _apply(self, collection: str, body: Mapping[str, Any]) -> None:
+        """Create an object; one that exists already (a second start on the same plane) is left as it is."""
+        request = urllib.request.Request(f"{self.plane.server}{collection}", data=json.dumps(body).encode(),
+                                         method="POST", headers={"Authorization": f"Bearer {TOKEN}",
+                                                                 "Content-Type": "application/json"})
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=30):
+                pass
+        except urllib.error.HTTPError as exc:
+            if exc.code != 409:
+                raise ControlPlaneError(f"installing Kueue: {body.get('kind')} {body['metadata'].get('name')}: "
+                                        f"{exc.code} {exc.read().decode(errors='replace')[:300]}") from None
+
+
+def _groups(hook: Mapping[str, Any]) -> list[str]:
+    return [group for rule in hook.get("rules") or () for group in rule.get("apiGroups") or ()]
+
+
+def _by_url(hook: dict[str, Any], port: int, ca: str) -> dict[str, Any]:
+    path = hook["clientConfig"]["service"]["path"]
+    return {**hook, "clientConfig": {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}}
+
+
+def _openssl(*args: str) -> None:
+    subprocess.run(["openssl", *args], check=True, capture_output=True)
