@@ -165,12 +165,15 @@ def _parser() -> argparse.ArgumentParser:
                                         "show where they agree and differ",
                          description="Start a throwaway Kubernetes v1.37.2 control plane on loopback, replay the "
                                      "manifests on it as Phalanx's simulation times them, and compare the real "
-                                     "kube-scheduler's decisions with Phalanx's (docs/fidelity.md). Exit status 0 "
-                                     "when they agree, 1 when they differ, 2 on bad input.")
+                                     "kube-scheduler's decisions with Phalanx's (docs/fidelity.md); under "
+                                     "--profile kueue the real Kueue v0.17.0 admits in front of it "
+                                     "(tools/kueue/build.sh). Exit status 0 when they agree, 1 when they differ, "
+                                     "2 on bad input.")
     ver.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                      help="Kubernetes manifests: YAML or JSON files, or directories of them")
     ver.add_argument("--profile", default="default",
-                     help="default | gang (GenericWorkload on in both schedulers) | a profile file (default: default)")
+                     help="default | gang (GenericWorkload on in both schedulers) | kueue (gang behind the real "
+                          "Kueue) | a profile file (default: default)")
     ver.add_argument("--kube-bin", metavar="DIR",
                      help="the folder with etcd, kube-apiserver, kube-scheduler and kube-controller-manager "
                           "(default: where tools/kube/build.sh puts them)")

@@ -23,6 +23,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import yaml
 
@@ -154,6 +155,7 @@ class ControlPlane:
         self.apiserver: _Process | None = None
         self.scheduler: _Process | None = None
         self.controller_manager: _Process | None = None
+        self.companions: list[Any] = []  # processes started beside it (the oracle's Kueue): stopped first
         self.api_port = 0
         self.scheduler_port = 0
         self.kubeconfig = self.dir / "kubeconfig"
@@ -323,6 +325,8 @@ class ControlPlane:
             self.controller_manager = None
 
     def stop(self) -> None:
+        for companion in self.companions:
+            companion.stop()
         for proc in (self.controller_manager, self.scheduler, self.apiserver, self.etcd):
             if proc is not None:
                 proc.stop()

@@ -20,7 +20,7 @@ from typing import Any
 from lightkube import ApiError, Client
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.resources.batch_v1 import Job
-from lightkube.types import CascadeType
+from lightkube.types import CascadeType, PatchType
 
 from phalanx.api.fields import KUEUE_QUEUE_LABEL
 from phalanx.verify.controlplane import ControlPlaneError
@@ -61,6 +61,28 @@ class Admissions:
         self.workloads.clear()
         self._evicted.clear()
         self.kueue.start()
+
+    def await_queues(self, timeout: float = 30.0) -> None:
+        """Wait until Kueue's controllers run: every ClusterQueue has its Active condition (Kueue's webhook
+        answers before its controllers have synced, and Workloads made then would share one second)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            queues = list(self.client.list(ClusterQueue))
+            if all(any(c.get("type") == "Active" for c in (q.get("status") or {}).get("conditions") or ())
+                   for q in queues):
+                return
+            time.sleep(POLL_SECONDS)
+        raise ControlPlaneError(f"Kueue's ClusterQueues were not reconciled within {timeout:g}s")
+
+    def await_workload(self, namespace: str, job: str, timeout: float = 5.0) -> None:
+        """Wait (a few seconds at most) until Kueue has made the Workload of a Job just created."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for obj in self.client.list(Workload, namespace=namespace):
+                meta = obj.metadata
+                if meta is not None and any(o.kind == "Job" and o.name == job for o in meta.ownerReferences or ()):
+                    return
+            time.sleep(POLL_SECONDS / 2)
 
     def settle(self, now: float, timeout: float = 90.0) -> bool:
         """Wait until Kueue has decided on every queued Job; note the admissions seen. True when anything
@@ -125,8 +147,8 @@ class Admissions:
         return decided, tuple(sorted(fingerprint, key=str))
 
     def reset(self) -> None:
-        """Stop Kueue and delete its objects (finalizers cleared: nothing would clear them with Kueue gone)."""
-        self.kueue.stop()
+        """Delete Kueue's objects, after the Jobs they belong to (Kueue would make a deleted Workload again for
+        a Job still there), with finalizers cleared by hand."""
         for _ in range(100):
             left = 0
             for kind in KINDS:
@@ -137,7 +159,7 @@ class Admissions:
                     with contextlib.suppress(ApiError):
                         if meta.finalizers:
                             self.client.patch(kind, meta.name, {"metadata": {"finalizers": None}},
-                                              namespace=meta.namespace)
+                                              namespace=meta.namespace, patch_type=PatchType.MERGE)
                         if meta.deletionTimestamp is None:
                             self.client.delete(kind, meta.name, namespace=meta.namespace,
                                                cascade=CascadeType.BACKGROUND)

@@ -17,6 +17,7 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,19 @@ SECRET = "kueue-webhook-server-cert"
 FRAMEWORKS: dict[str, tuple[str, ...]] = {"batch/job": ("batch",)}
 READY_SECONDS = 60.0
 METRICS_CERTS = Path("/etc/kueue/metrics/certs")
+
+
+_ON: weakref.WeakKeyDictionary[ControlPlane, Kueue] = weakref.WeakKeyDictionary()
+
+
+def kueue_on(plane: ControlPlane, *, create: bool = True) -> Kueue | None:
+    """The one Kueue of a control plane (its webhooks and CRDs name one port and one CA): made on first use
+    when `create`."""
+    kueue = _ON.get(plane)
+    if kueue is None and create:
+        kueue = _ON[plane] = Kueue(plane)
+        plane.companions.append(kueue)
+    return kueue
 
 
 def default_home() -> Path:
@@ -50,7 +64,8 @@ def find_kueue(home: Path | None = None) -> Path:
 
 class Kueue:
     """Kueue on a running ControlPlane; `start` installs and starts it, `stop` ends the process (the CRDs stay,
-    as they would in a cluster)."""
+    as they would in a cluster). Once started it runs until the plane stops: its webhooks (failurePolicy Fail)
+    would refuse every Job, and every change to Kueue's objects, while it is down."""
 
     def __init__(self, plane: ControlPlane, home: Path | None = None,
                  frameworks: Iterable[str] = ("batch/job",)) -> None:

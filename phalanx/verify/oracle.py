@@ -35,7 +35,7 @@ from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 from phalanx.verify.kueue_oracle import Admissions
-from phalanx.verify.kueue_plane import Kueue
+from phalanx.verify.kueue_plane import kueue_on
 
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
@@ -172,22 +172,18 @@ class Oracle:
         # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
         self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
         self.admissions: Admissions | None = None  # the real Kueue, when the profile admits as Kueue does
-        self._kueue: Kueue | None = None
         self._job_pods: defaultdict[str, int] = defaultdict(int)  # a Job without indexes -> its pods seen
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
 
     def use_kueue(self, on: bool) -> None:
         """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without."""
-        if on and self._kueue is None:
-            self._kueue = Kueue(self.plane)
-        self.admissions = Admissions(self.client, self._kueue) if on and self._kueue is not None else None
+        kueue = kueue_on(self.plane) if on else None
+        self.admissions = Admissions(self.client, kueue) if kueue is not None else None
 
     def reset(self, timeout: float = 60.0) -> None:
         """Delete what a previous run created (namespaced objects, nodes, classes, rules), for the next run.
         No garbage collector or finalizer controller runs here, so finalizers are cleared by hand."""
         self.plane.stop_controller_manager()  # its controllers would recreate what is deleted
-        if self._kueue is not None:
-            Admissions(self.client, self._kueue).reset()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             left = 0
@@ -207,6 +203,9 @@ class Oracle:
                             self.client.delete(resource, meta.name, namespace=meta.namespace, grace_period=0,
                                                cascade=CascadeType.BACKGROUND)
             if not left:
+                kueue = kueue_on(self.plane, create=False)
+                if kueue is not None:
+                    Admissions(self.client, kueue).reset()
                 return
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"objects of the previous verify run were not deleted within {timeout:g}s")
@@ -254,6 +253,8 @@ class Oracle:
                     self._scheduler_setup = wanted
                 if controllers:  # with every workload gate on: controllers stamp what Phalanx stamps
                     self.plane.start_controller_manager(controllers)
+                if self.admissions is not None:
+                    self.admissions.await_queues()
                 started = time.monotonic()
             for j, unit in enumerate(step.units):
                 kind, _, name = (step.unit_groups[j] if j < len(step.unit_groups) else "").partition(":")
@@ -369,7 +370,9 @@ class Oracle:
         if queued:
             time.sleep(max(0.0, self._queued_second + 1 - time.time()))
         self._create(source, doc)
-        if queued:
+        if queued and self.admissions is not None:
+            meta = doc.get("metadata") or {}
+            self.admissions.await_workload(str(meta.get("namespace") or "default"), str(meta.get("name")))
             self._queued_second = math.floor(time.time())
         if spec.get("suspend") is True or queued:  # Kueue decides when it starts
             return

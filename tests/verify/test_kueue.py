@@ -1,0 +1,145 @@
+"""`verify --profile kueue`: the real Kueue v0.17.0 (tools/kueue/build.sh) in front of the real kube-scheduler,
+against Phalanx's kueue profile: per Job, admitted or held and when first admitted; per pod as for every profile.
+
+Without the Kueue build these tests are skipped, unless PHALANX_REQUIRE_KUBE=1 (as CI sets it), where a missing
+build is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phalanx.errors import InputError
+from phalanx.scheduler.profiles import builtin
+from phalanx.sim.scenario import scenario_for
+from phalanx.verify.compare import CATEGORIES, Verdict, verify
+from phalanx.verify.controlplane import ControlPlaneError
+from phalanx.verify.kueue_plane import find_kueue
+from phalanx.verify.oracle import Oracle
+
+pytestmark = pytest.mark.kube
+
+ROOT = Path(__file__).resolve().parents[2]
+KUEUE = ROOT / "tests" / "upstream" / "kueue"
+Doc = dict[str, Any]
+
+
+@pytest.fixture(autouse=True)
+def _kueue_built() -> None:
+    try:
+        find_kueue()
+    except ControlPlaneError as exc:
+        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+
+
+def node(name: str = "n1", cpu: str = "16") -> Doc:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+            "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}}
+
+
+def job(name: str, queue: str, pods: int, cpu: str, duration: str = "30m", namespace: str = "default",
+        arrival: str = "0s") -> Doc:
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"kueue.x-k8s.io/queue-name": queue},
+                         "annotations": {"phalanx.dev/duration": duration, "phalanx.dev/arrival": arrival}},
+            "spec": {"parallelism": pods, "completions": pods, "template": {"spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": cpu,
+                                                                                      "memory": "1Gi"}}}]}}}}
+
+
+def cluster_queue(name: str, cpu: str, cohort: str | None = None, **extra: Any) -> Doc:
+    spec: Doc = {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [
+        {"name": "default-flavor", "resources": [{"name": "cpu", "nominalQuota": cpu, **extra},
+                                                 {"name": "memory", "nominalQuota": "256Gi"}]}]}]}
+    if cohort:
+        spec["cohortName"] = cohort
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def local_queue(name: str, cq: str, namespace: str = "default") -> Doc:
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+            "metadata": {"name": name, "namespace": namespace}, "spec": {"clusterQueue": cq}}
+
+
+FLAVOR: Doc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": "default-flavor"}}
+
+
+def run(tmp_path: Path, oracle: Oracle, docs: list[Doc], *files: Path) -> Verdict:
+    path = tmp_path / "input.yaml"
+    path.write_text(yaml.safe_dump_all(docs, sort_keys=False), encoding="utf-8")
+    return verify([str(path), *(str(f) for f in files)], builtin("kueue"), oracle, scenario=scenario_for("kueue"))
+
+
+def assert_agrees(verdict: Verdict) -> None:
+    differing = {c for c in CATEGORIES if c != "messages" and verdict.agree[c] != verdict.total[c]}
+    assert not differing, [d.to_json() for d in verdict.differences if d.category != "messages"]
+
+
+def test_kueues_sample_job_and_a_second_job_share_the_quota(tmp_path: Path, oracle: Oracle) -> None:
+    """Kueue's sample Job and its single-ClusterQueue setup (9 cpu), unchanged, with an 8-cpu Job written
+    before them: the 8-cpu Job is admitted at once, the sample Job (3 cpu) when it finishes, on both."""
+    verdict = run(tmp_path, oracle, [node(), job("second", "user-queue", 4, "2")],
+                  KUEUE / "sample-job.yaml", KUEUE / "single-clusterqueue-setup.yaml")
+    assert_agrees(verdict)
+    assert verdict.total["admission"] == 2 and verdict.total["boundAt"] == 7
+    assert verdict.to_json()["oracles"] == ["kube-scheduler v1.37.2", "Kueue v0.17.0"]
+    admitted = {d["name"]: d for d in verdict.pods}
+    assert admitted["default/second-0"]["kubeScheduler"]["boundAt"] == 0.0
+    assert all(p["kubeScheduler"]["boundAt"] == 1800.0 for name, p in admitted.items() if "sample-job" in name)
+
+
+def test_a_cohort_lends_idle_quota_and_a_missing_local_queue_holds(tmp_path: Path, oracle: Oracle) -> None:
+    """team-a (4 cpu) borrows team-b's idle 4 cpu in cohort org for a 6-cpu Job; a Job naming a LocalQueue
+    that does not exist is held on both."""
+    docs = [node(), FLAVOR, cluster_queue("team-a", "4", "org"), cluster_queue("team-b", "4", "org"),
+            local_queue("a", "team-a"), local_queue("b", "team-b"),
+            job("borrower", "a", 3, "2"), job("lost", "nowhere", 1, "1")]
+    verdict = run(tmp_path, oracle, docs)
+    assert_agrees(verdict)
+    assert verdict.total["admission"] == 2
+
+
+def test_a_namespace_selector_matches_the_namespaces_labels(tmp_path: Path, oracle: Oracle) -> None:
+    """The ClusterQueue selects namespaces labelled team=a: the Job in team-a is admitted, the one in team-b
+    is not, on both (Phalanx read only kubernetes.io/metadata.name before)."""
+    selective = cluster_queue("cq", "8")
+    selective["spec"]["namespaceSelector"] = {"matchLabels": {"team": "a"}}
+    docs = [node(),
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a", "labels": {"team": "a"}}},
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-b", "labels": {"team": "b"}}},
+            FLAVOR, selective, local_queue("q", "cq", "team-a"), local_queue("q", "cq", "team-b"),
+            job("in", "q", 2, "1", namespace="team-a"), job("out", "q", 2, "1", namespace="team-b")]
+    verdict = run(tmp_path, oracle, docs)
+    assert_agrees(verdict)
+    assert verdict.total["admission"] == 2
+
+
+def test_what_kueues_webhook_rejects_phalanx_rejects(tmp_path: Path, oracle: Oracle) -> None:
+    """A borrowingLimit without a cohort: the real Kueue's webhook refuses the ClusterQueue, and Phalanx refuses
+    it too, naming file, object and field."""
+    bad = cluster_queue("cq", "8", borrowingLimit="2")
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump_all([node(), FLAVOR, bad]), encoding="utf-8")
+    with pytest.raises(InputError) as mine:
+        verify([str(path)], builtin("kueue"), oracle, scenario=scenario_for("kueue"))
+    assert "ClusterQueue cq" in str(mine.value) and "borrowingLimit" in str(mine.value)
+    oracle.use_kueue(True)
+    assert oracle.admissions is not None
+    oracle.admissions.start()
+    with pytest.raises(InputError) as real:
+        oracle.create(next(iter(_sources(path))), bad)
+    assert "rejected" in str(real.value) and "borrowingLimit" in str(real.value)
+
+
+def _sources(path: Path) -> list[Any]:
+    from phalanx.api.documents import raw_documents
+
+    return [source for source, _ in raw_documents([str(path)])]
