@@ -30,7 +30,7 @@ from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.kueue_oracle import RealWorkload
-from phalanx.verify.oracle import Oracle, RealOutcome, Step, pod_key
+from phalanx.verify.oracle import Oracle, RealOutcome, RealPod, Step, pod_key
 from phalanx.verify.replayable import UNREPLAYED_CONTROLLERS, check_controller_pods, replayable
 
 SCHEMA_VERSION = 1
@@ -297,6 +297,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     oracle.reset()
     oracle.use_kueue(kueue)
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations)
+    _pair_interchangeable(first.report, real, oracle.interchangeable())
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()
     preempted_on = {key: pod.preempted_on for key, pod in real.pods.items() if pod.preempted_on is not None}
@@ -305,6 +306,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     verdict = Verdict(profile.name, phalanx_seconds=time.perf_counter() - started, real_seconds=real.seconds,
                       binds=int(second.report["stats"]["podsScheduled"]))
     prebound = {pod_key(doc) for _, doc in docs if doc.get("kind") == "Pod" and (doc.get("spec") or {}).get("nodeName")}
+    _pair_interchangeable(second.report, real, oracle.interchangeable())
     _compare(verdict, second.report, real, second.ties, prebound)
     if oracle.admissions is not None:
         verdict.oracles.append(f"Kueue {oracle.admissions.kueue.version}")
@@ -317,6 +319,32 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     return verdict
 
 
+def _pair_interchangeable(report: Mapping[str, Any], real: RealOutcome, groups: Mapping[str, list[str]]) -> None:
+    """The pods of a Job without completion indexes are alike, and named in creation order on both sides
+    (`Oracle.interchangeable`): pair each of Phalanx's with a real one bound to the same node at the same time
+    where there is one (then the same node), so that which name went where is not counted as a difference."""
+    mine = {pod["name"]: pod for pod in report["pods"]}
+    for keys in groups.values():
+        free = [real.pods[key] for key in keys if key in real.pods]
+        paired: dict[str, RealPod] = {}
+        for also_time in (True, False):
+            for key in keys:
+                pod = mine.get(key)
+                if key in paired or pod is None or pod["node"] is None:
+                    continue
+                match = next((r for r in free if r.node == pod["node"]
+                              and (not also_time or r.bound_at == pod["boundAt"])), None)
+                if match is not None:
+                    free.remove(match)
+                    paired[key] = match
+        for key in keys:
+            if key not in paired and key in real.pods and free:
+                paired[key] = free.pop(0)
+        for key, record in paired.items():
+            record.key = key
+            real.pods[key] = record
+
+
 def _check_admission(scenario: Scenario | None) -> None:
     """Only Kueue can be replayed: Volcano's module is not served here, so nothing real could judge it."""
     if scenario is not None and scenario.admission not in (None, "kueue"):
@@ -326,17 +354,18 @@ def _check_admission(scenario: Scenario | None) -> None:
 
 def _compare_admission(verdict: Verdict, report: Mapping[str, Any], real: Mapping[str, RealWorkload],
                        arrivals: Mapping[str, float]) -> None:
-    """Per Job that Kueue queues: admitted or held at the end, and the step at which it was first admitted."""
+    """Per Job that Kueue queues: admitted or held at the end, the step at which it was first admitted, and how
+    often Kueue evicted it (preempted or reclaimed)."""
     for row in (report.get("admission") or {}).get("workloads") or ():
         name = row["name"]
         if name not in arrivals:
             continue  # the oracle runs Kueue's batch/job integration only
         waits = row["admissionWaits"]
         mine = {"admitted": bool(row["admitted"]),
-                "admittedAt": round(arrivals[name] + waits[0], 6) if waits else None}
+                "admittedAt": round(arrivals[name] + waits[0], 6) if waits else None, "evictions": row["evictions"]}
         theirs = real.get(name)
         verdict.check("admission", name, mine, None if theirs is None else {
-            "admitted": theirs.admitted, "admittedAt": theirs.admitted_at})
+            "admitted": theirs.admitted, "admittedAt": theirs.admitted_at, "evictions": theirs.evictions})
 
 
 def _compare(verdict: Verdict, report: Mapping[str, Any], real: RealOutcome,

@@ -62,6 +62,10 @@ class Admissions:
         self._evicted.clear()
         self.kueue.start()
 
+    def queued(self, job: str | None) -> bool:
+        """Whether Kueue holds the Workload of Job `namespace/name`."""
+        return job is not None and f"Job {job}" in self.workloads
+
     def await_queues(self, timeout: float = 30.0) -> None:
         """Wait until Kueue's controllers run: every ClusterQueue has its Active condition (Kueue's webhook
         answers before its controllers have synced, and Workloads made then would share one second)."""

@@ -172,7 +172,9 @@ class Oracle:
         # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
         self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
         self.admissions: Admissions | None = None  # the real Kueue, when the profile admits as Kueue does
-        self._job_pods: defaultdict[str, int] = defaultdict(int)  # a Job without indexes -> its pods seen
+        # A Job without completion indexes -> the uid of the pod named <job>-<n>, by n; and the pods that ended
+        self._job_pods: defaultdict[str, dict[int, str]] = defaultdict(dict)
+        self._ended: set[str] = set()
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
 
     def use_kueue(self, on: bool) -> None:
@@ -222,6 +224,7 @@ class Oracle:
         self._durations = dict(durations or {})
         self._due.clear()
         self._job_pods.clear()
+        self._ended.clear()
         if self.admissions is not None:
             self.admissions.start()
         self._ensure_namespaces(steps)
@@ -413,6 +416,7 @@ class Oracle:
                 self.client.patch(Pod.Status, meta["name"], patch, namespace=meta["namespace"],
                                   patch_type=PatchType.MERGE)
             outcome.pods.setdefault(key, RealPod(key)).finished = True
+            self._ended.add(pod["metadata"]["uid"])
             self.delete_now(pod)
             ended = True
         return ended
@@ -442,6 +446,8 @@ class Oracle:
                 if group:
                     record.group = f"{pod['metadata']['namespace']}/{group}"
                 if pod["metadata"].get("deletionTimestamp") is not None:
+                    if self.admissions is not None and _node_of(pod) and self.admissions.queued(_job_of(pod)):
+                        record.preempted = True  # Kueue evicted its Job: the Job controller deletes its pods
                     changed_here |= self._terminate(pod, record, now)
                 elif _node_of(pod) and record.bound_at is None:
                     self._seen_bound(record, _node_of(pod), now)
@@ -532,19 +538,28 @@ class Oracle:
     def _pods(self) -> list[dict[str, Any]]:
         pods = [p.to_dict() for p in self.client.list(Pod, namespace="*")]
         # A Job without completion indexes names its pods at random; Phalanx names them <job>-<n> in the order
-        # it makes them: the n-th pod of such a Job seen here takes that name.
+        # it makes them: the n-th pod of such a Job seen here takes that name, and a pod that replaces one
+        # deleted before it ended (evicted, preempted) takes that one's name, as Phalanx makes it again.
         pods.sort(key=lambda p: (str(p["metadata"].get("creationTimestamp")), p["metadata"]["name"]))
+        live = {pod["metadata"]["uid"] for pod in pods}
         for pod in pods:
             uid = pod["metadata"]["uid"]
             if uid in self._keys:
                 continue
-            key = self.key(pod)
+            key = pod_key(pod)
             job = _unindexed_job(pod)
             if job is not None:
-                key = f"{job}-{self._job_pods[job]}"
-                self._job_pods[job] += 1
+                names = self._job_pods[job]
+                free = [i for i, held in names.items() if held not in live and held not in self._ended]
+                index = min(free) if free else len(names)
+                names[index] = uid
+                key = f"{job}-{index}"
             self._keys[uid] = key
         return pods
+
+    def interchangeable(self) -> dict[str, list[str]]:
+        """The keys given to the pods of each Job without completion indexes in the last run (`_pods`)."""
+        return {job: [f"{job}-{i}" for i in sorted(names)] for job, names in self._job_pods.items()}
 
     def key(self, pod: Mapping[str, Any]) -> str:
         """A live pod's key as Phalanx names it (see `_pods`, which must have seen it)."""
@@ -632,13 +647,19 @@ def _created_starts(steps: Sequence[Step]) -> dict[str, float]:
     return {key: value - latest for key, value in found.items()}
 
 
+def _job_of(pod: Mapping[str, Any]) -> str | None:
+    """`namespace/job` of a Job's pod, else None."""
+    meta = pod.get("metadata") or {}
+    owner = next((o for o in meta.get("ownerReferences") or () if o.get("kind") == "Job"), None)
+    return f"{meta.get('namespace') or 'default'}/{owner['name']}" if owner is not None else None
+
+
 def _unindexed_job(pod: Mapping[str, Any]) -> str | None:
     """`namespace/job` for a pod of a Job without completion indexes, else None."""
     meta = pod.get("metadata") or {}
     if pod_key(pod) != f"{meta.get('namespace') or 'default'}/{meta.get('name')}":
         return None  # indexed: named by its index
-    owner = next((o for o in meta.get("ownerReferences") or () if o.get("kind") == "Job"), None)
-    return f"{meta.get('namespace') or 'default'}/{owner['name']}" if owner is not None else None
+    return _job_of(pod)
 
 
 def _count(value: object, default: int) -> int:

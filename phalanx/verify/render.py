@@ -13,7 +13,7 @@ _WHAT = {
     "boundAt": "simulated time of binding",
     "victims": "pods preempted",
     "podGroups": "PodGroupInitiallyScheduled",
-    "admission": "Kueue: admitted or held, and when first admitted, per Job",
+    "admission": "Kueue: admitted or held, when first admitted, evictions, per Job",
     "messages": "FailedScheduling message (without the preemption tail)",
 }
 
