@@ -530,11 +530,12 @@ def _migrate(args: argparse.Namespace, console: Console) -> int:
 def _validate(args: argparse.Namespace, console: Console) -> int:
     inputs, _ = _load(args.paths, args.trace_file, args.queues)
     controllers = inputs.controllers()
+    queueing = sum(1 for doc, _ in inputs.queue_docs if not is_namespace(doc))
     print(f"valid: {len(inputs.nodes)} node(s), {len(inputs.pods)} pod(s), {len(inputs.pod_groups)} "
           f"pod group(s), {len(inputs.workloads)} workload(s), {len(inputs.jobs)} job(s), "
           f"{len(controllers)} workload controller object(s) (Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, "
           "JobSet, LeaderWorkerSet, PyTorchJob, TFJob, MPIJob), "
-          f"{len(inputs.priority_classes)} priority class(es), {len(inputs.queue_docs)} queueing object(s), "
+          f"{len(inputs.priority_classes)} priority class(es), {queueing} queueing object(s), "
           f"{len(inputs.node_groups)} node group(s)")
     return 0
 

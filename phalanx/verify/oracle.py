@@ -684,7 +684,10 @@ def _generic_class(api_version: str, kind: str) -> Any:
 
 def _generic(body: Mapping[str, Any]) -> Any:
     """The manifest as lightkube sends it: a generic resource, the body unchanged (typed models would drop
-    or refuse fields that the API server itself should judge)."""
+    or refuse fields that the API server itself should judge). A Namespace (metadata only) is lightkube's
+    own model: lightkube allows one class per kind, and its Namespace is in use."""
+    if body.get("kind") == "Namespace" and body.get("apiVersion") == "v1":
+        return Namespace.from_dict(dict(body))
     return _generic_class(str(body.get("apiVersion")), str(body.get("kind"))).from_dict(dict(body))
 
 
