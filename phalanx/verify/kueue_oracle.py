@@ -36,6 +36,7 @@ WorkloadPriorityClass = create_global_resource(GROUP, VERSION, "WorkloadPriority
 KINDS: tuple[Any, ...] = (Workload, LocalQueue, ClusterQueue, Cohort, ResourceFlavor, WorkloadPriorityClass)
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
+RECHECK_SECONDS = 0.5  # after the scheduler's quiet: binding pods changes nothing Kueue's Job integration reads
 
 
 @dataclass
@@ -88,9 +89,9 @@ class Admissions:
                     return
             time.sleep(POLL_SECONDS / 2)
 
-    def settle(self, now: float, timeout: float = 90.0) -> bool:
-        """Wait until Kueue has decided on every queued Job; note the admissions seen. True when anything
-        changed meanwhile."""
+    def settle(self, now: float, timeout: float = 90.0, still: float = STILL_SECONDS) -> bool:
+        """Wait until Kueue has decided on every queued Job and nothing changed for `still` seconds; note the
+        admissions seen. True when anything changed meanwhile."""
         deadline = time.monotonic() + timeout
         last: tuple[Any, ...] | None = None
         first: tuple[Any, ...] | None = None
@@ -101,7 +102,7 @@ class Admissions:
                 first = state[1]
             if state != last:
                 last, since = state, time.monotonic()
-            elif state[0] and time.monotonic() - since >= STILL_SECONDS:
+            elif state[0] and time.monotonic() - since >= still:
                 return state[1] != first
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"Kueue did not settle within {timeout:g}s at simulated time {now:g}s")

@@ -34,7 +34,7 @@ from phalanx.api.fields import KUEUE_QUEUE_LABEL, with_generated_name
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
-from phalanx.verify.kueue_oracle import Admissions
+from phalanx.verify.kueue_oracle import RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import kueue_on
 
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
@@ -297,7 +297,7 @@ class Oracle:
             if self.admissions is not None:
                 self.admissions.settle(now)
             self._quiet(now, outcome)
-            if self.admissions is None or not self.admissions.settle(now):
+            if self.admissions is None or not self.admissions.settle(now, still=RECHECK_SECONDS):
                 return
 
     def _with_due(self, steps: Sequence[Step]) -> Iterator[Step]:

@@ -15,9 +15,11 @@ from pathlib import Path
 import yaml
 
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.scenario import scenario_for
 from phalanx.verify.compare import verify
 from phalanx.verify.controlplane import ControlPlane
 from phalanx.verify.generator import generate_case
+from phalanx.verify.kueue_generator import generate_kueue_case
 from phalanx.verify.oracle import Oracle
 
 
@@ -42,6 +44,28 @@ def run_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> ShardRes
         if wrong:
             result.disagreeing[seed] = wrong
     return result
+
+
+def run_kueue_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> ShardResult:
+    """The Kueue differential suite's cases (phalanx.verify.kueue_generator) under `kueue`, on the real Kueue."""
+    result = ShardResult()
+    for seed in seeds:
+        path = directory / f"kueue-case-{seed}.yaml"
+        path.write_text(yaml.safe_dump_all(generate_kueue_case(seed), sort_keys=False))
+        verdict = verify([str(path)], builtin("kueue"), oracle, seed=seed, scenario=scenario_for("kueue"))
+        result.agree.update(verdict.agree)
+        result.total.update(verdict.total)
+        wrong = [f"{d.category} {d.name}: {d.phalanx!r} vs {d.real!r}" for d in verdict.differences
+                 if d.category != "messages"]
+        if wrong:
+            result.disagreeing[seed] = wrong
+    return result
+
+
+def run_kueue_shard_on_own_plane(seeds: Sequence[int]) -> ShardResult:
+    """`run_kueue_shard` on a control plane (and a Kueue) started for it, stopped at the end."""
+    with tempfile.TemporaryDirectory(prefix="phalanx-kueue-differential-") as directory, ControlPlane() as plane:
+        return run_kueue_shard(seeds, Oracle(plane), Path(directory))
 
 
 def run_shard_on_own_plane(seeds: Sequence[int]) -> ShardResult:

@@ -1,0 +1,79 @@
+"""Small random queueing cases for the Kueue differential suite: seeded, so a failing case is one number to rerun.
+
+Each case is a list of ordinary manifests: three nodes (two pools when the case has two ResourceFlavors), two
+PriorityClasses, one or two ClusterQueues (two share a cohort, with borrowing and lending limits on some),
+their preemption policies and queueing strategy, a LocalQueue each, and two to five Jobs naming a LocalQueue,
+some with a priority, arriving over a few minutes. Quota, not nodes, is what runs short: the nodes hold every
+Job at once, so what the real Kueue decides is what is compared, not which pods a full node turns away.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+Doc = dict[str, Any]
+PRIORITIES = {"low": 100, "high": 1000}
+GROUP = "kueue.x-k8s.io/v1beta2"
+
+
+def generate_kueue_case(seed: int) -> list[Doc]:
+    rng = random.Random(seed)
+    pools = ("a", "b") if rng.random() < 0.3 else ()
+    docs: list[Doc] = [_node(f"node-{i}", pools[min(i, 1)] if pools else None) for i in range(3)]
+    docs += [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+              "value": value} for name, value in PRIORITIES.items()]
+    flavors = [f"pool-{p}" for p in pools] or ["default-flavor"]
+    for name, pool in zip(flavors, pools or (None,), strict=True):
+        spec = {"nodeLabels": {"pool": pool}} if pool else {}
+        docs.append({"apiVersion": GROUP, "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec})
+    queues = ["team-a", "team-b"][:rng.choice((1, 2, 2))]
+    cohort = len(queues) > 1
+    for name in queues:
+        docs.append(_cluster_queue(rng, name, flavors, cohort))
+        docs.append({"apiVersion": GROUP, "kind": "LocalQueue", "metadata": {"name": name, "namespace": "default"},
+                     "spec": {"clusterQueue": name}})
+    for i in range(rng.randint(2, 5)):
+        docs.append(_job(rng, i, rng.choice(queues)))
+    return docs
+
+
+def _node(name: str, pool: str | None) -> Doc:
+    labels = {"kubernetes.io/hostname": name, **({"pool": pool} if pool else {})}
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+            "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}}
+
+
+def _cluster_queue(rng: random.Random, name: str, flavors: list[str], cohort: bool) -> Doc:
+    resources = []
+    for flavor in flavors:
+        cpu: Doc = {"name": "cpu", "nominalQuota": rng.choice((2, 3, 4, 6))}
+        if cohort and rng.random() < 0.3:
+            cpu["borrowingLimit"] = rng.choice((0, 1, 2))
+        if cohort and rng.random() < 0.3:
+            cpu["lendingLimit"] = rng.choice((0, 1, 2))
+        resources.append({"name": flavor, "resources": [cpu, {"name": "memory", "nominalQuota": "64Gi"}]})
+    preemption: Doc = {"withinClusterQueue": rng.choice(("Never", "LowerPriority"))}
+    if cohort:
+        preemption["reclaimWithinCohort"] = rng.choice(("Never", "Any", "LowerPriority"))
+    spec: Doc = {"namespaceSelector": {}, "queueingStrategy": rng.choice(("BestEffortFIFO", "StrictFIFO")),
+                 "preemption": preemption,
+                 "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": resources}]}
+    if cohort:
+        spec["cohortName"] = "org"
+    return {"apiVersion": GROUP, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _job(rng: random.Random, i: int, queue: str) -> Doc:
+    pods = rng.choice((1, 1, 2, 3))
+    template: Doc = {"restartPolicy": "Never", "containers": [{"name": "main", "image": "trainer:v1", "resources": {
+        "requests": {"cpu": rng.choice(("500m", "1", "1", "2")), "memory": "1Gi"}}}]}
+    if rng.random() < 0.4:
+        template["priorityClassName"] = rng.choice(tuple(PRIORITIES))
+    # Distinct run times: no two Jobs end in one instant (the oracle's kubelet would end them one at a time).
+    annotations = {"phalanx.dev/arrival": f"{rng.choice((0, 0, 30, 90)) + i}s",
+                   "phalanx.dev/duration": f"{600 + 97 * i}s"}
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": f"job-{i}", "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": queue},
+                         "annotations": annotations},
+            "spec": {"parallelism": pods, "completions": pods, "template": {"spec": template}}}
