@@ -446,7 +446,8 @@ class Oracle:
                 if group:
                     record.group = f"{pod['metadata']['namespace']}/{group}"
                 if pod["metadata"].get("deletionTimestamp") is not None:
-                    if self.admissions is not None and _node_of(pod) and self.admissions.queued(_job_of(pod)):
+                    if self.admissions is not None and _node_of(pod) and not record.finished \
+                            and self.admissions.queued(_job_of(pod)):
                         record.preempted = True  # Kueue evicted its Job: the Job controller deletes its pods
                     changed_here |= self._terminate(pod, record, now)
                 elif _node_of(pod) and record.bound_at is None:
