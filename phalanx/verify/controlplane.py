@@ -133,6 +133,7 @@ class _Process:
         if self.alive():
             self.proc.kill()
             self.proc.wait()
+        self._handle.close()
 
 
 class ControlPlane:
