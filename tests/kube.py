@@ -12,13 +12,19 @@ import pytest
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, find_binaries
 
 
-def control_plane_session(*, aggregation: bool = False) -> Iterator[ControlPlane]:
+def require(find: Callable[[], object]) -> None:
+    """Skip the test when `find` says a build is missing (ControlPlaneError), or fail it under
+    PHALANX_REQUIRE_KUBE=1, as CI runs."""
     try:
-        find_binaries()
+        find()
     except ControlPlaneError as exc:
         if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
             pytest.fail(str(exc))
         pytest.skip(str(exc))
+
+
+def control_plane_session(*, aggregation: bool = False) -> Iterator[ControlPlane]:
+    require(find_binaries)
     with ControlPlane(aggregation=aggregation) as plane:
         yield plane
 

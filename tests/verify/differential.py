@@ -6,9 +6,12 @@ with its own control plane (a case owns the whole cluster while it runs: nodes a
 
 from __future__ import annotations
 
+import multiprocessing
 import tempfile
+import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +19,7 @@ import yaml
 
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.scenario import scenario_for
-from phalanx.verify.compare import verify
+from phalanx.verify.compare import CATEGORIES, Verdict, verify
 from phalanx.verify.controlplane import ControlPlane
 from phalanx.verify.generator import generate_case
 from phalanx.verify.kueue_generator import generate_kueue_case
@@ -29,6 +32,36 @@ class ShardResult:
     total: Counter[str] = field(default_factory=Counter)
     disagreeing: dict[int, list[str]] = field(default_factory=dict)  # seed -> differences but in messages
 
+    def add(self, seed: int, verdict: Verdict) -> None:
+        self.agree.update(verdict.agree)
+        self.total.update(verdict.total)
+        wrong = [f"{d.category} {d.name}: {d.phalanx!r} vs {d.real!r}" for d in verdict.differences
+                 if d.category != "messages"]
+        if wrong:
+            self.disagreeing[seed] = wrong
+
+
+def run_suite(what: str, cases: int, planes: int, here: Callable[[Sequence[int]], ShardResult],
+              elsewhere: Callable[[Sequence[int]], ShardResult]) -> ShardResult:
+    """Seeds 0…cases-1 in `planes` shards: the first `here` (on the session's plane), each other `elsewhere` (on
+    a plane of its own, in a process of its own); the sum, also given as a warning, so that pytest's summary
+    (and CI's log) shows the agreement when the test passes."""
+    shards = [list(range(shard, cases, planes)) for shard in range(planes)]
+    # spawn, not fork: this process has threads (a forked child could inherit a lock held by one of them)
+    with ProcessPoolExecutor(max_workers=max(1, planes - 1), mp_context=multiprocessing.get_context("spawn")) as pool:
+        others = [pool.submit(elsewhere, seeds) for seeds in shards[1:]]
+        results = [here(shards[0]), *(other.result() for other in others)]
+    total = ShardResult()
+    for result in results:
+        total.agree.update(result.agree)
+        total.total.update(result.total)
+        total.disagreeing.update(result.disagreeing)
+    summary = ", ".join(f"{c} {total.agree[c]}/{total.total[c]}" for c in CATEGORIES)
+    details = "".join(f"\n  seed {seed}: {'; '.join(wrong[:5])}" for seed, wrong in sorted(total.disagreeing.items()))
+    warnings.warn(f"{cases} {what} on {planes} control plane(s): {summary}; {len(total.disagreeing)} "
+                  f"disagreeing: {sorted(total.disagreeing)}{details}", stacklevel=2)
+    return total
+
 
 def run_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> ShardResult:
     result = ShardResult()
@@ -36,13 +69,7 @@ def run_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> ShardRes
         case = generate_case(seed)
         path = directory / f"case-{seed}.yaml"
         path.write_text(yaml.safe_dump_all(case.manifests, sort_keys=False))
-        verdict = verify([str(path)], builtin(case.profile), oracle, seed=seed)
-        result.agree.update(verdict.agree)
-        result.total.update(verdict.total)
-        wrong = [f"{d.category} {d.name}: {d.phalanx!r} vs {d.real!r}" for d in verdict.differences
-                 if d.category != "messages"]
-        if wrong:
-            result.disagreeing[seed] = wrong
+        result.add(seed, verify([str(path)], builtin(case.profile), oracle, seed=seed))
     return result
 
 
@@ -52,13 +79,7 @@ def run_kueue_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> Sh
     for seed in seeds:
         path = directory / f"kueue-case-{seed}.yaml"
         path.write_text(yaml.safe_dump_all(generate_kueue_case(seed), sort_keys=False))
-        verdict = verify([str(path)], builtin("kueue"), oracle, seed=seed, scenario=scenario_for("kueue"))
-        result.agree.update(verdict.agree)
-        result.total.update(verdict.total)
-        wrong = [f"{d.category} {d.name}: {d.phalanx!r} vs {d.real!r}" for d in verdict.differences
-                 if d.category != "messages"]
-        if wrong:
-            result.disagreeing[seed] = wrong
+        result.add(seed, verify([str(path)], builtin("kueue"), oracle, seed=seed, scenario=scenario_for("kueue")))
     return result
 
 

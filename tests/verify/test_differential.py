@@ -12,18 +12,13 @@ waiting for the real scheduler to settle, not computing, so two planes halve the
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import warnings
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from phalanx.verify.compare import CATEGORIES
 from phalanx.verify.oracle import Oracle
-from tests.verify.differential import run_shard, run_shard_on_own_plane
+from tests.verify.differential import run_shard, run_shard_on_own_plane, run_suite
 
 pytestmark = pytest.mark.kube
 
@@ -37,24 +32,9 @@ MIN_OUTCOME_AGREEMENT = 0.995
 
 
 def test_generated_clusters_agree(oracle: Oracle, tmp_path: Path) -> None:
-    shards = [list(range(shard, CASES, PLANES)) for shard in range(PLANES)]
-    # spawn, not fork: this process has threads (a forked child could inherit a lock held by one of them)
-    with ProcessPoolExecutor(max_workers=max(1, PLANES - 1), mp_context=multiprocessing.get_context("spawn")) as pool:
-        others = [pool.submit(run_shard_on_own_plane, seeds) for seeds in shards[1:]]
-        results = [run_shard(shards[0], oracle, tmp_path), *(other.result() for other in others)]
-    agree: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    disagreeing: dict[int, list[str]] = {}
-    for result in results:
-        agree.update(result.agree)
-        total.update(result.total)
-        disagreeing.update(result.disagreeing)
-    summary = ", ".join(f"{c} {agree[c]}/{total[c]}" for c in CATEGORIES)
-    # A warning, so that pytest's summary (and CI's log) shows the agreement also when the test passes.
-    details = "".join(f"\n  seed {seed}: {'; '.join(wrong[:5])}" for seed, wrong in sorted(disagreeing.items()))
-    warnings.warn(f"{CASES} generated clusters on {PLANES} control plane(s): {summary}; {len(disagreeing)} "
-                  f"disagreeing: {sorted(disagreeing)}{details}", stacklevel=1)
-    assert total["outcome"] > 0
-    assert agree["outcome"] >= MIN_OUTCOME_AGREEMENT * total["outcome"], summary
-    assert len(disagreeing) <= MAX_DISAGREEING_CASES * CASES, f"{len(disagreeing)} of {CASES} cases disagree"
-
+    result = run_suite("generated clusters", CASES, PLANES, lambda seeds: run_shard(seeds, oracle, tmp_path),
+                       run_shard_on_own_plane)
+    assert result.total["outcome"] > 0
+    assert result.agree["outcome"] >= MIN_OUTCOME_AGREEMENT * result.total["outcome"], dict(result.agree)
+    assert len(result.disagreeing) <= MAX_DISAGREEING_CASES * CASES, \
+        f"{len(result.disagreeing)} of {CASES} cases disagree"

@@ -7,7 +7,6 @@ build is a failure.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,9 @@ from phalanx.errors import InputError
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.scenario import scenario_for
 from phalanx.verify.compare import CATEGORIES, Verdict, verify
-from phalanx.verify.controlplane import ControlPlaneError
 from phalanx.verify.kueue_plane import find_kueue
 from phalanx.verify.oracle import Oracle
+from tests.kube import require
 
 pytestmark = pytest.mark.kube
 
@@ -31,12 +30,7 @@ Doc = dict[str, Any]
 
 @pytest.fixture(autouse=True)
 def _kueue_built() -> None:
-    try:
-        find_kueue()
-    except ControlPlaneError as exc:
-        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
+    require(find_kueue)
 
 
 def node(name: str = "n1", cpu: str = "16") -> Doc:

@@ -11,20 +11,15 @@ suite; every disagreeing seed is printed.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import warnings
-from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from phalanx.verify.compare import CATEGORIES
-from phalanx.verify.controlplane import ControlPlaneError
 from phalanx.verify.kueue_plane import find_kueue
 from phalanx.verify.oracle import Oracle
-from tests.verify.differential import run_kueue_shard, run_kueue_shard_on_own_plane
+from tests.kube import require
+from tests.verify.differential import run_kueue_shard, run_kueue_shard_on_own_plane, run_suite
 
 pytestmark = pytest.mark.kube
 
@@ -35,27 +30,10 @@ MIN_ADMISSION_AGREEMENT = 0.95
 
 
 def test_generated_queueing_cases_agree_with_the_real_kueue(oracle: Oracle, tmp_path: Path) -> None:
-    try:
-        find_kueue()
-    except ControlPlaneError as exc:
-        if os.environ.get("PHALANX_REQUIRE_KUBE") == "1":
-            pytest.fail(str(exc))
-        pytest.skip(str(exc))
-    shards = [list(range(shard, CASES, PLANES)) for shard in range(PLANES)]
-    with ProcessPoolExecutor(max_workers=max(1, PLANES - 1), mp_context=multiprocessing.get_context("spawn")) as pool:
-        others = [pool.submit(run_kueue_shard_on_own_plane, seeds) for seeds in shards[1:]]
-        results = [run_kueue_shard(shards[0], oracle, tmp_path), *(other.result() for other in others)]
-    agree: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    disagreeing: dict[int, list[str]] = {}
-    for result in results:
-        agree.update(result.agree)
-        total.update(result.total)
-        disagreeing.update(result.disagreeing)
-    summary = ", ".join(f"{c} {agree[c]}/{total[c]}" for c in CATEGORIES)
-    details = "".join(f"\n  seed {seed}: {'; '.join(wrong[:5])}" for seed, wrong in sorted(disagreeing.items()))
-    warnings.warn(f"{CASES} generated queueing cases on {PLANES} control plane(s) with Kueue: {summary}; "
-                  f"{len(disagreeing)} disagreeing: {sorted(disagreeing)}{details}", stacklevel=1)
-    assert total["admission"] > 0
-    assert agree["admission"] >= MIN_ADMISSION_AGREEMENT * total["admission"], summary
-    assert len(disagreeing) <= MAX_DISAGREEING_CASES * CASES, f"{len(disagreeing)} of {CASES} cases disagree"
+    require(find_kueue)
+    result = run_suite("generated queueing cases with Kueue", CASES, PLANES,
+                       lambda seeds: run_kueue_shard(seeds, oracle, tmp_path), run_kueue_shard_on_own_plane)
+    assert result.total["admission"] > 0
+    assert result.agree["admission"] >= MIN_ADMISSION_AGREEMENT * result.total["admission"], dict(result.agree)
+    assert len(result.disagreeing) <= MAX_DISAGREEING_CASES * CASES, \
+        f"{len(result.disagreeing)} of {CASES} cases disagree"
