@@ -6,7 +6,8 @@ Kueue decides asynchronously: a Job created with the queue-name label is suspend
 Workload from Kueue's Job reconciler, and is admitted (QuotaReserved and Admitted True, the Job resumed) or left
 pending (QuotaReserved False with a message) by its scheduler, which retries on every change. The step is
 settled when every queued Job has a Workload that Kueue has tried, every admitted one's Job runs, and nothing
-changed for a still spell longer than Kueue's requeue after a finished or evicted workload.
+changed for a still spell longer than Kueue's requeue after a finished or evicted workload; or, with a Workload
+Kueue does not try (one behind a StrictFIFO head that does not fit), when nothing changed for a few seconds.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ WorkloadPriorityClass = create_global_resource(GROUP, VERSION, "WorkloadPriority
 KINDS: tuple[Any, ...] = (Workload, LocalQueue, ClusterQueue, Cohort, ResourceFlavor, WorkloadPriorityClass)
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
+# A Workload that Kueue never tries stays without QuotaReserved (behind a StrictFIFO head that does not fit):
+# unchanged this long, it is left undecided.
+UNDECIDED_SECONDS = 4.0
 RECHECK_SECONDS = 0.5  # after the scheduler's quiet: binding pods changes nothing Kueue's Job integration reads
 
 
@@ -102,7 +106,7 @@ class Admissions:
                 first = state[1]
             if state != last:
                 last, since = state, time.monotonic()
-            elif state[0] and time.monotonic() - since >= still:
+            elif time.monotonic() - since >= (still if state[0] else UNDECIDED_SECONDS):
                 return state[1] != first
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"Kueue did not settle within {timeout:g}s at simulated time {now:g}s")
