@@ -28,6 +28,7 @@ NINES = "9" * 400
     (["simulate", EXAMPLE, "--seed", "9" * 5000], ["--seed: want a whole number", "'99999"]),
     (["simulate", EXAMPLE, "--seed", "nan"], ["--seed: want a whole number"]),
     (["verify", EXAMPLE, "--seed", "-3"], ["--seed: want a whole number"]),
+    (["verify", EXAMPLE, "--profile", "volcano"], ["--profile", "no real Volcano"]),
     (["compare", "--trace", "openb", "--nodes", "n.csv", "--pods", "p.csv", "--load", "nan"],
      ["--load: must be above 0 and at most 10"]),
     (["compare", "--trace", "openb", "--nodes", "n.csv", "--pods", "p.csv", "--load", "1e308"], ["--load: must be"]),

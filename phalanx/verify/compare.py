@@ -271,7 +271,8 @@ def normalise_message(message: str | None) -> str | None:
 def check_replayable(paths: Sequence[str], profile: Profile, *, seed: int = 0,
                      scenario: Scenario | None = None) -> None:
     """InputError, before a control plane starts, for what the oracle cannot replay: bad input, a kind its control
-    plane does not serve, pods made by a controller it does not run."""
+    plane does not serve, pods made by a controller it does not run, a queueing profile with no real peer."""
+    _check_admission(scenario)
     inputs = load_paths(paths)
     replayable(documents_as_read(paths))
     check_controller_pods(_simulate(inputs, profile, scenario, seed).made, paths)
