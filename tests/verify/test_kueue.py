@@ -116,21 +116,39 @@ def test_a_namespace_selector_matches_the_namespaces_labels(tmp_path: Path, orac
     assert verdict.total["admission"] == 2
 
 
-def test_what_kueues_webhook_rejects_phalanx_rejects(tmp_path: Path, oracle: Oracle) -> None:
-    """A borrowingLimit without a cohort: the real Kueue's webhook refuses the ClusterQueue, and Phalanx refuses
-    it too, naming file, object and field."""
-    bad = cluster_queue("cq", "8", borrowingLimit="2")
+def _bad_queues() -> list[tuple[str, Doc, str]]:
+    """(what, a Kueue object the real Kueue refuses, the field both name)."""
+    lending = cluster_queue("cq", "8", lendingLimit="2")
+    negative = cluster_queue("cq", "-1")
+    twice = cluster_queue("cq", "8")
+    twice["spec"]["resourceGroups"][0]["flavors"].append(twice["spec"]["resourceGroups"][0]["flavors"][0])
+    uncovered = cluster_queue("cq", "8")
+    uncovered["spec"]["resourceGroups"][0]["coveredResources"] = ["cpu"]
+    bad_label = {**FLAVOR, "spec": {"nodeLabels": {"not a key!": "x"}}}
+    return [("a borrowingLimit without a cohort", cluster_queue("cq", "8", borrowingLimit="2"), "borrowingLimit"),
+            ("a lendingLimit without a cohort", lending, "lendingLimit"),
+            ("a negative nominalQuota", negative, "nominalQuota"),
+            ("a flavor listed twice", twice, "flavors"),
+            ("resources not in coveredResources", uncovered, "resources"),
+            ("a node label key that is not a label key", bad_label, "nodeLabels")]
+
+
+@pytest.mark.parametrize(("what", "bad", "field"), _bad_queues(), ids=[b[0] for b in _bad_queues()])
+def test_what_kueues_webhook_rejects_phalanx_rejects(what: str, bad: Doc, field: str, tmp_path: Path,
+                                                     oracle: Oracle) -> None:
+    """The real Kueue (its webhooks and CRD validation) refuses the object, and Phalanx refuses it too, naming
+    file, object and field."""
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump_all([node(), FLAVOR, bad]), encoding="utf-8")
+    path.write_text(yaml.safe_dump_all([node(), bad]), encoding="utf-8")
     with pytest.raises(InputError) as mine:
         verify([str(path)], builtin("kueue"), oracle, scenario=scenario_for("kueue"))
-    assert "ClusterQueue cq" in str(mine.value) and "borrowingLimit" in str(mine.value)
+    assert f"{bad['kind']} {bad['metadata']['name']}" in str(mine.value) and field in str(mine.value)
     oracle.use_kueue(True)
     assert oracle.admissions is not None
     oracle.admissions.start()
     with pytest.raises(InputError) as real:
-        oracle.create(next(iter(_sources(path))), bad)
-    assert "rejected" in str(real.value) and "borrowingLimit" in str(real.value)
+        oracle.create(_sources(path)[1], bad)
+    assert "rejected" in str(real.value)
 
 
 def _sources(path: Path) -> list[Any]:
