@@ -6,7 +6,8 @@ StrictFIFO and BestEffortFIFO, PriorityClasses).
 PHALANX_KUEUE_CASES sets how many (default 24, as CI runs: a case takes 15-40 s, most of it waiting for Kueue
 and the scheduler to settle; docs/fidelity.md has a run of 200); PHALANX_KUEUE_PLANES (default 3) control
 planes, each with its own Kueue, replay them side by side. Fails past the thresholds of the kube-scheduler
-suite; every disagreeing seed is printed.
+suite, counting a case as disagreeing when anything but a pod's node differs (node choices are kube-scheduler's,
+which the kube suite judges; they are printed with every disagreeing seed).
 """
 
 from __future__ import annotations
@@ -35,5 +36,7 @@ def test_generated_queueing_cases_agree_with_the_real_kueue(oracle: Oracle, tmp_
                        lambda seeds: run_kueue_shard(seeds, oracle, tmp_path), run_kueue_shard_on_own_plane)
     assert result.total["admission"] > 0
     assert result.agree["admission"] >= MIN_ADMISSION_AGREEMENT * result.total["admission"], dict(result.agree)
-    assert len(result.disagreeing) <= MAX_DISAGREEING_CASES * CASES, \
-        f"{len(result.disagreeing)} of {CASES} cases disagree"
+    # Kueue's decisions are what this suite judges: a case counts as disagreeing when anything but the node of a
+    # pod differs (node choices are kube-scheduler's, judged by the kube suite; they are in the summary above).
+    counted = {seed for seed, wrong in result.disagreeing.items() if any(not w.startswith("node ") for w in wrong)}
+    assert len(counted) <= MAX_DISAGREEING_CASES * CASES, f"{len(counted)} of {CASES} cases disagree: {sorted(counted)}"
