@@ -68,7 +68,7 @@ class ApiObjects:
         """All objects in document order (the order they enter a simulation at equal arrival times)."""
         everything: list[Any] = [*self.nodes, *self.pods, *self.priority_classes, *self.workloads,
                                  *self.composite_pod_groups, *self.pod_groups, *self.jobs, *self.controllers()]
-        everything.sort(key=lambda o: (o.source.file, o.source.index) if o.source else ("", 0))
+        everything.sort(key=lambda o: o.source.order if o.source else (False, 0, ""))
         yield from everything
 
     def controllers(self) -> list[Any]:

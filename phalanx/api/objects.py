@@ -135,12 +135,21 @@ class Placement:
     pod_affinity: PodAffinity | None = None
 
 
+TRANSLATED = "(translated)"  # the file named for objects a migration made up (Kueue pod groups and the like)
+
+
 @dataclass(slots=True)
 class Source:
     """Where an object came from, for error messages and document order."""
 
     file: str
-    index: int
+    index: int  # counted across the files of one load, in the order they were given
+
+    @property
+    def order(self) -> tuple[bool, int, str]:
+        """Document order: what a migration made up first, then the files as given (on the command line, a
+        folder's files by name), each top down."""
+        return self.file != TRANSLATED, self.index, self.file
 
 
 @dataclass(slots=True)

@@ -14,15 +14,13 @@ from phalanx.api.collection import ApiObjects, Seen
 from phalanx.api.documents import raw_documents
 from phalanx.api.fields import with_generated_name
 from phalanx.api.names import first_few
-from phalanx.api.objects import DEFAULT_SCHEDULER, Pod, Source
+from phalanx.api.objects import DEFAULT_SCHEDULER, TRANSLATED, Pod, Source
 from phalanx.api.resolve import resolve
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.autoscale.nodegroups import GROUP_ANNOTATIONS, NodeGroup, parse_node_group
 from phalanx.errors import InputError
 from phalanx.migrate.foreign import Change
 from phalanx.migrate.rewrite import Migrator
-
-TRANSLATED = "(translated)"  # the file named for objects a migration made up (Kueue pod groups and the like)
 
 
 @dataclass

@@ -705,9 +705,9 @@ def _ordered(create: Sequence[tuple[Source, Mapping[str, Any]]]) -> list[tuple[S
     return sorted(create, key=lambda item: (item[1].get("kind") not in FIRST, _place(item[0])))
 
 
-def _place(source: Source) -> tuple[str, int]:
+def _place(source: Source) -> tuple[bool, int, str]:
     """Where a document was written: the order in which Phalanx takes objects of one instant."""
-    return source.file, source.index
+    return source.order
 
 
 def _resources() -> list[Any]:

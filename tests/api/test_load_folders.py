@@ -123,3 +123,16 @@ def test_global_default_and_owner_controller_take_booleans_only(tmp_path: Path) 
         "controller: 'false'}\nspec: {containers: [{name: c}]}\n")
     with pytest.raises(InputError, match=r"metadata.ownerReferences\[0\].controller: must be true or false"):
         load_paths([str(tmp_path / "p.yaml")])
+
+
+# --- document order across files ---
+
+def test_objects_of_one_instant_come_in_the_order_the_files_were_given(tmp_path: Path) -> None:
+    """Document order is the command line's, not the paths' spelling: a file given first comes first even when
+    its path sorts last (CI saw two files swap when the checkout's path sorted before the temporary folder's)."""
+    late = write_manifests(tmp_path / "zz.yaml", MakePod("from-zz").req(cpu="1"))
+    early = write_manifests(tmp_path / "aa.yaml", MakePod("from-aa").req(cpu="1"), NODE)
+    inputs = load_paths([str(late), str(early)])
+    assert [p.name for p in inputs.objects() if hasattr(p, "pod_group")] == ["from-zz", "from-aa"]
+    inputs = load_paths([str(early), str(late)])
+    assert [p.name for p in inputs.objects() if hasattr(p, "pod_group")] == ["from-aa", "from-zz"]

@@ -88,15 +88,19 @@ def test_kueues_samples_run_within_the_cluster_queues_quota(tmp_path: Path) -> N
     assert {name.split(" ")[0] for name in rows} == {"Job", "JobSet", "PyTorchJob", "TFJob", "MPIJob", "PodGroup",
                                                      "Pod"}
     assert all(row["admitted"] for row in rows.values())
-    first = sorted(re.sub(r"-[a-z0-9]{5}$", "-", name) for name, row in rows.items()
+    first = sorted(re.sub(r"(sleep-job|sample-job)-[a-z0-9]{5}$", r"\1-", name) for name, row in rows.items()
                    if row["admissionWaits"] == [0.0])  # generateName's suffix dropped
-    assert first == ["Job default/sample-job-", "JobSet default/sleep-job-", "MPIJob default/pi"]  # 3+3+3 cpu
+    # In the order the files were given, as long as they fit: 3 + 2 + 3 + 2 x 0.5 cpu
+    assert first == ["JobSet default/sleep-job-", "PodGroup default/nginx-leaderworkerset-0",
+                     "PodGroup default/nginx-leaderworkerset-1", "PyTorchJob default/pytorch-simple",
+                     "TFJob default/tensorflow-dist-mnist"]
     started = {p["name"] for p in kueue["pods"] if p["boundAt"] == 0.0}
-    assert not any(name.startswith(("default/pytorch", "default/tensorflow", "default/nginx")) for name in started)
+    assert not any(name.startswith(("default/pi-", "default/sample-job", "default/nginx-deployment"))
+                   for name in started)
     assert all(p["boundAt"] == 0.0 for p in gang["pods"])
     # The held ones' pods count their wait from their owner's creation, as a Job's do.
-    pytorch = next(w for w in kueue["workloads"] if w["name"] == "default/pytorch-simple")
-    assert pytorch["waitSeconds"]["max"] == 3600.0
+    mpi = next(w for w in kueue["workloads"] if w["name"] == "default/pi")
+    assert mpi["waitSeconds"]["max"] == 3600.0
 
 
 def test_a_job_sets_pod_sets_count_replicas_times_its_jobs_pods(tmp_path: Path) -> None:
