@@ -89,9 +89,9 @@ class GroupCycles:
             return
         pending = [self.s.pods[k] for k in self.s.members[group_key] if k not in self.s.cluster.bound]
         if pending:
-            group = self.s.groups[group_key]
-            self.s.queue.add(GROUP + group_key, self.s.group_priority(group_key),
-                             min(group.arrival, *(p.arrival for p in pending)))
+            # The group queues by its first pending member's time (addPodGroupMember: the QueuedPodGroupInfo
+            # takes the timestamp of the pod that made it), not by when the PodGroup object was created.
+            self.s.queue.add(GROUP + group_key, self.s.group_priority(group_key), min(p.arrival for p in pending))
 
     # --- the PodGroup cycle -----------------------------------------------------------------------------
 
@@ -136,12 +136,13 @@ class GroupCycles:
         self._failed(group, pending, message, "Unschedulable", entry, now, own)
         self.s.rejected(entry, outcome.rejectors)
         gate = self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
-        preempted = None
-        if self.s.preemptor.group_eligible(group, pending, gate):
-            preempted = self._preempt(group, pending)
+        eligible = self.s.preemptor.group_eligible(group, pending, gate)
+        # PodGroupEvaluator.Preempt: an ongoing preemption succeeds with the nominations it made, which stay.
+        ongoing = eligible and self.s.preemptor.group_preempting(group)
+        preempted = self._preempt(group, pending) if eligible and not ongoing else None
         if preempted is not None:
             self.s.preempt(group_key, True, preempted, f"pod group {group_key}")
-        else:  # submitPodGroupResult: a rejected group not waiting on preemption clears its pods' nominations
+        elif not ongoing:  # submitPodGroupResult: a rejected group not waiting on preemption clears its nominations
             self.s.clear_nominations(pending)
         released = self.s.devices.post_filtered if self.s.devices is not None else None
         if released is not None and released[0] == group_key:

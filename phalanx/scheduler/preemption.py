@@ -71,7 +71,7 @@ import numpy.typing as npt
 from phalanx.api.objects import CompositePodGroup, Pod, PodDisruptionBudget, PodGroup
 from phalanx.cluster.devices import DeviceState, device_state
 from phalanx.cluster.state import ClusterState, IntArray
-from phalanx.scheduler.cycle import Lifted, PodCycle
+from phalanx.scheduler.cycle import Lifted, PodCycle, reads_other_pods, required_anti
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.plugins.composite.forest import MAX_TREE_DEPTH, Forest
@@ -826,24 +826,27 @@ class Preemptor:
 
     # --- a PodGroup -------------------------------------------------------------------------------------
 
-    def group_eligible(self, group: PodGroup, pending: Sequence[Pod], preemption_policy_gate: bool) -> bool:
-        """Not when the group's preemption policy is Never (preemption/manager.go getPreemptionPolicy: with the
-        PodGroupPreemptionPolicy gate on, the PodGroup's own spec.preemptionPolicy, PreemptLowerPriority when
-        unset; with it off, Never as soon as one pending member says Never), and not while earlier victims of
-        this group or lower-priority pods on its members' nominated nodes are still terminating."""
+    @staticmethod
+    def group_eligible(group: PodGroup, pending: Sequence[Pod], preemption_policy_gate: bool) -> bool:
+        """preemptorEligibleToPreemptOthers: not when the group's preemption policy is Never (preemption/manager.go
+        getPreemptionPolicy: with the PodGroupPreemptionPolicy gate on, the PodGroup's own
+        spec.preemptionPolicy, PreemptLowerPriority when unset; with it off, Never as soon as one pending member
+        says Never)."""
         if preemption_policy_gate:
-            if group.preemption_policy == "Never":
-                return False
-        elif any(pod.preemption_policy == "Never" for pod in pending):
-            return False
+            return group.preemption_policy != "Never"
+        return not any(pod.preemption_policy == "Never" for pod in pending)
+
+    def group_preempting(self, group: PodGroup) -> bool:
+        """isOngoingPreemption: earlier victims of this group, or lower-priority pods on its members' nominated
+        nodes, are still terminating. Preempt then succeeds with the current nominations, which stay."""
         if any(preemptor == group.key for preemptor in self.running.terminating.values()):
-            return False
+            return True
         priority = group.priority if group.priority is not None else 0
         for key in self.members.get(group.key, ()):
             node = self.running.nominated_node(key)
             if node is not None and self.terminating_below(node, priority):
-                return False
-        return True
+                return True
+        return False
 
     def for_group(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int) -> Outcome | None:
         """Workload-aware preemption: victims anywhere in the cluster, so that minCount members fit."""
@@ -899,9 +902,12 @@ class Preemptor:
         if room is not None:
             self.cycle.hold_room(room, -1)
         victims: list[str] = []
+        # The preemptor pods whose own rules read other pods (spread, pod (anti-)affinity): a reprieved unit must
+        # leave them passing, as must a unit whose pods' required anti-affinity can reject a preemptor.
+        ruled = any(reads_other_pods(pod) for pod, _ in placed)
         try:
             for unit in (*violating, *fine):
-                if not self._reprieve(unit, lifted):
+                if not self._reprieve(unit, lifted, placed, priority, ruled):
                     victims.extend(unit.pods)
         finally:
             if room is not None:
@@ -933,11 +939,34 @@ class Preemptor:
         found = self._devices(pod)
         return found is not None and found.frees_devices
 
-    def _reprieve(self, unit: Unit, lifted: Mapping[str, Lifted]) -> bool:
-        """Put the unit back if all its pods fit on their nodes with what they held; all or none (a trial)."""
+    def _reprieve(self, unit: Unit, lifted: Mapping[str, Lifted], placed: Sequence[tuple[Pod, int]] = (),
+                  priority: int = 0, ruled: bool = False) -> bool:
+        """Put the unit back if all its pods fit on their nodes with what they held and, where rules between
+        pods can tell, the preemptor's pods still pass them on their proposed nodes; all or none (a trial)."""
         with self.cluster.trial() as trial:
             for key in unit.pods:
                 if not self.cycle.fits_back(lifted[key]) or not self.cycle.put_back(lifted[key]):
                     return False
+            if (ruled or any(required_anti(self.pods[key]) for key in unit.pods)) \
+                    and not self._placed_pass_rules(placed, priority):
+                return False
             trial.keep()
+        return True
+
+    def _placed_pass_rules(self, placed: Sequence[tuple[Pod, int]], priority: int) -> bool:
+        """reprieveVictim (podgrouppreemption.go): with the victim back, each preemptor pod in cycle order passes
+        the filters on its proposed node, seeing the preemptor pods before it and not those after. Resources
+        were checked by `fits_back`; here the rules between pods, with the nominated pods as
+        RunFilterPluginsWithNominatedPods adds them. Call inside a trial: the preemptor pods are lifted and put
+        back one by one."""
+        if not placed:
+            return True
+        own = [self.cycle.lift(pod.key, pod) for pod, _ in reversed(placed)]
+        own.reverse()
+        nominated = self._nominated_pods(priority, placed[0][0].key)
+        preemptors = {pod.key for pod, _ in placed}
+        for (pod, node), back in zip(placed, own, strict=True):
+            others = [p for p in nominated.get(node, ()) if p.key not in preemptors]
+            if not self._rules_pass(pod, node, others) or not self.cycle.put_back(back):
+                return False
         return True

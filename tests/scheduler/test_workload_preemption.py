@@ -363,3 +363,34 @@ def test_terminating_members_do_not_count_toward_min_count() -> None:
     decisions = cluster.schedule(late, now=1.0)
     assert not [d for d in decisions if isinstance(d, Bind) and d.pod.name == "g-3"]
     assert any(isinstance(d, Unschedulable) and d.pod.name == "g-3" for d in decisions)
+
+
+# --- reprieve: the preemptor pods' rules between pods ------------------------------------------------------
+
+def _reprieve_run(victim: MakePod) -> dict[str, str | None]:
+    """Two 2-cpu nodes; a 0.25-cpu victim on node1; a gang of two 1.5-cpu `app=train` pods of priority 100.
+    The victim's room is not needed (each node keeps 0.5 cpu): only a rule between pods can evict it."""
+    nodes = [MakeNode(f"node{i}").label("kubernetes.io/hostname", f"node{i}").alloc(cpu="2", memory="4Gi")
+             for i in (1, 2)]
+    gang = [MakePod(f"train-{i}").label("app", "train").req(cpu="1500m").group("train").priority(100).grace(0)
+            for i in range(2)]
+    inputs = inputs_of(*nodes, MakePodGroup("train").gang(2).priority(100), victim, *gang)
+    sim = Simulation(inputs, builtin("gang"))
+    sim.recreate_bare_members = False
+    sim.run()
+    return {key.split("/")[1]: record.node for key, record in sim.pods.items()}
+
+
+def test_a_victim_whose_anti_affinity_rejects_a_preemptor_pod_is_not_reprieved() -> None:
+    """reprieveVictim re-runs the preemptor pods' Filter plugins with the victim back: InterPodAffinity also
+    checks the existing pods' required anti-affinity against the incoming pod, so a victim that refuses `app=train`
+    beside it stays a victim."""
+    refusing = MakePod("victim").node("node1").req(cpu="250m").priority(10).grace(0) \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "train"})
+    placed = _reprieve_run(refusing)
+    assert placed["victim"] is None and {placed["train-0"], placed["train-1"]} == {"node1", "node2"}
+    # A victim that refuses only other pods (`app=web`) is put back: the gang binds beside it.
+    tolerant = MakePod("victim").node("node1").req(cpu="250m").priority(10).grace(0) \
+        .pod_anti_affinity("kubernetes.io/hostname", {"app": "web"})
+    placed = _reprieve_run(tolerant)
+    assert placed["victim"] == "node1" and {placed["train-0"], placed["train-1"]} == {"node1", "node2"}

@@ -159,8 +159,7 @@ class CompositeCycles:
                    if k not in self.s.cluster.bound]
         if pending:
             composite = self.forest.composites[root]
-            self.s.queue.add(COMPOSITE + root, composite.priority or 0,
-                             min(composite.arrival, *(p.arrival for p in pending)))
+            self.s.queue.add(COMPOSITE + root, composite.priority or 0, min(p.arrival for p in pending))
 
     # --- the root cycle ---------------------------------------------------------------------------------
 
