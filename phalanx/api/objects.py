@@ -222,6 +222,8 @@ class Pod:
     scoring_requests: tuple[int, int] | None = None
     queueing: Queueing | None = None  # the admission queue it names (kueue and volcano profiles)
     startup: float | None = None  # phalanx.dev/startup-time: bound to ready (image pull, init, warm-up)
+    # (host IP, protocol, port) its containers and sidecars bind on the node (api/host_ports.py; NodePorts)
+    host_ports: tuple[tuple[str, str, int], ...] = ()
 
     @property
     def key(self) -> str:

@@ -19,6 +19,7 @@ from phalanx.api.fields import name as _name
 from phalanx.api.fields import seconds as _seconds
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
+from phalanx.api.host_ports import parse_host_ports
 from phalanx.api.names import check, label_value_problem, qualified_name_problem, subdomain_problem
 from phalanx.api.objects import (
     CHECKPOINT_ANNOTATION,
@@ -158,7 +159,8 @@ def pod_requests_pair(spec: Mapping[str, Any], field: str = "spec") -> tuple[dic
     """(requests as the fit filter counts them, requests as scoring counts them).
 
     Scoring fills a container's missing cpu and memory requests with 100m and 200Mi first, container by
-    container (kube-scheduler's NonMissingContainerRequests).
+    container (kube-scheduler's NonMissingContainerRequests). Pod-level requests (`spec.resources`) win over
+    the containers' for cpu, memory and hugepages.
     """
     raw_containers = _list(spec.get("containers"), f"{field}.containers")
     if not raw_containers:
@@ -169,13 +171,27 @@ def pod_requests_pair(spec: Mapping[str, Any], field: str = "spec") -> tuple[dic
         cfield = f"{field}.initContainers[{i}]"
         inits.append((_container_requests(c, cfield), _mapping(c, cfield).get("restartPolicy") == "Always"))
     overhead = _resources(spec.get("overhead"), f"{field}.overhead")
-    actual = _aggregate(containers, inits, overhead)
+    # PodLevelResources (beta, on in v1.37): spec.resources.requests for cpu, memory and hugepages replace the
+    # containers' sum for those resources (PodRequests' applyPodLevelResources); overhead is added after.
+    pod_level = {name: value for name, value in _resources(
+        _mapping(spec.get("resources"), f"{field}.resources").get("requests"), f"{field}.resources.requests").items()
+        if name in ("cpu", "memory") or name.startswith("hugepages-")}
+    if pod_level:
+        actual = _add({**_aggregate(containers, inits, {}), **pod_level}, overhead)
+    else:
+        actual = _aggregate(containers, inits, overhead)
     for name, value in actual.items():
         if value > MAX_INT64:  # each amount fits, their sum does not: no node has that much
             raise _fail(f"{field}.containers", f"the pod's {name} requests add up to more than a 64-bit integer "
                                                "holds")
-    scoring = _aggregate([{**NON_MISSING_DEFAULTS, **c} for c in containers],
-                         [({**NON_MISSING_DEFAULTS, **r}, s) for r, s in inits], overhead)
+    if pod_level:
+        # getNonMissingContainerRequests: with pod-level requests, a default only for what neither level asks.
+        missing = {name: value for name, value in NON_MISSING_DEFAULTS.items() if name not in actual}
+        scoring = _add({**_aggregate([{**missing, **c} for c in containers],
+                                     [({**missing, **r}, s) for r, s in inits], {}), **pod_level}, overhead)
+    else:
+        scoring = _aggregate([{**NON_MISSING_DEFAULTS, **c} for c in containers],
+                             [({**NON_MISSING_DEFAULTS, **r}, s) for r, s in inits], overhead)
     return {name: value for name, value in actual.items() if value}, scoring
 
 
@@ -241,6 +257,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         checkpoint_interval=_seconds(meta.annotations, CHECKPOINT_ANNOTATION, "metadata.annotations"),
         startup=_seconds(meta.annotations, STARTUP_ANNOTATION, "metadata.annotations"),
         resource_claims=dra.parse_pod_claims(spec, field), queueing=queueing(meta),
+        host_ports=parse_host_ports(spec, field),
     )
 
 

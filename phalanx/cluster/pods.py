@@ -12,12 +12,14 @@ from then on, so clusters whose pods never use these rules never pay for it.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterator
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from phalanx.api.host_ports import HostPort
 from phalanx.api.objects import Pod, PodAffinityTerm
 
 IntArray = npt.NDArray[np.int64]
@@ -69,6 +71,8 @@ class PodIndex:
         self.terms_version = 0
         # Per signature: the terms of bound pods that match a pod of that signature, at a terms_version.
         self._matching: dict[int, tuple[int, tuple[tuple[TermKey, dict[int, int]], ...]]] = {}
+        # The host ports bound pods take, per node (NodePorts): node -> (host IP, protocol, port) -> pods.
+        self.ports: dict[int, Counter[HostPort]] = {}
 
     def __len__(self) -> int:
         return len(self._slot)
@@ -118,6 +122,8 @@ class PodIndex:
                 per_node = self.terms[term] = {}
                 self.terms_version += 1
             per_node[node] = per_node.get(node, 0) + 1
+        if pod.host_ports:
+            self.ports.setdefault(node, Counter()).update(pod.host_ports)
 
     def remove(self, pod: Pod, node: int) -> None:
         slot = self._slot.pop(pod.key)
@@ -135,6 +141,14 @@ class PodIndex:
                 if not per_node:
                     del self.terms[term]
                     self.terms_version += 1
+        if pod.host_ports:
+            used = self.ports[node]
+            used.subtract(pod.host_ports)
+            for port in set(pod.host_ports):
+                if used[port] <= 0:
+                    del used[port]
+            if not used:
+                del self.ports[node]
 
     def terms_matching(self, pod: Pod) -> tuple[tuple[TermKey, dict[int, int]], ...]:
         """The terms of bound pods that match `pod` (by its namespace and labels), each with its pods per node

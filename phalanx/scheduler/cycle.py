@@ -101,9 +101,11 @@ def required_anti(pod: Pod) -> bool:
 
 
 def reads_other_pods(pod: Pod) -> bool:
-    """Whether the pod's own rules read other pods: spread constraints, required pod (anti-)affinity."""
+    """Whether the pod's own rules read other pods: spread constraints, required pod (anti-)affinity, host
+    ports."""
     affinity = pod.placement.pod_affinity
-    return bool(pod.placement.spread) or (affinity is not None and bool(affinity.required or affinity.required_anti))
+    return bool(pod.placement.spread) or bool(pod.host_ports) or (
+        affinity is not None and bool(affinity.required or affinity.required_anti))
 
 
 class PodCycle:

@@ -99,3 +99,19 @@ def test_non_zero_defaults_apply_per_resource() -> None:
 def test_zero_requests_are_dropped() -> None:
     pod = MakePod().req(cpu="0", memory="1Gi").obj()
     assert pod.requests == {"memory": GI}
+
+
+def test_pod_level_requests_win_over_the_containers_for_cpu_memory_and_hugepages() -> None:
+    """PodLevelResources (beta, on in v1.37): PodRequests replaces the containers' sum with spec.resources for the
+    supported resources; other resources (a GPU) stay the containers'; overhead is added on top. Scoring fills
+    100m/200Mi only where neither level asks (getNonMissingContainerRequests)."""
+    pod = MakePod().req(cpu="250m", memory="64Mi", **{"nvidia.com/gpu": "1"})
+    pod.spec["resources"] = {"requests": {"cpu": "2", "hugepages-2Mi": "4Mi"}}
+    pod.spec["overhead"] = {"cpu": "100m"}
+    made = pod.obj()
+    assert made.requests == {"cpu": 2100, "memory": 64 * MI, "hugepages-2Mi": 4 * MI, "nvidia.com/gpu": 1}
+    assert made.scoring_requests == (2100, 64 * MI)
+    bare = MakePod().req()
+    bare.spec["resources"] = {"requests": {"cpu": "1"}}
+    assert bare.obj().requests == {"cpu": 1000}
+    assert bare.obj().scoring_requests == (1000, 200 * MI)  # memory asked nowhere: the default

@@ -21,6 +21,7 @@ from phalanx.scheduler.plugins.gpu_share import (
 from phalanx.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from phalanx.scheduler.plugins.node_affinity import NodeAffinity
 from phalanx.scheduler.plugins.node_name import NodeName
+from phalanx.scheduler.plugins.node_ports import NodePorts
 from phalanx.scheduler.plugins.node_resources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from phalanx.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from phalanx.scheduler.plugins.pod_topology_spread import PodTopologySpread
@@ -62,6 +63,7 @@ PLUGINS: dict[str, PluginSpec] = {
     "NodeName": _spec(NodeName, "filter"),
     "TaintToleration": _spec(TaintToleration, "filter", "score"),
     "NodeAffinity": _spec(NodeAffinity, "filter", "score"),
+    "NodePorts": _spec(NodePorts, "filter"),  # host ports, held by the bound pods
     "NodeResourcesFit": _configurable(NodeResourcesFit, "filter", "score"),
     "NodeResourcesBalancedAllocation": _configurable(NodeResourcesBalancedAllocation, "score"),
     "PodTopologySpread": _configurable(PodTopologySpread, "filter", "score"),  # rules between pods
@@ -94,7 +96,7 @@ def reserve_plugins(filters: Iterable[str]) -> list[str]:
     """The Reserve plugins of a profile with these Filters, in Filter order."""
     return [name for name in filters if "reserve" in PLUGINS[name].points]
 # In kube-scheduler's default order: a node's first failing plugin gives its reason in `0/N nodes are available`.
-FILTERS = ("NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit",
+FILTERS = ("NodeName", "NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
            "PodTopologySpread", "InterPodAffinity", "DynamicResources")
 RESERVERS = tuple(reserve_plugins(FILTERS))  # Reserve plugins of the default profiles
 SCORERS = ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity",
@@ -105,5 +107,5 @@ GPU_SCORERS = ("RandomScore", "DotProductScore", "GpuClusteringScore", "GpuPacki
                "FGDScore", "StrandingScore")
 
 # kube-scheduler's default plugins that Phalanx does not implement yet: a profile lists them as missing.
-NOT_IMPLEMENTED = ("NodePorts", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
+NOT_IMPLEMENTED = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
                    "ImageLocality", "DefaultPreemption")
