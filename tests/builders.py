@@ -22,7 +22,17 @@ from lightkube.core.dictmixin import DictMixin
 from lightkube.resources import batch_v1, core_v1, scheduling_v1, scheduling_v1alpha3, scheduling_v1beta1
 
 from phalanx.api.kinds import KINDS
-from phalanx.api.objects import CompositePodGroup, Job, Node, Pod, PodGroup, PriorityClass, Source, Workload
+from phalanx.api.objects import (
+    CompositePodGroup,
+    Job,
+    Node,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    PriorityClass,
+    Source,
+    Workload,
+)
 from phalanx.api.parse import (
     parse_composite_pod_group,
     parse_job,
@@ -533,7 +543,8 @@ def inputs_of(*items: Buildable) -> Inputs:
     inputs = Inputs()
     buckets: dict[type, list[Any]] = {Node: inputs.nodes, Pod: inputs.pods, PriorityClass: inputs.priority_classes,
                                       Workload: inputs.workloads, PodGroup: inputs.pod_groups, Job: inputs.jobs,
-                                      CompositePodGroup: inputs.composite_pod_groups}
+                                      CompositePodGroup: inputs.composite_pod_groups,
+                                      PodDisruptionBudget: inputs.pdbs}
     for index, item in enumerate(items, start=1):
         doc = _doc(item)
         parser = KINDS[doc["kind"]].parse
