@@ -224,6 +224,12 @@ class Pod:
     startup: float | None = None  # phalanx.dev/startup-time: bound to ready (image pull, init, warm-up)
     # (host IP, protocol, port) its containers and sidecars bind on the node (api/host_ports.py; NodePorts)
     host_ports: tuple[tuple[str, str, int], ...] = ()
+    scheduling_gates: tuple[str, ...] = ()  # spec.schedulingGates[].name: queued only once none is left
+
+    @property
+    def gate_message(self) -> str | None:
+        """SchedulingGates' PreEnqueue status while the pod carries gates (Go's %v of the names)."""
+        return f"waiting for scheduling gates: [{' '.join(self.scheduling_gates)}]" if self.scheduling_gates else None
 
     @property
     def key(self) -> str:

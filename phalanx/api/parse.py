@@ -257,8 +257,23 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         checkpoint_interval=_seconds(meta.annotations, CHECKPOINT_ANNOTATION, "metadata.annotations"),
         startup=_seconds(meta.annotations, STARTUP_ANNOTATION, "metadata.annotations"),
         resource_claims=dra.parse_pod_claims(spec, field), queueing=queueing(meta),
-        host_ports=parse_host_ports(spec, field),
+        host_ports=parse_host_ports(spec, field), scheduling_gates=_scheduling_gates(spec, field),
     )
+
+
+def _scheduling_gates(spec: Mapping[str, Any], field: str) -> tuple[str, ...]:
+    """spec.schedulingGates[].name, each a qualified name, none twice (as the API server validates them)."""
+    names: list[str] = []
+    for i, raw in enumerate(_list(spec.get("schedulingGates"), f"{field}.schedulingGates")):
+        where = f"{field}.schedulingGates[{i}].name"
+        name = _text(_mapping(raw, f"{field}.schedulingGates[{i}]").get("name"), where, required=True)
+        problem = qualified_name_problem(name)
+        if problem is not None:
+            raise _fail(where, problem)
+        if name in names:
+            raise _fail(where, f"duplicate value {name!r}")
+        names.append(name)
+    return tuple(names)
 
 
 def parse_pod(doc: Manifest, source: Source) -> Pod | None:

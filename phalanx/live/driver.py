@@ -118,6 +118,12 @@ def _created(obj: Mapping[str, Any]) -> float:
     return time.time()
 
 
+def _gates(obj: Mapping[str, Any]) -> tuple[str, ...]:
+    """A pod's spec.schedulingGates names, as the pod says them (parsed and checked by `parse_pod`)."""
+    gates = (obj.get("spec") or {}).get("schedulingGates") or ()
+    return tuple(str(g.get("name")) for g in gates if isinstance(g, Mapping))
+
+
 def _terminal(obj: Mapping[str, Any]) -> bool:
     return (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
@@ -162,6 +168,7 @@ class Driver:
         self.ready = threading.Event()  # every informer has synced once
         self.lock = threading.Lock()  # held while a cycle runs: whoever stops scheduling waits for it
         self._uids: dict[str, str] = {}  # pod key -> uid, for bindings and preemptions
+        self._gates: dict[str, tuple[str, ...]] = {}  # pending pod key -> its schedulingGates as queued
         self._group_uids: dict[str, str] = {}  # PodGroup key -> uid
         self._composite_uids: dict[str, str] = {}  # CompositePodGroup key -> uid
         self._orphans: dict[str, dict[str, Any]] = {}  # bound pods whose node is not known yet
@@ -407,6 +414,7 @@ class Driver:
             self.claims.untrack(key)
             self._orphans.pop(key, None)
             self._uids.pop(key, None)
+            self._gates.pop(key, None)
             self._attempt_started.pop(key, None)
             s.delete_pod(key, now)
             return
@@ -439,6 +447,9 @@ class Driver:
             if meta.get("deletionTimestamp") is not None:
                 s.pod_terminating(key, now)
             return
+        if known and self._gates.get(key, ()) and _gates(obj) != self._gates[key]:
+            self._ungate(key, obj, now)  # the only change to a pending pod's spec that scheduling sees
+            return
         if known or (obj.get("spec") or {}).get("schedulerName") != self.scheduler_name:
             return  # a pending pod we already queued, or another scheduler's
         if self.namespaces is not None and meta.get("namespace") not in self.namespaces:
@@ -455,7 +466,16 @@ class Driver:
             return
         pod.arrival = _created(obj)
         self._attempt_started.setdefault(key, now)
+        if pod.scheduling_gates:
+            self._gates[key] = pod.scheduling_gates
         s.add_pod(pod, now)
+
+    def _ungate(self, key: str, obj: dict[str, Any], now: float) -> None:
+        """A pending pod's schedulingGates were lifted (some or all): the engine takes it again as it is now
+        (claims resolved as for any new pod), queued by its creation time."""
+        self._gates.pop(key, None)
+        self.scheduler.delete_pod(key, now)
+        self._pod(MODIFIED, key, obj)
 
     def _pod_group(self, event: str, key: str, obj: dict[str, Any]) -> None:
         now = self.clock()

@@ -40,12 +40,23 @@ class Events:
                          reserve=True)
             return
         if group_key is None:
+            if pod.scheduling_gates:  # SchedulingGates' PreEnqueue: not queued until an update lifts the gates
+                self.s.messages[pod.key] = pod.gate_message or ""
+                return
             self.s.queue.add(POD + pod.key, self.s.priority_of(pod), pod.arrival)
         else:
             # GangScheduling's EventsToRegister: an unscheduled member appearing requeues its group, also one
             # already waiting as unschedulable (the new member may be what it was missing).
             self.s.pre_enqueue(group_key, now)
             self.s.queue.move(self.s.entry(group_key), now)
+
+    def update_pod(self, pod: Pod, now: float) -> None:
+        """A pending pod changes (its schedulingGates lifted, the one change the API allows a pending pod's
+        scheduling to see): it passes PreEnqueue again, keeping its place by creation time."""
+        if pod.key not in self.s.pods or pod.key in self.s.cluster.bound:
+            return
+        self.delete_pod(pod.key, now)
+        self.add_pod(pod, now)
 
     def delete_pod(self, key: str, now: float) -> None:
         """A pod finished or was deleted: free its node and let waiting entries retry."""

@@ -30,6 +30,9 @@ class GroupCycles:
     # --- PreEnqueue -----------------------------------------------------------------------------------
 
     def gate_message(self, group_key: str) -> str | None:
+        gated = self.s.gated_member((group_key,))  # SchedulingGates runs before GangScheduling
+        if gated is not None:
+            return gated
         group = self.s.groups.get(group_key)
         if group is None:
             return f"waiting for PodGroup {group_key} to be created"

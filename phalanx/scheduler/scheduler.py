@@ -120,6 +120,9 @@ class Scheduler:
     def add_pod(self, pod: Pod, now: float, node: str | None = None) -> None:
         self._events.add_pod(pod, now, node)
 
+    def update_pod(self, pod: Pod, now: float) -> None:
+        self._events.update_pod(pod, now)
+
     def pod_terminating(self, key: str, now: float) -> None:
         self._events.pod_terminating(key, now)
 
@@ -228,6 +231,16 @@ class Scheduler:
         pods = [self.pods[k] for k in self.members[group_key] if k not in self.cluster.bound]
         pods.sort(key=lambda p: (-p.priority, p.arrival, p.source.index if p.source else 0, p.key))
         return pods
+
+    def gated_member(self, group_keys: Iterable[str]) -> str | None:
+        """runPreEnqueuePlugins: one pending member with scheduling gates gates its whole entity (a PodGroup, a
+        CompositePodGroup tree); its status, or None when no pending member is gated."""
+        for group_key in group_keys:
+            for key in sorted(self.members[group_key]):
+                pod = self.pods[key]
+                if pod.scheduling_gates and key not in self.cluster.bound:
+                    return pod.gate_message
+        return None
 
     def running_members(self, group_key: str) -> int:
         """Bound members that count toward minCount: a terminating one (evicted, in its grace period) does not,

@@ -67,6 +67,20 @@ class _Deletion:
 
 
 @dataclass(slots=True)
+class ObjectUpdate:
+    """A user changes an object (a trace's `update`): a pending Pod's schedulingGates, a PodGroup's spec."""
+
+    obj: Pod | PodGroup
+
+
+@dataclass(slots=True)
+class GroupDeletion:
+    """A user deletes a PodGroup (a trace's `delete`): its pending members wait behind PreEnqueue again."""
+
+    key: str
+
+
+@dataclass(slots=True)
 class PodDeletion:
     """A user deletes a pod (a trace's `delete`): it leaves at once, freeing what it held; nothing recreates it."""
 
@@ -89,8 +103,9 @@ class _Controlled:
     obj: object
 
 
-Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deletion | PodDeletion | DeviceTaintRule
-         | ResourceSlice | _Controlled | _Wake | AutoscalerScan | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
+Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deletion | PodDeletion | ObjectUpdate
+         | GroupDeletion | DeviceTaintRule | ResourceSlice | _Controlled | _Wake | AutoscalerScan
+         | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
 
 class Simulation:
@@ -166,6 +181,14 @@ class Simulation:
         # An evicted bare pod of a PodGroup (no owner) comes back, as the workload controller behind a gang
         # would make it; off where only what the manifests name runs (verify's real cluster has no such one).
         self.recreate_bare_members = True
+
+    def update_at(self, time: float, obj: Pod | PodGroup) -> None:
+        """Schedule a user's update (before `run`): a pending Pod's schedulingGates, or a PodGroup's spec."""
+        self.events.push(time, ARRIVAL, ObjectUpdate(obj))
+
+    def delete_group_at(self, time: float, key: str) -> None:
+        """Schedule a user's deletion of a PodGroup (before `run`)."""
+        self.events.push(time, ARRIVAL, GroupDeletion(key))
 
     def delete_pod_at(self, time: float, pod_key: str) -> None:
         """Schedule a user's deletion of a pod (before `run`): at `time` it leaves and frees what it held."""
@@ -247,6 +270,10 @@ class Simulation:
                 self._delete(event)
             case PodDeletion():
                 self._user_delete(event)
+            case ObjectUpdate():
+                self._updated(event.obj)
+            case GroupDeletion():
+                self.scheduler.delete_pod_group(event.key, self.now)
             case DeviceTaintRule():
                 for eviction in self.scheduler.add_device_taint_rule(event, self.now):
                     self._evict(eviction)
@@ -532,6 +559,23 @@ class Simulation:
             record.pod = released
         self.scheduler.add_pod(record.pod, self.now)
         self._refresh(record.pod)
+
+    def _updated(self, obj: Pod | PodGroup) -> None:
+        if isinstance(obj, PodGroup):
+            record = self.groups.get(obj.key)
+            if record is None:
+                self._group_arrived(obj)
+                return
+            obj.arrival = record.group.arrival  # created then; its history (waits, starts, conditions) stays
+            record.group = obj
+            self.scheduler.add_pod_group(obj, self.now)
+            return
+        pod_record = self.pods.get(obj.key)
+        if pod_record is None or pod_record.phase != "Pending" or pod_record.node is not None:
+            return  # only a pending pod's gates change what scheduling sees
+        pod_record.pod = dataclasses.replace(pod_record.pod, scheduling_gates=obj.scheduling_gates)
+        self.scheduler.update_pod(pod_record.pod, self.now)
+        pod_record.message = self.scheduler.pod_message(obj.key)
 
     def _user_delete(self, event: PodDeletion) -> None:
         """A deleted pod leaves now: a running one ends (Succeeded), a pending one never runs (Failed)."""

@@ -28,7 +28,7 @@ from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs
 from phalanx.sim.simulation import Simulation
 
-OPS = ("create", "delete")
+OPS = ("create", "delete", "update")
 _KEYS = {"time", "op", "object"}
 Ident = tuple[str, str, str]  # (kind, namespace, name)
 
@@ -55,11 +55,18 @@ class Trace:
     created: int = 0
     deletions: list[tuple[float, str]] = field(default_factory=list)  # (time, pod key), in time order
     skipped: Counter[str] = field(default_factory=Counter)
+    updates: list[tuple[float, Pod | PodGroup]] = field(default_factory=list)  # a Pod's gates, a PodGroup's spec
+    group_deletions: list[tuple[float, str]] = field(default_factory=list)  # (time, PodGroup key)
 
     def apply(self, sim: Simulation) -> None:
-        """Schedule the trace's deletions in a simulation built from the Inputs the trace was loaded into."""
+        """Schedule the trace's deletions and updates in a simulation built from the Inputs the trace was loaded
+        into."""
         for time, pod_key in self.deletions:
             sim.delete_pod_at(time, pod_key)
+        for time, obj in self.updates:
+            sim.update_at(time, obj)
+        for time, key in self.group_deletions:
+            sim.delete_group_at(time, key)
 
 
 def read_events(path: str) -> list[TraceEvent]:
@@ -116,6 +123,33 @@ def _delete_ident(event: TraceEvent) -> Ident:
     if namespace is not None and not isinstance(namespace, str):
         raise event.error("must be a string", field="object.metadata.namespace")
     return kind, namespace or ("default" if kind == "Pod" else ""), name
+
+
+def _updated(event: TraceEvent, inputs: Inputs, kind: str) -> Pod | PodGroup:
+    """The new state of a Pod or PodGroup an `update` gives (the whole object, as `kubectl get -o yaml` prints
+    it). A Pod may only lose schedulingGates, as the API server allows of a pending pod; the rest of its spec is
+    the original's."""
+    doc = event.doc
+    versions, parser, _ = KINDS[kind]
+    name = object_name(doc)
+    if doc.get("apiVersion") not in versions:
+        raise InputError(f"{kind} is not read in apiVersion {doc.get('apiVersion')!r} (Phalanx reads "
+                         f"{', '.join(versions)})", file=event.file, obj=f"line {event.line}: {name}",
+                         field="apiVersion")
+    try:
+        obj = parser(doc, Source(event.file, event.line))
+    except InputError as exc:
+        raise InputError(exc.detail, file=event.file, obj=f"line {event.line}: {name}", field=exc.field) from None
+    if isinstance(obj, PodGroup):
+        return obj
+    if not isinstance(obj, Pod):  # a terminated pod: a status the simulation decides itself
+        raise event.error("an update of a Pod changes its spec.schedulingGates, not its phase", field="object.status")
+    before = next(p for p in reversed(inputs.pods) if p.key == obj.key)
+    added = [gate for gate in obj.scheduling_gates if gate not in before.scheduling_gates]
+    if added:
+        raise event.error(f"only deletion is allowed: {added[0]!r} was not a scheduling gate of the pod",
+                          field="object.spec.schedulingGates")
+    return obj
 
 
 def _existing(inputs: Inputs) -> dict[Ident, float]:
@@ -197,16 +231,23 @@ def load_traces(paths: Sequence[str], inputs: Inputs) -> Trace:
         if kind not in KINDS:
             trace.skipped[kind] += 1
             continue
-        if kind != "Pod":
-            raise event.error(f"deleting a {kind} is not simulated (only Pods leave on delete)", field="op")
+        if kind not in ("Pod", "PodGroup"):
+            raise event.error(f"{'changing' if event.op == 'update' else 'deleting'} a {kind} is not simulated "
+                              "(a trace updates or deletes Pods and PodGroups)", field="op")
         if ident not in live:
             raise event.error(f"{label} does not exist: neither the snapshot nor an earlier line creates it",
                               field="object.metadata.name")
         if live[ident] >= event.time:
-            raise event.error(f"{label} is deleted at {format_duration(event.time)}, not after it is created "
+            raise event.error(f"{label} is {event.op}d at {format_duration(event.time)}, not after it is created "
                               f"({format_duration(live[ident])})", field="time")
+        if event.op == "update":
+            trace.updates.append((event.time, _updated(event, inputs, kind)))
+            continue
         del live[ident]
-        trace.deletions.append((event.time, f"{namespace}/{name}"))
+        if kind == "Pod":
+            trace.deletions.append((event.time, f"{namespace}/{name}"))
+        else:
+            trace.group_deletions.append((event.time, f"{namespace}/{name}"))
     try:
         resolve(inputs)
     except InputError as exc:  # name the line of an object the trace created

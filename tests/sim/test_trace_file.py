@@ -159,6 +159,11 @@ ERRORS = [
      "line 1: object.metadata.name", "Pod default/ghost does not exist"),
     ('{"time": 60, "op": "delete", "object": {"kind": "Node", "metadata": {"name": "node-a"}}}', "line 1: op",
      "deleting a Node is not simulated"),
+    ('{"time": 60, "op": "update", "object": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-a"}}}',
+     "line 1: op", "changing a Node is not simulated"),
+    ('{"time": 60, "op": "update", "object": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "waiting"}, '
+     '"spec": {"schedulingGates": [{"name": "new.example/gate"}], "containers": [{"name": "c"}]}}}',
+     "line 1: object.spec.schedulingGates", "only deletion is allowed: 'new.example/gate'"),
     ('{"time": 60, "op": "delete", "object": {"metadata": {"name": "big"}}}', "line 1: object.kind", "is required"),
     ('{"time": 60, "op": "delete", "object": {"kind": "Pod"}}', "line 1: object.metadata.name", "is required"),
 ]
@@ -205,3 +210,51 @@ def test_cli_runs_a_trace_without_manifests(tmp_path: Path, capsys: pytest.Captu
     assert main(["simulate", "--trace-file", _trace(tmp_path, *events), "-o", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert _pod(report, "default/p")["finishedAt"] == 660.0
+
+
+# --- updates: a pending pod's schedulingGates lifted, a PodGroup changed or deleted ---------------------------
+
+def _gated(name: str, *gates: str) -> MakePod:
+    pod = MakePod(name).req(cpu="1")
+    pod.spec["schedulingGates"] = [{"name": gate} for gate in gates]
+    return pod
+
+
+def test_a_gated_pod_waits_until_an_update_lifts_its_last_gate(tmp_path: Path) -> None:
+    """SchedulingGates' PreEnqueue: not queued while gates are left (kube-scheduler's status words); an update
+    that removes one gate of two changes nothing, the one that removes the last queues it."""
+    snapshot = str(write_manifests(tmp_path / "s.yaml", MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
+                                   _gated("held", "example.com/quota", "example.com/data")))
+    one_left = _gated("held", "example.com/data").manifest()
+    none_left = MakePod("held").req(cpu="1").manifest()
+    trace = _trace(tmp_path, {"time": "10m", "op": "update", "object": one_left},
+                   {"time": "1h", "op": "update", "object": none_left})
+    report = _simulate(snapshot, trace, until=1800)
+    assert _pod(report, "default/held")["message"] == "waiting for scheduling gates: [example.com/data]"
+    report = _simulate(snapshot, trace)
+    assert _pod(report, "default/held")["boundAt"] == 3600.0
+
+
+def test_one_gated_member_holds_its_whole_gang(tmp_path: Path) -> None:
+    snapshot = str(write_manifests(tmp_path / "s.yaml", MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
+                                   MakePodGroup("train").gang(2), MakePod("w-0").req(cpu="1").group("train"),
+                                   _gated("w-1", "example.com/quota").group("train")))
+    trace = _trace(tmp_path, {"time": "5m", "op": "update",
+                              "object": MakePod("w-1").req(cpu="1").group("train").manifest()})
+    report = _simulate(snapshot, trace, profile="gang")
+    assert [_pod(report, f"default/w-{i}")["boundAt"] for i in (0, 1)] == [300.0, 300.0]
+
+
+def test_a_pod_group_update_and_delete_reach_the_scheduler(tmp_path: Path) -> None:
+    """minCount lowered from 3 to 2: the two members bind then (upstream's UpdatePodGroup step). A PodGroup
+    deleted: a member created after it waits for the PodGroup again."""
+    snapshot = str(write_manifests(tmp_path / "s.yaml", MakeNode("node-a").alloc(cpu="4", memory="16Gi"),
+                                   MakePodGroup("train").gang(3), *(MakePod(f"w-{i}").req(cpu="1").group("train")
+                                                                   for i in range(2))))
+    trace = _trace(tmp_path, {"time": "1m", "op": "update", "object": MakePodGroup("train").gang(2).manifest()},
+                   {"time": "2m", "op": "delete", "object": _delete("train", kind="PodGroup")},
+                   {"time": "3m", "op": "create", "object": MakePod("late").req(cpu="1").group("train").manifest()})
+    report = _simulate(snapshot, trace, profile="gang")
+    assert [_pod(report, f"default/w-{i}")["boundAt"] for i in (0, 1)] == [60.0, 60.0]
+    late = _pod(report, "default/late")
+    assert late["boundAt"] is None and late["message"] == "waiting for PodGroup default/train to be created"

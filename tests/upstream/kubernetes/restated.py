@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from phalanx.api.kinds import KINDS
+from phalanx.api.objects import Pod, PodGroup, Source
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.records import PodRecord
 from phalanx.sim.run import simulate
 from phalanx.sim.simulation import Simulation
 from phalanx.sim.trace_file import Trace
-from tests.builders import Buildable, inputs_of
+from tests.builders import Buildable, _doc, inputs_of
 
 UPSTREAM = "k8s.io/kubernetes@v1.37.2/test/integration/scheduler"
 
@@ -72,6 +74,8 @@ class Case:
     objects: tuple[Buildable, ...]
     check: Callable[[Outcome], None]
     deletions: tuple[tuple[float, str], ...] = ()  # (time, pod key) a step deletes
+    updates: tuple[tuple[float, Buildable], ...] = ()  # (time, the object's new state): a Pod's gates, a PodGroup
+    group_deletions: tuple[tuple[float, str], ...] = ()  # (time, PodGroup key) a step deletes
     until: float | None = None
     profile: str = "gang"
     gates: Mapping[str, bool] = field(default_factory=dict)
@@ -94,9 +98,18 @@ class Unexpressed:
 def run(case: Case) -> Outcome:
     profile = builtin(case.profile)
     profile.feature_gates.update(case.gates)
-    trace = Trace(deletions=sorted((t, k if "/" in k else f"default/{k}") for t, k in case.deletions))
+    trace = Trace(deletions=sorted((t, k if "/" in k else f"default/{k}") for t, k in case.deletions),
+                  updates=[(t, _parsed(item)) for t, item in case.updates],
+                  group_deletions=[(t, k if "/" in k else f"default/{k}") for t, k in case.group_deletions])
     result = simulate(inputs_of(*case.objects), profile, until=case.until, trace=trace, recreate_bare_members=False)
     return Outcome(result.sim)
+
+
+def _parsed(item: Buildable) -> Pod | PodGroup:
+    doc = _doc(item)
+    obj = KINDS[doc["kind"]].parse(doc, Source("<test>", 0))
+    assert isinstance(obj, Pod | PodGroup), obj
+    return obj
 
 
 def params(cases: Iterable[Case]) -> list[object]:

@@ -141,6 +141,12 @@ class CompositeCycles:
         tree = self.forest.tree(root)
         leaves = list(tree.leaves())
         held = {leaf.key: why for leaf in leaves if (why := self.held(leaf)) is not None}
+        gated = self.s.gated_member(leaf.key for leaf in leaves)
+        if gated is not None:  # one pod with scheduling gates gates the root's whole entry
+            for leaf in leaves:
+                self.s.gated[leaf.key] = self.s.messages["group:" + leaf.key] = held.get(leaf.key, gated)
+            self.s.queue.done(COMPOSITE + root)
+            return
         for key, why in held.items():
             self.s.gated[key] = why
             self.s.messages["group:" + key] = why
