@@ -360,3 +360,23 @@ def test_a_pod_the_engine_cannot_take_in_is_told_why_and_the_others_are_bound(
     assert condition["status"] == "False" and "RecursionError" in condition["message"]
     assert run.thread.is_alive()
     assert not node_of(pods(client, namespace)["poison"])
+
+
+def test_a_gated_member_holds_its_gang_until_its_gate_is_removed(client: Client, namespace: str,
+                                                                 running: Callable[..., Running]) -> None:
+    """SchedulingGates on the real API server: nothing of the gang binds while one member carries a gate
+    (kube-scheduler's runPreEnqueuePlugins gates the whole entity); removing it (the only edit the API server
+    allows a pending pod's gates) queues the gang, which binds whole."""
+    make_node(client, namespace, "a", cpu="4")
+    writer = RecordingApiWriter(client)
+    running(writer)
+    make_gang(client, namespace, "train", 2)
+    make_pod(client, namespace, "train-0", group="train")
+    gated = phalanx_pod(namespace, "train-1").group("train")
+    gated.spec["schedulingGates"] = [{"name": "example.com/quota"}]
+    client.create(gated.kube())
+    time.sleep(3)  # a few rounds: had the gate been ignored, the gang would be bound by now
+    assert not any(node_of(p) for p in pods(client, namespace).values())
+    client.patch(Pod, "train-1", {"spec": {"schedulingGates": None}}, namespace=namespace)
+    until(lambda: all(node_of(p) for p in pods(client, namespace).values()), what="the gang after its gate went")
+    check_invariants(client, namespace, {"train": 2}, writer.bound)
