@@ -30,6 +30,22 @@ def _notice(inputs: ApiObjects, line: str) -> None:
         inputs.notices.append(line)
 
 
+def _admitted(group: PodGroup | CompositePodGroup, kind: str, pc: PriorityClass) -> None:
+    """The Priority admission plugin's checks of a (Composite)PodGroup naming a PriorityClass, in its words:
+    a priority it states must be the class's, and so must its preemptionPolicy, which the API server defaults
+    to PreemptLowerPriority before admission runs (a group of a `Never` class must say `Never`)."""
+    noun = "pod group" if kind == "PodGroup" else "composite pod group"
+    if group.priority is not None and group.priority != pc.value:
+        raise InputError(f"priority set in the {noun} ({group.priority}) must match the priority computed "
+                         f"({pc.value}) based on the priority class set in the spec", field="spec.priority",
+                         **_where(group, kind))
+    stated = group.preemption_policy or "PreemptLowerPriority"
+    if stated != pc.preemption_policy:
+        raise InputError(f"the string value of PreemptionPolicy ({stated}) must not be provided in {noun} spec; "
+                         f"priority admission controller computed {pc.preemption_policy} from the given "
+                         "PriorityClass name", field="spec.preemptionPolicy", **_where(group, kind))
+
+
 def resolve(inputs: ApiObjects) -> None:
     """Cross-object defaults and checks: priorities from PriorityClasses, group policies from Workloads."""
     classes = {pc.name: pc for pc in SYSTEM_PRIORITY_CLASSES}
@@ -50,7 +66,12 @@ def resolve(inputs: ApiObjects) -> None:
                 missing.add(pod.priority_class_name)
                 pod.priority = pod.explicit_priority
                 return
-            pod.priority = pc.value if pod.explicit_priority is None else pod.explicit_priority
+            if pod.explicit_priority is not None and pod.explicit_priority != pc.value:
+                raise InputError(f"the integer value of priority ({pod.explicit_priority}) must not be provided in pod "
+                                 f"spec; priority admission controller computed {pc.value} from the given "
+                                 "PriorityClass name", field=field.replace("priorityClassName", "priority"),
+                                 **_where(pod, kind))
+            pod.priority = pc.value
             if pod.preemption_policy == "PreemptLowerPriority":
                 pod.preemption_policy = pc.preemption_policy
         elif pod.explicit_priority is None:
@@ -91,6 +112,8 @@ def resolve(inputs: ApiObjects) -> None:
                                  field="spec.priorityClassName", **_where(group, kind))
             if pc is None:
                 missing.add(group.priority_class_name)
+            else:
+                _admitted(group, kind, pc)
         elif defaults:
             pc = defaults[0]
         if group.priority is None:

@@ -55,7 +55,7 @@ def _scenarios() -> list[Callable[[], list[Doc]]]:
     claim_spec = dra.claim_spec(dra.request("gpu", dra.exactly(1, selectors=["device.attributes['gpu.example.com']"
                                                                              ".index >= 0"])))
     return [
-        lambda: [_node(), _pod("p"), priority_class, _pod("q", priorityClassName="high")],
+        lambda: [_node(), _pod("p"), priority_class, _pod("q", priorityClassName="high", priority=1000)],
         lambda: [_node(), priority_class, group, _pod("m0", schedulingGroup={"podGroupName": "g"}),
                  _pod("m1", schedulingGroup={"podGroupName": "g"}, nodeName="node-a")],
         lambda: [_node(), priority_class, job, pdb],

@@ -228,11 +228,12 @@ def test_with_the_gate_off_a_group_never_preempts_when_a_pending_member_says_nev
 
 
 def test_with_the_gate_on_a_groups_policy_comes_from_its_own_priority_class() -> None:
-    """getPreemptionPolicy, PodGroupPreemptionPolicy on: the PodGroup's spec.preemptionPolicy, which Priority
-    admission fills from the group's PriorityClass (PreemptLowerPriority without one)."""
+    """getPreemptionPolicy, PodGroupPreemptionPolicy on: the PodGroup's spec.preemptionPolicy, which must agree
+    with its PriorityClass's (Priority admission)."""
     for policy, expected in (("Never", []), ("PreemptLowerPriority", ["a"])):
-        inputs = inputs_of(MakePriorityClass("batch", 10).preemption_policy(policy),
-                           MakePodGroup("train").gang(1).priority_class("batch"),
+        train = MakePodGroup("train").gang(1).priority_class("batch")
+        train.doc["spec"]["preemptionPolicy"] = policy
+        inputs = inputs_of(MakePriorityClass("batch", 10).preemption_policy(policy), train,
                            MakePod("train-0").req(cpu="4", memory="1Gi").group("train").priority_class("batch"))
         assert inputs.pod_groups[0].preemption_policy == policy
         cluster = gang_cluster(node("node-a"), gates={"PodGroupPreemptionPolicy": True})
