@@ -2,7 +2,8 @@
 
 Each case builds a CompositePodGroup tree whose pods cannot be scheduled yet (the tree is incomplete, the root
 lacks a ready child, or there is no node) and then makes one change that lets the tree through: the missing root
-CompositePodGroup, a node, the second PodGroup or the last pod appears. A later step is a later
+CompositePodGroup, a node, the second PodGroup or the last pod appears, or a PodGroup's minCount is lowered to
+the pods it has (an update: the PodGroup's whole new state at that time). A later step is a later
 `phalanx.dev/arrival`, one second after the step before it settled. Upstream's intermediate waits on queue
 internals (incompletePodGroupPods, unschedulableEntities) are read as what they imply for the pods: none of them
 binds before the change arrives; the end state is upstream's, every pod scheduled.
@@ -39,8 +40,8 @@ def pod(name: str, group: str, arrival: int = 0) -> MakePod:
 
 # st.PodGroupWrapper.WorkloadRef takes (template, workload); st.CompositePodGroupWrapper.WorkloadRef takes
 # (workload, template). The objects below keep the fields each upstream call sets.
-def pg1() -> MakePodGroup:
-    return MakePodGroup("pg1").workload("pg-t", "w1").gang(2).parent("cpg-mid")
+def pg1(min_count: int = 2) -> MakePodGroup:
+    return MakePodGroup("pg1").workload("pg-t", "w1").gang(min_count).parent("cpg-mid")
 
 
 def cpg_mid() -> MakeCompositePodGroup:
@@ -90,13 +91,14 @@ CASES: list[Case] = [
                   pod("p2-1", "pg2-1"), pod("p2-2", "pg2-1"), pod("p2-3", "pg2-2"),
                   pod("p2-4", "pg2-2", arrival=1)),
          check=scheduled_from(1, *TREE2_PODS), gates=GATES),
+    # The UpdatePodGroup step at 1 s gives pg1 its whole new state, upstream's fresh PodGroup with minCount 1.
+    Case(FILE, TEST, "PodGroup update (reduce minCount) triggers queueing hint for unschedulable CPG tree",
+         objects=(node(), cpg_root(), cpg_mid(), pg1(), pod("p1", "pg1")),
+         updates=((1, pg1(min_count=1)),),
+         check=scheduled_from(1, "p1"), gates=GATES, replay="a step updates PodGroup pg1's minCount mid-run"),
 ]
 
-UNEXPRESSED: list[Unexpressed] = [
-    Unexpressed(FILE, TEST, "PodGroup update (reduce minCount) triggers queueing hint for unschedulable CPG tree",
-                "A step updates PodGroup pg1's minCount from 2 to 1 mid-run, and Phalanx's inputs cannot change an "
-                "object after it has arrived."),
-]
+UNEXPRESSED: list[Unexpressed] = []
 
 UPSTREAM_NAMES = (
     "Incomplete CPG tree buffers pods and missing root CPG wakes them up",

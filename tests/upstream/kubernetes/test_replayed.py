@@ -51,7 +51,8 @@ def restated_cases() -> list[Case]:
 
 
 def replayable() -> list[Case]:
-    return [case for case in restated_cases() if not case.replay and not case.deletions]
+    return [case for case in restated_cases()
+            if not (case.replay or case.deletions or case.updates or case.group_deletions)]
 
 
 def with_priority_classes(docs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
