@@ -31,16 +31,18 @@ def _notice(inputs: ApiObjects, line: str) -> None:
 
 
 def _admitted(group: PodGroup | CompositePodGroup, kind: str, pc: PriorityClass) -> None:
-    """The Priority admission plugin's checks of a (Composite)PodGroup naming a PriorityClass, in its words:
-    a priority it states must be the class's, and so must its preemptionPolicy, which the API server defaults
-    to PreemptLowerPriority before admission runs (a group of a `Never` class must say `Never`)."""
+    """The Priority admission plugin's checks of a (Composite)PodGroup naming a PriorityClass, in its words: a
+    priority or a preemptionPolicy it states must be the class's. (The real API server defaults an unstated
+    policy to PreemptLowerPriority before admission, so it refuses a group of a `Never` class that does not say
+    `Never`; Phalanx takes the class's policy there, as other schedulers' PodGroups translated here say none:
+    docs/fidelity.md.)"""
     noun = "pod group" if kind == "PodGroup" else "composite pod group"
     if group.priority is not None and group.priority != pc.value:
         raise InputError(f"priority set in the {noun} ({group.priority}) must match the priority computed "
                          f"({pc.value}) based on the priority class set in the spec", field="spec.priority",
                          **_where(group, kind))
-    stated = group.preemption_policy or "PreemptLowerPriority"
-    if stated != pc.preemption_policy:
+    stated = group.preemption_policy
+    if stated is not None and stated != pc.preemption_policy:
         raise InputError(f"the string value of PreemptionPolicy ({stated}) must not be provided in {noun} spec; "
                          f"priority admission controller computed {pc.preemption_policy} from the given "
                          "PriorityClass name", field="spec.preemptionPolicy", **_where(group, kind))

@@ -198,8 +198,8 @@ def test_pod_group_reads_only_its_own_disruption_mode_which_defaults_to_single()
 
 
 def test_pod_group_priority_and_policy_are_filled_as_priority_admission_does() -> None:
-    """Priority admission: priority from the PodGroup's own priorityClassName, else the global default class,
-    else 0; preemptionPolicy PreemptLowerPriority unless stated."""
+    """Priority admission: priority (and an unstated preemptionPolicy) from the PodGroup's own priorityClassName,
+    else the global default class, else 0 and PreemptLowerPriority."""
     inputs = inputs_of(MakePriorityClass("busy", 50), MakePodGroup("own").gang(2).priority_class("busy"),
                        MakePodGroup("bare").gang(2))
     got = {g.name: (g.priority, g.preemption_policy) for g in inputs.pod_groups}
@@ -209,18 +209,18 @@ def test_pod_group_priority_and_policy_are_filled_as_priority_admission_does() -
 
 
 def test_what_priority_admission_refuses_of_a_pod_group_is_refused_in_its_words() -> None:
-    """Checked on the real v1.37.2 API server: the API server defaults a PodGroup's preemptionPolicy to
-    PreemptLowerPriority before the Priority admission plugin runs, so a PodGroup of a `Never` class that does not
-    say `Never` is refused; so is a priority other than its class's, and a pod's."""
+    """Checked on the real v1.37.2 API server: a PodGroup stating a preemptionPolicy or a priority other than its
+    class's is refused, and so is a pod's priority; a group that states none takes its class's."""
     quiet = MakePriorityClass("quiet", 50).preemption_policy("Never")
+    stated = MakePodGroup("own").gang(2).priority_class("quiet")
+    stated.doc["spec"]["preemptionPolicy"] = "PreemptLowerPriority"
     with pytest.raises(InputError, match=r"the string value of PreemptionPolicy \(PreemptLowerPriority\) must not be "
                                          r"provided in pod group spec; priority admission controller computed Never") \
             as err:
-        inputs_of(quiet, MakePodGroup("own").gang(2).priority_class("quiet"))
+        inputs_of(quiet, stated)
     assert err.value.field == "spec.preemptionPolicy" and err.value.obj == "PodGroup default/own"
-    stated = MakePodGroup("own").gang(2).priority_class("quiet")
-    stated.doc["spec"]["preemptionPolicy"] = "Never"
-    assert inputs_of(quiet, stated).pod_groups[0].preemption_policy == "Never"
+    unstated = inputs_of(quiet, MakePodGroup("own").gang(2).priority_class("quiet"))
+    assert unstated.pod_groups[0].preemption_policy == "Never"
     with pytest.raises(InputError, match=r"priority set in the pod group \(10\) must match the priority computed "
                                          r"\(50\)") as err:
         inputs_of(MakePriorityClass("busy", 50), MakePodGroup("own").gang(2).priority_class("busy").priority(10))
