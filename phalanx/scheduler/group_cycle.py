@@ -139,7 +139,7 @@ class GroupCycles:
         self._failed(group, pending, message, "Unschedulable", entry, now, own)
         self.s.rejected(entry, outcome.rejectors)
         gate = self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
-        eligible = self.s.preemptor.group_eligible(group, pending, gate)
+        eligible = self.s.profile.preemption and self.s.preemptor.group_eligible(group, pending, gate)
         # PodGroupEvaluator.Preempt: an ongoing preemption succeeds with the nominations it made, which stay.
         ongoing = eligible and self.s.preemptor.group_preempting(group)
         preempted = self._preempt(group, pending) if eligible and not ongoing else None

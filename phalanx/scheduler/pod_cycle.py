@@ -41,7 +41,8 @@ class PodCycles:
         self.s.queue.failed(entry, now)
         self.s.out.append(Unschedulable(pod, message))
         priority = self.s.priority_of(pod)
-        if self.s.preemptor.eligible(pod, priority, self.s.nominated.get(pod_key), result.unresolvable):
+        if self.s.profile.preemption and self.s.preemptor.eligible(pod, priority, self.s.nominated.get(pod_key),
+                                                                   result.unresolvable):
             if known:
                 self.s.preemptor.offset(result.unresolvable)
                 outcome = None

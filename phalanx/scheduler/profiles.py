@@ -84,6 +84,10 @@ class Profile:
     # A built-in GPU-sharing policy whose filters, scores and Reserve this profile runs on inputs with
     # GPU-share requests (see `for_gpu_sharing`); None: the profile as it is.
     gpu_sharing: str | None = None
+    # PostFilter: DefaultPreemption (pod, PodGroup and tree preemption) runs; a profile's
+    # `plugins.postFilter.disabled` turns it off, and so does `volcano` (Volcano's allocate never evicts; only its
+    # preempt and reclaim actions do, in the admission policy).
+    preemption: bool = True
 
     @property
     def gang(self) -> bool:
@@ -116,7 +120,7 @@ class Profile:
                 "scores": dict(self.scores), "reserve": list(self.reserve),
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
                 "notImplemented": self.missing_plugins, "placementScores": dict(self.placement_scores),
-                "gpuSharing": self.gpu_sharing, "groupRetry": self.group_retry,
+                "gpuSharing": self.gpu_sharing, "groupRetry": self.group_retry, "preemption": self.preemption,
                 "exactPlacement": None if self.exact_placement is None else
                 {"budgetSeconds": self.exact_placement.budget, "seed": self.exact_placement.seed}}
 
@@ -158,7 +162,7 @@ def builtin(name: str) -> Profile:
         # room frees, not on kube-scheduler's group backoff.
         return Profile("volcano", feature_gates=dict(WORKLOAD_GATES),
                        plugin_args={"NodeResourcesFit": {"scoringStrategy": {"type": "MostAllocated"}}},
-                       group_retry="event")
+                       group_retry="event", preemption=False)
     if name == "phalanx":  # `gang`, gates and all, plus exact placement of the gangs its cycle cannot seat
         return replace(builtin("gang"), name="phalanx", exact_placement=ExactPlacement(),
                        feature_gates={**WORKLOAD_GATES, WORKLOAD_CLAIMS_GATE: True},
@@ -270,6 +274,18 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
                     profile.filters.append(plugin)
             else:
                 profile.scores[plugin] = weight if weight is not None else DEFAULT_SCORE_WEIGHTS.get(plugin, 1)
+    section = plugins.get("postFilter") or {}
+    where = "profiles[0].plugins.postFilter"
+    for plugin, _ in _names(section, "disabled", where):
+        if plugin not in ("*", "DefaultPreemption"):
+            raise InputError(f"unknown postFilter plugin {plugin!r} (known: DefaultPreemption)",
+                             field=f"{where}.disabled")
+        profile.preemption = False
+    for plugin, _ in _names(section, "enabled", where):
+        if plugin != "DefaultPreemption":
+            raise InputError(f"unknown postFilter plugin {plugin!r} (known: DefaultPreemption)",
+                             field=f"{where}.enabled")
+        profile.preemption = True
     section = plugins.get("placementScore") or {}
     where = "profiles[0].plugins.placementScore"
     for plugin, _ in _names(section, "disabled", where):

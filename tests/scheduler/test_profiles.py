@@ -3,9 +3,12 @@
 from pathlib import Path
 
 import pytest
+import yaml
 
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import builtin, load_profile, parse_feature_gates
+from phalanx.sim.simulation import Simulation
+from tests.builders import MakeNode, MakePod, inputs_of
 
 
 def test_built_in_profiles() -> None:
@@ -83,3 +86,29 @@ def test_bad_profile_files_name_the_field(tmp_path: Path, text: str, field: str)
 def test_an_unknown_profile_name() -> None:
     with pytest.raises(InputError, match="unknown profile 'fast'"):
         load_profile("fast")
+
+
+def _profile_file(tmp_path: Path, post_filter: dict[str, object]) -> str:
+    path = tmp_path / "profile.yaml"
+    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+              "profiles": [{"schedulerName": "quiet", "plugins": {"postFilter": post_filter}}]}
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return str(path)
+
+
+def test_default_preemption_is_a_post_filter_a_profile_can_disable(tmp_path: Path) -> None:
+    """DefaultPreemption runs unless `plugins.postFilter.disabled` names it (or `*`); `volcano` runs without it:
+    Volcano's allocate never evicts, only its preempt and reclaim actions do. With it off, a higher-priority pod
+    that fits nowhere waits instead of evicting."""
+    assert builtin("gang").preemption and not builtin("volcano").preemption
+    assert not load_profile(_profile_file(tmp_path, {"disabled": [{"name": "DefaultPreemption"}]})).preemption
+    assert not load_profile(_profile_file(tmp_path, {"disabled": [{"name": "*"}]})).preemption
+    with pytest.raises(InputError, match="unknown postFilter plugin 'Evict'") as err:
+        load_profile(_profile_file(tmp_path, {"disabled": [{"name": "Evict"}]}))
+    assert err.value.field == "profiles[0].plugins.postFilter.disabled"
+    inputs = inputs_of(MakeNode("a").alloc(cpu="4"), MakePod("low").req(cpu="4").priority(1).grace(0),
+                       MakePod("high").req(cpu="4").priority(100).arrival("10s"))
+    for profile, evicted in (("gang", True), ("volcano", False)):
+        sim = Simulation(inputs, builtin(profile))
+        sim.run()
+        assert (sim.pods["default/low"].preempted_count == 1) is evicted, profile

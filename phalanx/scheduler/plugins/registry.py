@@ -108,4 +108,4 @@ GPU_SCORERS = ("RandomScore", "DotProductScore", "GpuClusteringScore", "GpuPacki
 
 # kube-scheduler's default plugins that Phalanx does not implement yet: a profile lists them as missing.
 NOT_IMPLEMENTED = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
-                   "ImageLocality", "DefaultPreemption")
+                   "ImageLocality")

@@ -300,7 +300,10 @@ class CompositeCycles:
 
     def _never(self, root: CompositePodGroup, pods: Sequence[Pod]) -> bool:
         """resolveCompositePreemptionPolicy: with PodGroupPreemptionPolicy on, the root's own policy
-        (PreemptLowerPriority when unset); with it off, Never as soon as one pending pod says Never."""
+        (PreemptLowerPriority when unset); with it off, Never as soon as one pending pod says Never. Always, with
+        the profile's DefaultPreemption off."""
+        if not self.s.profile.preemption:
+            return True
         if self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False):
             return root.preemption_policy not in (None, "PreemptLowerPriority")
         return any(pod.preemption_policy == "Never" for pod in pods)
