@@ -118,6 +118,9 @@ def _group(doc: Mapping[str, Any], label: str, minimum: int | None) -> tuple[lis
         change.warnings.append("minResources has no native equivalent (the gang waits for minCount pods instead)")
     if spec.get("scheduleTimeoutSeconds") is not None:
         change.warnings.append("scheduleTimeoutSeconds has no native equivalent (v1.37 gangs retry with backoff)")
+    if spec.get("minTaskMember"):
+        change.warnings.append("minTaskMember has no native equivalent (per-task minimums); dropped: the gang "
+                               "counts minCount pods of any task")
     if spec.get("subGroups"):
         change.warnings.append("subGroups have no native equivalent short of CompositePodGroup (alpha); dropped")
     return native.gang(namespace, name, gang, priority), change

@@ -128,6 +128,13 @@ def test_warnings_name_what_has_no_native_equivalent(tmp_path: Path, capsys: pyt
     assert "scheduleTimeoutSeconds has no native equivalent" in err
 
 
+def test_a_volcano_groups_per_task_minimums_are_named_not_dropped_silently(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, VOLCANO.replace("  minResources:", "  minTaskMember: {ps: 1, worker: 3}\n  minResources:"))
+    assert main(["validate", str(path)]) == 0
+    assert "minTaskMember has no native equivalent" in capsys.readouterr().err
+
+
 def test_migrate_prints_the_rewrite_with_comments_and_it_round_trips(tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, VOLCANO)
