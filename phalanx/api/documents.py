@@ -14,6 +14,7 @@ from phalanx.api.fast_yaml import GiveUp, read_documents
 from phalanx.api.kinds import VOLCANO_CONF_KEY, is_bare_volcano_conf
 from phalanx.api.objects import Source
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
+from phalanx.api.templated import unrendered_action_line
 from phalanx.errors import InputError
 
 _YAML_SUFFIXES = (".yaml", ".yml", ".json")
@@ -70,7 +71,13 @@ def _parse(path: str, text: str) -> list[Any]:
 
 
 def _documents(path: str) -> Iterator[tuple[int, Any]]:
-    for number, doc in enumerate(_parse(path, read_text(path)), start=1):
+    text = read_text(path)
+    line = None if path.endswith(".json") else unrendered_action_line(text)
+    if line is not None:
+        raise InputError("an unrendered Go template action ({{ … }}): render the template first (phalanx generate "
+                         "renders scheduler_perf's), or quote the value if the braces are meant literally",
+                         file=path, obj=f"line {line}")
+    for number, doc in enumerate(_parse(path, text), start=1):
         if doc is not None:
             yield number, doc
 
@@ -88,8 +95,8 @@ def _looks_like_manifest(doc: Any) -> bool:
 
 def _folder_documents(path: str) -> list[tuple[int, Any]] | None:
     """The documents of a file found in a folder, or None when it holds no Kubernetes object: a known
-    non-manifest name, documents without apiVersion and kind, or a template (Helm's `{{ … }}`) that is not YAML
-    until rendered."""
+    non-manifest name, documents without apiVersion and kind, or a template (Helm's or scheduler_perf's
+    `{{ … }}`) that is no manifest until rendered, whether or not it parses as YAML."""
     if _NOT_MANIFESTS.fullmatch(os.path.basename(path)) or _in_chart_templates(path):
         return None
     text = read_text(path)
@@ -100,6 +107,8 @@ def _folder_documents(path: str) -> list[tuple[int, Any]] | None:
             return None
         raise
     if docs and not any(_looks_like_manifest(doc) for _, doc in docs):
+        return None
+    if not path.endswith(".json") and unrendered_action_line(text) is not None:
         return None
     return docs
 
