@@ -125,10 +125,8 @@ def _delete_ident(event: TraceEvent) -> Ident:
     return kind, namespace or ("default" if kind == "Pod" else ""), name
 
 
-def _updated(event: TraceEvent, inputs: Inputs, kind: str) -> Pod | PodGroup:
-    """The new state of a Pod or PodGroup an `update` gives (the whole object, as `kubectl get -o yaml` prints
-    it). A Pod may only lose schedulingGates, as the API server allows of a pending pod; the rest of its spec is
-    the original's."""
+def _parsed(event: TraceEvent, kind: str) -> Any:
+    """The event's object read as a manifest of `kind` (None for a terminated pod); errors name the line."""
     doc = event.doc
     versions, parser, _ = KINDS[kind]
     name = object_name(doc)
@@ -137,9 +135,16 @@ def _updated(event: TraceEvent, inputs: Inputs, kind: str) -> Pod | PodGroup:
                          f"{', '.join(versions)})", file=event.file, obj=f"line {event.line}: {name}",
                          field="apiVersion")
     try:
-        obj = parser(doc, Source(event.file, event.line))
+        return parser(doc, Source(event.file, event.line))
     except InputError as exc:
         raise InputError(exc.detail, file=event.file, obj=f"line {event.line}: {name}", field=exc.field) from None
+
+
+def _updated(event: TraceEvent, inputs: Inputs, kind: str) -> Pod | PodGroup:
+    """The new state of a Pod or PodGroup an `update` gives (the whole object, as `kubectl get -o yaml` prints
+    it). A Pod may only lose schedulingGates, as the API server allows of a pending pod; the rest of its spec is
+    the original's."""
+    obj = _parsed(event, kind)
     if isinstance(obj, PodGroup):
         return obj
     if not isinstance(obj, Pod):  # a terminated pod: a status the simulation decides itself
@@ -169,21 +174,12 @@ def _existing(inputs: Inputs) -> dict[Ident, float]:
 def _create(event: TraceEvent, inputs: Inputs, trace: Trace) -> Ident | None:
     doc = event.doc
     kind = doc.get("kind")
-    name = object_name(doc)
     if not isinstance(kind, str) or not kind:
         raise event.error("is required", field="object.kind")
     if kind not in KINDS:
         trace.skipped[kind] += 1
         return None
-    versions, parser, _ = KINDS[kind]
-    if doc.get("apiVersion") not in versions:
-        raise InputError(f"{kind} is not read in apiVersion {doc.get('apiVersion')!r} (Phalanx reads "
-                         f"{', '.join(versions)})", file=event.file, obj=f"line {event.line}: {name}",
-                         field="apiVersion")
-    try:
-        obj = parser(doc, Source(event.file, event.line))
-    except InputError as exc:
-        raise InputError(exc.detail, file=event.file, obj=f"line {event.line}: {name}", field=exc.field) from None
+    obj = _parsed(event, kind)
     if obj is None:  # a terminated pod: nothing to simulate
         trace.skipped["Pod (terminated)"] += 1
         return None
