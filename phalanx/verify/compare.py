@@ -18,8 +18,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.api.apps import Deployment
 from phalanx.api.fields import seconds
-from phalanx.api.objects import ARRIVAL_ANNOTATION, Source
+from phalanx.api.objects import ARRIVAL_ANNOTATION, Pod, Source
 from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs, documents_as_read, load_paths
 from phalanx.scheduler.hints import Hints
@@ -28,10 +29,11 @@ from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.report_schema import Report
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
+from phalanx.verify.controller_pods import ControllerPods, MadePod, top_owner
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.kueue_oracle import RealWorkload
 from phalanx.verify.oracle import Oracle, RealOutcome, RealPod, Step, pod_key
-from phalanx.verify.replayable import UNREPLAYED_CONTROLLERS, check_controller_pods, replayable
+from phalanx.verify.replayable import check_controller_pods, check_scaled, replayable
 
 SCHEMA_VERSION = 1
 CATEGORIES = ("outcome", "node", "boundAt", "victims", "podGroups", "admission", "messages")
@@ -225,6 +227,7 @@ class _Run:
     ties: dict[str, tuple[str, ...]]
     attempts: list[tuple[float, str]]
     made: dict[str, int]  # pods made by a controller the oracle does not run, by owner `Kind namespace/name`
+    controller_pods: ControllerPods  # pods made by a controller the oracle runs
 
 
 def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed: int,
@@ -235,9 +238,29 @@ def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed:
     run = simulate(inputs, profile, scenario=scenario, seed=seed, recreate_bare_members=False, queue=queue,
                    hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints))
     given = {pod.key for pod in inputs.pods}
-    made = Counter(f"{record.pod.controller} {record.pod.owner}" for key, record in run.sim.pods.items()
-                   if key not in given and record.pod.controller in UNREPLAYED_CONTROLLERS)
-    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped, dict(made))
+    jobs = {job.key for job in inputs.jobs}
+    deployments = frozenset(deployment.key for deployment in inputs.of(Deployment))
+    replayed = ControllerPods(deployments=deployments)
+    made: Counter[str] = Counter()
+    for key, record in sorted(((k, r) for k, r in run.sim.pods.items() if k not in given),
+                              key=lambda item: item[1].pod.arrival):
+        pod = record.pod
+        namespace, _, name = (pod.owner or "").partition("/")
+        owner = top_owner(pod.controller, namespace, name, pod.labels, deployments)
+        if owner is not None:
+            replayed.made.setdefault(owner, []).append(MadePod(key, pod.arrival, _pinned_node(pod)))
+        elif pod.controller == "Job" and pod.owner not in jobs:  # a CronJob's Job, `<cronjob>-<minutes>`
+            made[f"CronJob {(pod.owner or '').rpartition('-')[0]}"] += 1
+    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped, dict(made), replayed)
+
+
+def _pinned_node(pod: Pod) -> str | None:
+    """The node a DaemonSet's pod is made for: its required `matchFields: metadata.name In [node]` term."""
+    for term in pod.placement.required_terms or ():
+        for req in term.fields:
+            if req.key == "metadata.name" and req.operator == "In" and len(req.values) == 1:
+                return req.values[0]
+    return None
 
 
 def _first_attempts(popped: Sequence[tuple[float, str]]) -> list[tuple[float, str]]:
@@ -275,7 +298,9 @@ def check_replayable(paths: Sequence[str], profile: Profile, *, seed: int = 0,
     _check_admission(scenario)
     inputs = load_paths(paths)
     replayable(documents_as_read(paths))
-    check_controller_pods(_simulate(inputs, profile, scenario, seed).made, paths)
+    first = _simulate(inputs, profile, scenario, seed)
+    check_controller_pods(first.made, paths)
+    check_scaled(inputs, first.controller_pods, paths)
 
 
 def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int = 0,
@@ -286,18 +311,21 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     docs, notes = replayable(documents_as_read(paths), kueue=kueue)
     first = _simulate(inputs, profile, scenario, seed)
     check_controller_pods(first.made, paths)
+    check_scaled(inputs, first.controller_pods, paths)
     steps = timeline(docs, first.report, first.attempts)
     controllers = [name for name, needed in (
         ("job-controller", inputs.jobs),
         ("resourceclaim-controller", inputs.claim_templates),
         ("device-taint-eviction-controller", inputs.device_taint_rules)) if needed]
+    controllers += [name for name in first.controller_pods.controllers() if name not in controllers]
     # Bare pods with a run time end that long after the real scheduler bound them, whenever that was. A member of
     # a PodGroup makes progress only while its group runs (docs/simulation.md): it ends when Phalanx ended it.
     durations = {pod.key: pod.duration for pod in inputs.pods if pod.duration is not None and pod.node_name is None
                  and pod.owner is None and pod.controller is None and pod.pod_group is None}
     oracle.reset()
     oracle.use_kueue(kueue)
-    real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations)
+    real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations,
+                      first.controller_pods)
     _pair_interchangeable(first.report, real, oracle.interchangeable())
     hints = {key: pod.node for key, pod in real.pods.items() if pod.node is not None}
     started = time.perf_counter()

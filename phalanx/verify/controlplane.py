@@ -267,6 +267,19 @@ class ControlPlane:
             "contexts": [{"name": "phalanx", "context": {"cluster": "phalanx", "user": user}}],
         }
 
+    def use_gates(self, gates: Mapping[str, bool]) -> bool:
+        """Run kube-apiserver with `gates` changed (the others kept): restarted on the same port when that changes
+        its flag (etcd keeps the objects; delete what the new gates stop serving first). True if it restarted."""
+        wanted = {**self.gates, **gates}
+        if self.apiserver is not None and self.gates_for("kube-apiserver") == \
+                gate_flag(wanted, self._known["kube-apiserver"]):
+            self.gates = wanted
+            return False
+        self.gates = wanted
+        if self.apiserver is not None:
+            self.restart_apiserver()
+        return True
+
     def restart_apiserver(self, down_for: float = 0.0) -> None:
         """Kill kube-apiserver and start it again on the same port (etcd keeps the objects)."""
         if self.apiserver is not None:

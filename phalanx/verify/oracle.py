@@ -33,6 +33,7 @@ from lightkube.types import CascadeType, PatchType
 from phalanx.api.fields import KUEUE_QUEUE_LABEL, with_generated_name
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
+from phalanx.verify.controller_pods import CONTROLLERS, ControllerPods, top_owner
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 from phalanx.verify.kueue_oracle import RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import kueue_on
@@ -53,7 +54,7 @@ CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "Device
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
 # Kinds whose controller (run by the oracle) makes pods at once: created in their document turn among the pods.
-POD_OWNERS = ("Job",)
+POD_OWNERS = ("Job", *CONTROLLERS)
 
 
 @dataclass(frozen=True)
@@ -176,6 +177,7 @@ class Oracle:
         self._job_pods: defaultdict[str, dict[int, str]] = defaultdict(dict)
         self._ended: set[str] = set()
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
+        self._controller_pods = ControllerPods()  # pods the replayed workload controllers make, as Phalanx names them
 
     def use_kueue(self, on: bool) -> None:
         """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without."""
@@ -213,11 +215,16 @@ class Oracle:
         raise ControlPlaneError(f"objects of the previous verify run were not deleted within {timeout:g}s")
 
     def run(self, steps: Sequence[Step], scheduler_config: Mapping[str, Any], gates: Mapping[str, bool],
-            controllers: Iterable[str] = (), durations: Mapping[str, float] | None = None) -> RealOutcome:
+            controllers: Iterable[str] = (), durations: Mapping[str, float] | None = None,
+            controller_pods: ControllerPods | None = None) -> RealOutcome:
         """Replay `steps`. `durations`: how long pods run once bound; the oracle's kubelet ends each of these
         that long after the real scheduler bound it (at a step of its own where the timeline has none), not
-        when Phalanx's run ended it, since the real scheduler may have bound it at another time, or at all."""
+        when Phalanx's run ended it, since the real scheduler may have bound it at another time, or at all.
+        `controller_pods`: the pods Phalanx's ReplicaSet, Deployment, StatefulSet and DaemonSet controllers made,
+        whose keys the real controllers' pods take (`phalanx.verify.controller_pods`)."""
         outcome = RealOutcome()
+        self._controller_pods = controller_pods or ControllerPods()
+        self._controller_pods.reset()
         self._keys.clear()
         self._epoch = int(time.time())
         self._created_started = _created_starts(steps)
@@ -239,9 +246,13 @@ class Oracle:
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             deferred = _deferred_groups(step)
             # A Job's pods come from the Job controller the moment it sees the Job: created in its document
-            # turn among this step's pending pods, as Phalanx's Job controller makes them in that turn.
-            owners = sorted(((source, doc) for source, doc in step.create if doc.get("kind") in POD_OWNERS),
+            # turn among this step's pending pods, as Phalanx's Job controller makes them in that turn. The other
+            # workload controllers' pods reach Phalanx's queue after everything else of the instant: their owners
+            # are created last, in document order.
+            owners = sorted(((source, doc) for source, doc in step.create if doc.get("kind") == "Job"),
                             key=lambda item: _place(item[0]))
+            late = sorted(((source, doc) for source, doc in step.create if doc.get("kind") in CONTROLLERS),
+                          key=lambda item: _place(item[0]))
             for source, doc in _ordered(step.create):
                 if doc.get("kind") == "PodGroup" and pod_key(doc) in deferred:
                     continue
@@ -278,7 +289,7 @@ class Oracle:
             for item in deferred.values():
                 self._create(*item)
             rest = sorted([*pending.values(), *owners], key=lambda item: _place(item[0]))
-            for source, doc in rest:
+            for source, doc in [*rest, *late]:
                 if doc.get("kind") in POD_OWNERS:
                     self._create_owner(source, doc)
                 else:
@@ -366,7 +377,13 @@ class Oracle:
         """Create a Job and wait (a few seconds at most) until the Job controller has made the pods it starts
         with, so that the step's later pods reach the queue after them, as in the manifests' order. A Job that
         Kueue queues is created a second after the one before: Kueue orders workloads by creationTimestamp
-        (whole seconds), then at random (by UID); a second apart, by creation, as Phalanx orders them."""
+        (whole seconds), then at random (by UID); a second apart, by creation, as Phalanx orders them.
+        A ReplicaSet, Deployment, StatefulSet or DaemonSet: wait for as many pods as Phalanx's controller made
+        for it at this instant."""
+        if doc.get("kind") != "Job":
+            self._create(source, doc)
+            self._await_made(doc)
+            return
         spec = doc.get("spec") or {}
         queued = self.admissions is not None and ((doc.get("metadata") or {}).get("labels") or {}).get(
             KUEUE_QUEUE_LABEL)
@@ -387,6 +404,21 @@ class Oracle:
         while time.monotonic() < deadline:
             made = self.client.list(Pod, namespace=namespace, labels={"batch.kubernetes.io/job-name": name})
             if sum(1 for _ in made) >= expected:
+                return
+            time.sleep(POLL_SECONDS / 5)
+
+    def _await_made(self, doc: Mapping[str, Any]) -> None:
+        meta = doc.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "default")
+        labels = ((((doc.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("labels")) or {}
+        owner = top_owner(str(doc.get("kind")), namespace, str(meta.get("name")), labels,
+                          self._controller_pods.deployments)
+        expected = self._controller_pods.made_at(owner, self._now) if owner is not None else 0
+        deadline = time.monotonic() + ATTEMPT_SECONDS
+        while expected and time.monotonic() < deadline:
+            made = sum(1 for pod in self.client.list(Pod, namespace=namespace)
+                       if self._controller_pods.owner(pod.to_dict()) == owner)
+            if made >= expected:
                 return
             time.sleep(POLL_SECONDS / 5)
 
@@ -531,10 +563,13 @@ class Oracle:
         """As a kubelet starting the pod: phase Running, status.startTime at simulated time `at`."""
         meta = pod["metadata"]
         started = datetime.datetime.fromtimestamp(self._epoch + round(at), tz=datetime.UTC)
-        status = {"phase": "Running", "startTime": started.strftime("%Y-%m-%dT%H:%M:%SZ")}
+        stamp = started.strftime("%Y-%m-%dT%H:%M:%SZ")
+        # Ready too, as a kubelet with no readiness probe reports it: a StatefulSet makes its next pod then.
+        status = {"phase": "Running", "startTime": stamp, "conditions": [
+            {"type": "Ready", "status": "True", "lastTransitionTime": stamp}]}
         with contextlib.suppress(ApiError):  # gone meanwhile
             self.client.patch(Pod.Status, meta["name"], {"status": status}, namespace=meta.get("namespace", "default"),
-                              patch_type=PatchType.MERGE)
+                              patch_type=PatchType.STRATEGIC)
 
     def _pods(self) -> list[dict[str, Any]]:
         pods = [p.to_dict() for p in self.client.list(Pod, namespace="*")]
@@ -547,7 +582,7 @@ class Oracle:
             uid = pod["metadata"]["uid"]
             if uid in self._keys:
                 continue
-            key = pod_key(pod)
+            key = self._controller_pods.key(pod) or pod_key(pod)
             job = _unindexed_job(pod)
             if job is not None:
                 names = self._job_pods[job]
@@ -559,8 +594,10 @@ class Oracle:
         return pods
 
     def interchangeable(self) -> dict[str, list[str]]:
-        """The keys given to the pods of each Job without completion indexes in the last run (`_pods`)."""
-        return {job: [f"{job}-{i}" for i in sorted(names)] for job, names in self._job_pods.items()}
+        """The keys given to the pods of each Job without completion indexes, and of each ReplicaSet or
+        Deployment, in the last run (`_pods`): alike, whichever name went where."""
+        return {**{job: [f"{job}-{i}" for i in sorted(names)] for job, names in self._job_pods.items()},
+                **self._controller_pods.interchangeable()}
 
     def key(self, pod: Mapping[str, Any]) -> str:
         """A live pod's key as Phalanx names it (see `_pods`, which must have seen it)."""
@@ -712,7 +749,9 @@ def _place(source: Source) -> tuple[bool, int, str]:
 
 def _resources() -> list[Any]:
     """Every kind a verify run creates (or its controllers do), namespaced first."""
-    from lightkube.resources.batch_v1 import Job
+    from lightkube.resources.apps_v1 import DaemonSet, Deployment, ReplicaSet, StatefulSet
+    from lightkube.resources.autoscaling_v2 import HorizontalPodAutoscaler
+    from lightkube.resources.batch_v1 import CronJob, Job
     from lightkube.resources.core_v1 import Node
     from lightkube.resources.policy_v1 import PodDisruptionBudget
     from lightkube.resources.resource_v1 import (
@@ -725,7 +764,8 @@ def _resources() -> list[Any]:
     from lightkube.resources.scheduling_v1 import PriorityClass
     from lightkube.resources.scheduling_v1beta1 import Workload
 
-    return [Job, Pod, PodGroup, _generic_class("scheduling.k8s.io/v1alpha3", "CompositePodGroup"), Workload,
+    return [Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, HorizontalPodAutoscaler,
+            Job, Pod, PodGroup, _generic_class("scheduling.k8s.io/v1alpha3", "CompositePodGroup"), Workload,
             PodDisruptionBudget, ResourceClaim, ResourceClaimTemplate, Node, ResourceSlice, DeviceClass,
             DeviceTaintRule, PriorityClass]
 

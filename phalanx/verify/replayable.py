@@ -4,10 +4,10 @@ custom resource definitions; and which pods it cannot, those the workload contro
 Other schedulers' objects arrive here already translated as `simulate` translates them (a Volcano Job or a
 scheduler-plugins PodGroup becomes native Workloads, PodGroups and pods). Queueing objects (Kueue's and
 Volcano's queues, Volcano's scheduler configuration) are left out with a note: no profile that `verify` runs reads
-them. Anything else the control plane does not serve is one line, exit 2, before a control plane starts. A
-Deployment, ReplicaSet, StatefulSet, DaemonSet or CronJob is replayed as an object (a snapshot's holds its pods
-already); if Phalanx's run makes pods from one, the oracle cannot (it runs no such controller, and the pods one
-makes get the API server's random names): one line, exit 2."""
+them. Anything else the control plane does not serve is one line, exit 2, before a control plane starts. The
+pods a Deployment, ReplicaSet, StatefulSet or DaemonSet makes are made by the real controllers
+(`phalanx.verify.controller_pods`); a CronJob's cannot be (its schedule follows the wall clock), nor those of a
+workload an HPA scales (no HPA controller runs): one line, exit 2."""
 
 from __future__ import annotations
 
@@ -19,10 +19,10 @@ from phalanx.api.fields import object_name
 from phalanx.api.kinds import KINDS, group_of, is_namespace, is_queueing_object
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
+from phalanx.inputs.load import Inputs
+from phalanx.verify.controller_pods import ControllerPods
 
 SERVED_GROUPS = frozenset({"", "apps", "scheduling.k8s.io", "batch", "policy", "resource.k8s.io", "autoscaling"})
-# Controllers the oracle does not run: the pods they make would get the API server's random names.
-UNREPLAYED_CONTROLLERS = frozenset({"ReplicaSet", "StatefulSet", "DaemonSet", "CronJob"})
 
 Document = tuple[Source, Mapping[str, Any]]
 
@@ -55,13 +55,24 @@ def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[D
 
 def check_controller_pods(made: Mapping[str, int], paths: Sequence[str]) -> None:
     """InputError when Phalanx's run made pods through a controller the oracle does not run (`made`: owner
-    `Kind namespace/name` -> pods)."""
+    `Kind namespace/name` -> pods). The CronJob controller runs on the wall clock, which the replay's simulated
+    clock cannot drive."""
     if made:
         owner, count = next(iter(sorted(made.items())))
         kind = owner.split(" ", 1)[0]
         more = f" (and {len(made) - 1} more owner(s))" if len(made) > 1 else ""
         raise InputError(f"verify cannot replay the {count} pod(s) this {kind} makes{more}: the oracle runs no "
-                         f"{kind} controller, and the pods one makes get the API server's random names (simulate "
-                         "it; verify its pods as bare pods or a Job)", file=", ".join(paths), obj=owner,
-                         field="kind")
+                         f"{kind} controller, whose schedule follows the wall clock, not the replay's (simulate it; "
+                         "verify its Jobs as Jobs)", file=", ".join(paths), obj=owner, field="kind")
+
+
+def check_scaled(inputs: Inputs, pods: ControllerPods, paths: Sequence[str]) -> None:
+    """InputError when an HorizontalPodAutoscaler scales a workload whose pods the replay makes: the oracle runs
+    no HPA controller (the metrics it reads are Phalanx's `--metrics`, which no metrics server serves there)."""
+    for hpa in inputs.hpas:
+        owner = f"{hpa.target.kind} {hpa.namespace}/{hpa.target.name}"
+        if owner in pods.made:
+            raise InputError(f"verify cannot replay what this HorizontalPodAutoscaler scales ({owner}): the oracle "
+                             "runs no HPA controller and serves no metrics", file=", ".join(paths),
+                             obj=f"HorizontalPodAutoscaler {hpa.namespace}/{hpa.name}", field="spec.scaleTargetRef")
 

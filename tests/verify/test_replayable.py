@@ -50,10 +50,11 @@ def test_queueing_objects_are_left_out_with_a_note() -> None:
 
 
 @pytest.mark.parametrize(("doc", "detail"), [
-    ({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
-      "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
-          "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}},
-     "kind: verify cannot replay the 1 pod(s) this ReplicaSet makes: the oracle runs no ReplicaSet controller"),
+    ({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
+      "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
+          "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}},
+     "CronJob default/nightly: kind: verify cannot replay the 1440 pod(s) this CronJob makes: the oracle runs no "
+     "CronJob controller, whose schedule follows the wall clock"),
     ({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
       "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": {"template": {"spec": {
           "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}]}},
@@ -72,3 +73,18 @@ def test_a_volcano_job_agrees_with_kube_scheduler(tmp_path: Path, oracle: Oracle
     verdict = verify([str(_write(tmp_path, _vcjob(replicas=2), _vcjob("big", replicas=9)))], builtin("gang"), oracle)
     assert verdict.agrees, verdict.differences
     assert verdict.total["podGroups"] == 2 and verdict.total["outcome"] == 11
+
+
+def test_a_workload_an_hpa_scales_cannot_be_replayed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    web = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"replicas": 1, "selector": {"matchLabels": {"a": "b"}}, "template": {
+               "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    hpa = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+           "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                    "minReplicas": 1, "maxReplicas": 3, "metrics": [{"type": "Resource", "resource": {
+                        "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}}
+    path = _write(tmp_path, web, hpa)
+    fails_with(capsys, ["verify", str(path), "--profile", "gang", "--kube-bin", str(tmp_path / "no-binaries")],
+               str(path), "HorizontalPodAutoscaler default/web: spec.scaleTargetRef: verify cannot replay what this "
+               "HorizontalPodAutoscaler scales (Deployment default/web): the oracle runs no HPA controller")
