@@ -14,10 +14,11 @@ from __future__ import annotations
 import contextlib
 import datetime
 import functools
+import json
 import math
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -51,6 +52,10 @@ GROUP_STILL_SECONDS = 12.0
 _PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule",
                   "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "Topology"}  # Kueue's too
+# The workload kinds a gate decides whether the API server serves: group version path and resource.
+GATED_KINDS = {"Workload": ("/apis/scheduling.k8s.io/v1beta1", "workloads"),
+               "PodGroup": ("/apis/scheduling.k8s.io/v1beta1", "podgroups"),
+               "CompositePodGroup": ("/apis/scheduling.k8s.io/v1alpha3", "compositepodgroups")}
 # Kinds created before everything else of their step: admission needs them first.
 FIRST = ("Namespace", "PriorityClass", "DeviceClass")
 # Kinds whose controller (run by the oracle) makes pods at once: created in their document turn among the pods.
@@ -107,6 +112,7 @@ class RealOutcome:
     groups: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # key -> type -> condition
     skipped_finishes: list[str] = field(default_factory=list)
     seconds: float = 0.0  # wall time from the scheduler's start to the last quiet
+    left_out: dict[str, int] = field(default_factory=dict)  # kind -> objects the API server's gates do not serve
 
 
 def pod_key(obj: Mapping[str, Any]) -> str:
@@ -178,11 +184,37 @@ class Oracle:
         self._ended: set[str] = set()
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
         self._controller_pods = ControllerPods()  # pods the replayed workload controllers make, as Phalanx names them
+        self._unserved: set[str] = set()  # kinds the API server does not serve with its gates: left out
+        self._left_out: Counter[str] = Counter()
 
     def use_kueue(self, on: bool) -> None:
         """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without."""
         kueue = kueue_on(self.plane) if on else None
         self.admissions = Admissions(self.client, kueue) if kueue is not None else None
+
+    def _listed(self, resource: Any) -> list[Any]:
+        """Every object of a kind, none when the API server does not serve it (its gate is off)."""
+        try:
+            return list(self.client.list(resource, namespace="*") if _namespaced(resource) else
+                        self.client.list(resource))
+        except ApiError as exc:
+            if exc.status.code == 404:
+                return []
+            raise
+
+    def use_gates(self, gates: Mapping[str, bool]) -> None:
+        """Run the API server (and the controller manager the next run starts) with `gates`, the profile's: it
+        restarts when they change its flag. A workload kind it then does not serve is left out of the replay,
+        counted in `RealOutcome.left_out`, as a cluster without the gate would refuse it. Call after `reset`."""
+        self.plane.use_gates(gates)
+        self._unserved = {kind for kind, (path, plural) in GATED_KINDS.items() if not self._serves(path, plural)}
+
+    def _serves(self, path: str, plural: str) -> bool:
+        try:
+            resources = json.loads(self.plane.get(path)).get("resources") or []
+        except (OSError, ValueError):  # 404: the group version is not served at all
+            return False
+        return any(resource.get("name") == plural for resource in resources)
 
     def reset(self, timeout: float = 60.0) -> None:
         """Delete what a previous run created (namespaced objects, nodes, classes, rules), for the next run.
@@ -192,8 +224,7 @@ class Oracle:
         while time.monotonic() < deadline:
             left = 0
             for resource in _resources():
-                for obj in self.client.list(resource, namespace="*") if _namespaced(resource) \
-                        else self.client.list(resource):
+                for obj in self._listed(resource):
                     meta = obj.metadata
                     if meta is None or not meta.name or meta.name.startswith("system-"):
                         continue
@@ -225,6 +256,7 @@ class Oracle:
         outcome = RealOutcome()
         self._controller_pods = controller_pods or ControllerPods()
         self._controller_pods.reset()
+        self._left_out.clear()
         self._keys.clear()
         self._epoch = int(time.time())
         self._created_started = _created_starts(steps)
@@ -265,7 +297,7 @@ class Oracle:
                 if self.plane.scheduler is None or self._scheduler_setup != wanted:
                     self.plane.start_scheduler(scheduler_config, gates)
                     self._scheduler_setup = wanted
-                if controllers:  # with every workload gate on: controllers stamp what Phalanx stamps
+                if controllers:  # with the API server's gates (`use_gates`)
                     self.plane.start_controller_manager(controllers)
                 if self.admissions is not None:
                     self.admissions.await_queues()
@@ -299,6 +331,7 @@ class Oracle:
         if started is not None:
             outcome.seconds = time.monotonic() - started
         self._collect(outcome, self._now)
+        outcome.left_out = dict(self._left_out)
         return outcome
 
     def _settle(self, now: float, outcome: RealOutcome) -> None:
@@ -352,6 +385,9 @@ class Oracle:
         self._create(source, doc)
 
     def _create(self, source: Source, doc: Mapping[str, Any]) -> None:
+        if doc.get("kind") in self._unserved:
+            self._left_out[str(doc.get("kind"))] += 1
+            return
         body = prepare(doc, source)
         if body.get("kind") not in CLUSTER_SCOPED:
             body["metadata"].setdefault("namespace", "default")
@@ -663,7 +699,7 @@ class Oracle:
             preemptor = self._keys.get(said.group(2)) if said and said.group(1) == "pod" else None
             if said and preemptor is not None:
                 outcome.pods.setdefault(preemptor, RealPod(preemptor)).preempted_on = said.group(3)
-        for group in self.client.list(PodGroup, namespace="*"):
+        for group in self._listed(PodGroup):
             body = group.to_dict()
             key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"
             conditions = (body.get("status") or {}).get("conditions") or []

@@ -6,8 +6,8 @@ scheduler-plugins PodGroup becomes native Workloads, PodGroups and pods). Queuei
 Volcano's queues, Volcano's scheduler configuration) are left out with a note: no profile that `verify` runs reads
 them. Anything else the control plane does not serve is one line, exit 2, before a control plane starts. The
 pods a Deployment, ReplicaSet, StatefulSet or DaemonSet makes are made by the real controllers
-(`phalanx.verify.controller_pods`); a CronJob's cannot be (its schedule follows the wall clock), nor those of a
-workload an HPA scales (no HPA controller runs): one line, exit 2."""
+(`phalanx.verify.controller_pods`); a CronJob's Jobs are made as Phalanx's run made them (its schedule follows
+the wall clock); a workload an HPA scales cannot be replayed (no HPA controller runs): one line, exit 2."""
 
 from __future__ import annotations
 
@@ -51,19 +51,6 @@ def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[D
         kept.append((source, doc))
     notes = [f"not replayed: {count} {what}" for what, count in sorted(left.items())]
     return kept, notes
-
-
-def check_controller_pods(made: Mapping[str, int], paths: Sequence[str]) -> None:
-    """InputError when Phalanx's run made pods through a controller the oracle does not run (`made`: owner
-    `Kind namespace/name` -> pods). The CronJob controller runs on the wall clock, which the replay's simulated
-    clock cannot drive."""
-    if made:
-        owner, count = next(iter(sorted(made.items())))
-        kind = owner.split(" ", 1)[0]
-        more = f" (and {len(made) - 1} more owner(s))" if len(made) > 1 else ""
-        raise InputError(f"verify cannot replay the {count} pod(s) this {kind} makes{more}: the oracle runs no "
-                         f"{kind} controller, whose schedule follows the wall clock, not the replay's (simulate it; "
-                         "verify its Jobs as Jobs)", file=", ".join(paths), obj=owner, field="kind")
 
 
 def check_scaled(inputs: Inputs, pods: ControllerPods, paths: Sequence[str]) -> None:

@@ -87,3 +87,25 @@ def test_controller_made_pods_agree_with_kube_scheduler(tmp_path: Path, oracle: 
     names = {entry["name"] for entry in verdict.pods}
     assert {"default/db-0", "default/db-1", "default/big"} <= names
     assert sum(1 for entry in verdict.pods if entry["kubeScheduler"]["state"] == "bound") == 8
+
+
+@pytest.mark.kube
+def test_a_cron_jobs_runs_are_replayed_as_its_schedule_made_them(tmp_path: Path, oracle: Oracle) -> None:
+    """Every six hours a 3-cpu Job of one hour; a 2-cpu pod arriving at 5h59m blocks the 6h run on a 4-cpu node
+    until it ends at 7h: the real Job controller's pods wait as Phalanx's do."""
+    template = MakePod("t").req(cpu="3").manifest()["spec"]
+    template["restartPolicy"] = "Never"
+    cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "report", "namespace": "default"},
+            "spec": {"schedule": "0 */6 * * *", "jobTemplate": {
+                "metadata": {"annotations": {"phalanx.dev/duration": "1h"}},
+                "spec": {"template": {"spec": template}}}}}
+    blocker = MakePod("blocker").req(cpu="2").manifest()
+    blocker["metadata"]["annotations"] = {"phalanx.dev/arrival": "5h59m", "phalanx.dev/duration": "61m"}
+    path = tmp_path / "cron.yaml"
+    path.write_text(yaml.safe_dump_all([MakeNode("n1").alloc(cpu="4", memory="8Gi").manifest(), cron, blocker],
+                                       sort_keys=False))
+    verdict = verify([str(path)], builtin("default"), oracle)
+    assert verdict.agrees, verdict.differences
+    assert any(note.startswith("CronJob default/report: its 4 Job(s) created at the times its schedule gave them")
+               for note in verdict.notes), verdict.notes
+    assert verdict.total["outcome"] == 5 and verdict.total["boundAt"] == 5

@@ -13,7 +13,7 @@ from lightkube.resources.core_v1 import Pod
 from phalanx.api.objects import Source
 from phalanx.scheduler.profiles import builtin
 from phalanx.scheduler.queue import SchedulingQueue
-from phalanx.verify.compare import scheduler_config, scheduler_gates
+from phalanx.verify.compare import scheduler_config, scheduler_gates, server_gates
 from phalanx.verify.oracle import Oracle
 from tests.builders import MakeNode, MakePod, MakePodGroup
 from tests.kube import until
@@ -37,6 +37,7 @@ def _members_bound(oracle: Oracle) -> bool:
 def test_room_freed_between_retries_waits_for_the_groups_next_retry(oracle: Oracle) -> None:
     oracle.reset()
     profile = builtin("gang")
+    oracle.use_gates(server_gates(profile))
     config = {**scheduler_config(profile), "podInitialBackoffSeconds": INITIAL, "podMaxBackoffSeconds": MOST}
     oracle.plane.start_scheduler(config, scheduler_gates(profile))
     oracle._scheduler_setup = None  # the next verify run starts its own

@@ -50,11 +50,6 @@ def test_queueing_objects_are_left_out_with_a_note() -> None:
 
 
 @pytest.mark.parametrize(("doc", "detail"), [
-    ({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly"},
-      "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
-          "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}},
-     "CronJob default/nightly: kind: verify cannot replay the 1440 pod(s) this CronJob makes: the oracle runs no "
-     "CronJob controller, whose schedule follows the wall clock"),
     ({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
       "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": {"template": {"spec": {
           "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}]}},
