@@ -125,6 +125,31 @@ def test_min_count_below_one(tmp_path: Path, capsys: pytest.CaptureFixture[str])
                "at least 1")
 
 
+@pytest.mark.parametrize(("annotations", "completion_mode", "field", "detail"), [
+    ({"kueue.x-k8s.io/job-min-parallelism": "many"}, None, "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]",
+     "not an integer"),
+    ({"kueue.x-k8s.io/job-min-parallelism": "4"}, None, "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]",
+     "should be between 0 and 3"),
+    ({"kueue.x-k8s.io/job-min-parallelism": "0"}, None, "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]",
+     "should be between 0 and 3"),
+    ({"kueue.x-k8s.io/job-completions-equal-parallelism": "yes"}, "Indexed",
+     "metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]", "not a boolean"),
+    ({"kueue.x-k8s.io/job-completions-equal-parallelism": "true"}, None,
+     "metadata.annotations[kueue.x-k8s.io/job-completions-equal-parallelism]", "should not be enabled for NonIndexed"),
+])
+def test_kueue_partial_admission_annotations_checked_as_kueues_webhook_does(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], annotations: dict[str, str], completion_mode: str | None,
+        field: str, detail: str) -> None:
+    spec: dict[str, Any] = {"parallelism": 4, "completions": 4, "template": {"spec": {
+        "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}
+    if completion_mode:
+        spec["completionMode"] = completion_mode
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": "train", "labels": {"kueue.x-k8s.io/queue-name": "q"}, "annotations": annotations}, "spec": spec}
+    path = file_with(tmp_path, json.dumps(job))
+    fails_with(capsys, ["validate", path], path, "Job train", field, detail)
+
+
 def test_duplicate_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(write_manifests(tmp_path / "pods.yaml", MakePod("web", "shop").req(cpu="1"),
                                MakePod("web", "shop").req(cpu="2")))

@@ -55,6 +55,7 @@ class Admit:
     borrowed: bool = False
     pod_set_flavors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # pod set -> resource -> flavor
     pod_set_node_selectors: Mapping[str, Mapping[str, str]] = field(default_factory=dict)  # pod set -> nodeLabels
+    counts: Mapping[str, int] = field(default_factory=dict)  # pod set -> pods admitted, where fewer than asked
 
 
 @dataclass(frozen=True, slots=True)

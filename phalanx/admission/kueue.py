@@ -20,6 +20,9 @@ flavorassigner/, preemption/). Restated, not ported:
   NoFit. flavorFungibility decides whether to stop at a flavor that needs borrowing (whenCanBorrow
   MayStopSearch, the default) or preemption (whenCanPreempt TryNextFlavor, the default: go on looking
   for one that fits).
+- Partial admission (PartialAdmission, on by default): a workload with a pod set whose minCount is below its
+  count (a Job's `kueue.x-k8s.io/job-min-parallelism`) that neither fits nor can preempt whole is admitted with
+  the largest counts PodSetReducer's binary search finds that do (`_reduced`); the Job then runs that many.
 - Preemption (classical, pkg/scheduler/preemption): candidates in the same ClusterQueue by
   withinClusterQueue, in other ClusterQueues of the cohort tree that are over their nominal quota by
   reclaimWithinCohort, and borrowWithinCohort for reclaiming while the preemptor borrows; candidates ordered
@@ -31,11 +34,11 @@ flavorassigner/, preemption/). Restated, not ported:
 
 Not modelled (named by `not_modelled()` when the inputs use them): fair sharing (fairSharing.weight,
 dominant-resource-share ordering and fair-sharing preemption: ordering and preemption are the classical
-ones), admission checks, topology-aware scheduling, partial admission (PodSet.min_count), concurrent
-admission. Never modelled: admission fair sharing, waitForPodsReady, the capacity Kueue holds back for a
-preemptor without candidates (reserveCapacityForUnreclaimablePreempt), evicted workloads being tried first
-as preemption victims, required node affinity of the pods (PodSet carries a nodeSelector only), the
-PrioritizePreemptorWorkloads gate, requeue backoff.
+ones), admission checks, topology-aware scheduling, concurrent admission. Never modelled: admission fair
+sharing, waitForPodsReady, the capacity Kueue holds back for a preemptor without candidates
+(reserveCapacityForUnreclaimablePreempt), evicted workloads being tried first as preemption victims, required
+node affinity of the pods (PodSet carries a nodeSelector only), the PrioritizePreemptorWorkloads gate, requeue
+backoff, a partially admitted Job admitted again after an eviction with other counts (it keeps its first ones).
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ from phalanx.admission.kueue_objects import (
     WorkloadPriorityClass,
     parse_kueue_object,
 )
+from phalanx.admission.partial import search_counts
 from phalanx.admission.quota import (
     FlavorResource,
     Limits,
@@ -137,6 +141,7 @@ class _Assignment:
     flavors: dict[str, dict[str, str]]  # pod set -> resource -> flavor
     need_preemption: set[FlavorResource]
     reason: str = ""
+    counts: dict[str, int] | None = None  # pod set -> count, when partial admission reduced it
 
 
 @dataclass(slots=True)
@@ -267,7 +272,6 @@ class KueueAdmission:
         self._shape_ids: dict[tuple[Any, ...], int] = {}
         self._shapes: dict[str, tuple[QueuedWorkload, tuple[Any, ...]]] = {}
         self._sequence = 0
-        self._partial: set[str] = set()
 
     # --- priorities -----------------------------------------------------------------------------------------
 
@@ -295,8 +299,6 @@ class KueueAdmission:
         if key in self._admitted:
             self._release(key)
         self._drop_pending(key)
-        if any(ps.min_count is not None and ps.min_count < ps.count for ps in workload.pod_sets):
-            self._partial.add(key)
         lq_key = f"{workload.namespace}/{workload.queue}"
         self._submitted += 1
         entry = _Pending(workload, lq_key, now, seq=self._submitted)
@@ -378,9 +380,6 @@ class KueueAdmission:
         if weighted:
             out.append(f"fairSharing.weight ({', '.join(weighted)}): fair sharing is not modelled; "
                        "ordering and preemption are Kueue's classical ones")
-        if self._partial:
-            out.append(f"partial admission (minCount below count: {', '.join(sorted(self._partial))}): "
-                       "workloads are admitted whole")
         return out
 
     def pending_reason(self, key: str) -> str:
@@ -512,6 +511,10 @@ class KueueAdmission:
         targets: list[_Candidate] = []
         if assignment.mode == PREEMPT:
             targets = self._targets(cq_name, entry.wl, assignment.usage, assignment.need_preemption)
+        if assignment.mode == NO_FIT or (assignment.mode == PREEMPT and not targets):
+            reduced = self._reduced(cq_name, entry.wl)
+            if reduced is not None:
+                assignment, targets = reduced
         set_aside: str | None = None
         if assignment.mode == NO_FIT:
             set_aside = assignment.reason
@@ -519,6 +522,22 @@ class KueueAdmission:
             set_aside = "no preemption candidates: " + assignment.reason
         memo = memos[shape] = (version, assignment, targets, set_aside)
         return memo
+
+    def _reduced(self, cq_name: str, wl: QueuedWorkload) -> tuple[_Assignment, list[_Candidate]] | None:
+        """Partial admission (getInitialAssignments with PartialAdmission on, Kueue's default): when the whole
+        workload neither fits nor can preempt, the largest counts between each pod set's count and its minCount
+        that fit, or can preempt with targets (`search_counts`)."""
+        def fits(counts: list[int]) -> tuple[_Assignment, list[_Candidate]] | None:
+            assignment = self._assign(cq_name, wl, counts)
+            if assignment.mode == FIT:
+                return assignment, []
+            if assignment.mode == PREEMPT:
+                targets = self._targets(cq_name, wl, assignment.usage, assignment.need_preemption)
+                if targets:
+                    return assignment, targets
+            return None
+
+        return search_counts([ps.count for ps in wl.pod_sets], [ps.min_count for ps in wl.pod_sets], fits)
 
     def _skip_set_aside_passes(self, budget: int) -> int:
         """Do at once the passes (at most `budget`) that would only set heads aside, and return how many.
@@ -631,8 +650,8 @@ class KueueAdmission:
             shape = known[1]
         else:
             shape = (wl.priority, wl.created, tuple(
-                (ps.name, ps.count, tuple(ps.requests.items()), tuple(ps.node_selector.items()), ps.tolerations)
-                for ps in wl.pod_sets))
+                (ps.name, ps.count, ps.min_count, tuple(ps.requests.items()), tuple(ps.node_selector.items()),
+                 ps.tolerations) for ps in wl.pod_sets))
             self._shapes[wl.key] = (wl, shape)
         preemption = self.cluster_queues[cq_name].preemption
         if "LowerOrNewerEqualPriority" in (preemption.within_cluster_queue, preemption.reclaim_within_cohort):
@@ -692,7 +711,7 @@ class KueueAdmission:
                 tolerations.extend(t for t in flavor.raw_tolerations if t not in tolerations)
         out.append(Admit(key=wl.key, queue=cq_name, node_selector=node_selector, tolerations=tuple(tolerations),
                          flavors={r: ",".join(f) for r, f in by_resource.items()}, borrowed=a.borrow > 0,
-                         pod_set_flavors=a.flavors, pod_set_node_selectors=selectors))
+                         pod_set_flavors=a.flavors, pod_set_node_selectors=selectors, counts=a.counts or {}))
 
     def _evict(self, target: _Candidate, by: QueuedWorkload, by_cq: str, now: float,
                out: list[Admit | EvictWorkload]) -> None:
@@ -741,8 +760,9 @@ class KueueAdmission:
 
     # --- flavor assignment ----------------------------------------------------------------------------------
 
-    def _assign(self, cq_name: str, wl: QueuedWorkload) -> _Assignment:
-        """assignFlavors: a flavor per pod set per resource group; the assignment's mode is the worst."""
+    def _assign(self, cq_name: str, wl: QueuedWorkload, counts: list[int] | None = None) -> _Assignment:
+        """assignFlavors: a flavor per pod set per resource group; the assignment's mode is the worst. `counts`:
+        the pods of each pod set to assign (partial admission), else every pod set's count."""
         cq = self.cluster_queues[cq_name]
         group_of = {r: g for g in cq.resource_groups for r in g.covered}
         usage: dict[FlavorResource, int] = {}
@@ -750,10 +770,11 @@ class KueueAdmission:
         need: set[FlavorResource] = set()
         mode, borrow = FIT, 0
         reasons: list[str] = []
-        for ps in wl.pod_sets:
-            requests = {r: v * ps.count for r, v in ps.requests.items() if v}
+        for i, ps in enumerate(wl.pod_sets):
+            count = ps.count if counts is None else counts[i]
+            requests = {r: v * count for r, v in ps.requests.items() if v}
             if "pods" in group_of:
-                requests["pods"] = ps.count
+                requests["pods"] = count
             flavors[ps.name] = {}
             groups: list[ResourceGroup] = []
             for resource in requests:
@@ -781,7 +802,9 @@ class KueueAdmission:
         if mode in (PREEMPT, RECLAIM, NO_CANDIDATES):
             mode = PREEMPT
             reasons.append("insufficient unused quota: needs preemption")
-        return _Assignment(mode, borrow, usage, flavors, need, "; ".join(reasons))
+        reduced = None if counts is None else \
+            {ps.name: n for ps, n in zip(wl.pod_sets, counts, strict=True) if n != ps.count}
+        return _Assignment(mode, borrow, usage, flavors, need, "; ".join(reasons), reduced or None)
 
     def _flavor_for(self, cq: ClusterQueue, wl: QueuedWorkload, ps: PodSet, group: ResourceGroup,
                     wanted: Mapping[str, int], assigned: Mapping[FlavorResource, int],

@@ -407,6 +407,10 @@ class Job:
     source: Source | None = None
     queueing: Queueing | None = None
     suspend: bool = False  # spec.suspend: no pods until something (Kueue, on admission) resumes it
+    # Kueue partial admission: `kueue.x-k8s.io/job-min-parallelism`, and whether completions follow the
+    # parallelism Kueue admits (`kueue.x-k8s.io/job-completions-equal-parallelism`)
+    min_parallelism: int | None = None
+    completions_follow: bool = False
 
     @property
     def key(self) -> str:

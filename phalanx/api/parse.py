@@ -622,9 +622,50 @@ def parse_job(doc: Manifest, source: Source) -> Job:
         policy = GroupPolicy(kind="gang", min_count=min_count)
     elif "basic" in chosen:
         policy = GroupPolicy(kind="basic")
+    queues = queueing(meta)
+    min_parallelism, follow = (None, False) if queues is None or queues.kueue is None else \
+        _partial_admission(meta, spec, min(parallelism, completions), parallelism, completions)
     return Job(namespace=meta.namespace, name=meta.name, template=pod, parallelism=parallelism,
-               completions=completions, policy=policy, arrival=meta.arrival, source=source, queueing=queueing(meta),
-               suspend=_bool(spec.get("suspend"), "spec.suspend"))
+               completions=completions, policy=policy, arrival=meta.arrival, source=source, queueing=queues,
+               suspend=_bool(spec.get("suspend"), "spec.suspend"), min_parallelism=min_parallelism,
+               completions_follow=follow)
+
+
+KUEUE_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
+KUEUE_COMPLETIONS_FOLLOW = "kueue.x-k8s.io/job-completions-equal-parallelism"
+# what Go's strconv.ParseBool takes
+_GO_BOOLEANS = {**dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+                **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False)}
+
+
+def _partial_admission(meta: Meta, spec: Manifest, pods: int, parallelism: int, completions: int
+                       ) -> tuple[int | None, bool]:
+    """A Kueue-queued Job's partial admission annotations, checked as Kueue's Job webhook checks them
+    (validatePartialAdmissionCreate, validateSyncCompletionCreate)."""
+    min_parallelism: int | None = None
+    raw = meta.annotations.get(KUEUE_MIN_PARALLELISM)
+    if raw is not None:
+        where = f"metadata.annotations[{KUEUE_MIN_PARALLELISM}]"
+        try:
+            min_parallelism = int(str(raw).strip())
+        except ValueError:
+            raise _fail(where, f"invalid value {raw!r}: not an integer") from None
+        if not 0 < min_parallelism < pods:
+            raise _fail(where, f"invalid value {min_parallelism}: should be between 0 and {pods - 1}")
+    follow = False
+    raw = meta.annotations.get(KUEUE_COMPLETIONS_FOLLOW)
+    if raw is not None:
+        where = f"metadata.annotations[{KUEUE_COMPLETIONS_FOLLOW}]"
+        parsed = _GO_BOOLEANS.get(str(raw))
+        if parsed is None:
+            raise _fail(where, f"invalid value {raw!r}: not a boolean")
+        follow = parsed
+        if follow and spec.get("completionMode") != "Indexed":
+            raise _fail(where, "should not be enabled for NonIndexed jobs")
+        if follow and parallelism != completions:
+            raise _fail("spec.completions", f"should be equal to parallelism when {KUEUE_COMPLETIONS_FOLLOW} is "
+                        "true")
+    return min_parallelism, follow
 
 
 # --- policy/v1 ----------------------------------------------------------------------------------------------

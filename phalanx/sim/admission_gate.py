@@ -155,7 +155,11 @@ class AdmissionGate:
         job = work.job
         assert job is not None
         count = min(job.parallelism, job.completions)
-        min_count = job.policy.min_count if job.policy is not None and job.policy.kind == "gang" else None
+        # Kueue's pod set minCount is the Job's partial admission annotation; Volcano's, the gang minimum.
+        if self.which == "kueue":
+            min_count = job.min_parallelism
+        else:
+            min_count = job.policy.min_count if job.policy is not None and job.policy.kind == "gang" else None
         self._offer(work, [PodSet("main", count, dict(job.template.requests), min_count,
                                   dict(job.template.placement.node_selector), job.template.placement.tolerations)],
                     job.template.priority, job.template.priority_class_name, now)
@@ -266,6 +270,10 @@ class AdmissionGate:
                 continue
             work.admission = decision
             self.admitted += 1
+            if work.job is not None and not work.started and decision.counts:
+                work.job = _partially(work.job, decision.counts.get("main", work.job.parallelism))
+                work.total = {name: value * min(work.job.parallelism, work.job.completions)
+                              for name, value in work.job.template.requests.items()}
             if work.submitted_at is not None:
                 work.waits.append(now - work.submitted_at)
             pods = [_with_flavor(pod, decision) for pod in work.held.values()]
@@ -375,6 +383,13 @@ def _pod_sets(members: list[Pod]) -> list[PodSet]:
         shapes.setdefault(tuple(sorted(pod.requests.items())), []).append(pod)
     return [PodSet(f"set-{i}", len(pods), dict(shape), None, dict(pods[0].placement.node_selector),
                    pods[0].placement.tolerations) for i, (shape, pods) in enumerate(shapes.items())]
+
+
+def _partially(job: Job, count: int) -> Job:
+    """The Job as Kueue starts it when admitted with `count` pods (RunWithPodSetsInfo): parallelism set to it,
+    and completions too with `kueue.x-k8s.io/job-completions-equal-parallelism`."""
+    return dataclasses.replace(job, parallelism=count,
+                               completions=count if job.completions_follow else job.completions)
 
 
 def _with_flavor(pod: Pod, admission: Admit) -> Pod:

@@ -184,3 +184,30 @@ def test_a_stateful_set_naming_a_local_queue_is_named_as_not_modelled(tmp_path: 
     report = simulate(tmp_path, [node("n", "16"), *queues("1"), sts])
     [note] = report["admission"]["notModelled"]
     assert note.startswith("StatefulSet default/db names LocalQueue q: Kueue's StatefulSet integration")
+
+
+def test_kueues_partial_admission_sample_runs_as_many_pods_as_the_quota_holds(tmp_path: Path) -> None:
+    """Kueue's sample-job-partial-admission.yaml, unchanged (20 pods of 1 cpu, job-min-parallelism 5), behind its
+    single-ClusterQueue setup (9 cpu): Kueue admits it at once with parallelism 9 (PodSetReducer: the largest
+    count between 5 and 20 that fits), never "not modelled"; its 20 completions then run 9 at a time."""
+    files = [KUEUE / "single-clusterqueue-setup.yaml", KUEUE / "sample-job-partial-admission.yaml"]
+    report = simulate(tmp_path, [node("big", "16")], "kueue", *files)
+    assert report["admission"]["notModelled"] == []
+    row = workloads(report)["Job default/sample-job-partial-admission"]
+    assert row["admitted"] and row["admissionWaits"] == [0.0]
+    assert cpu_at(report, 0.0) == 9
+    assert max(cpu_at(report, t) for t in (0.0, 3600.0, 7200.0)) == 9
+    assert len([p for p in report["pods"] if p["phase"] == "Succeeded"]) == 20
+
+
+def test_a_job_whose_completions_follow_is_admitted_with_fewer_completions(tmp_path: Path) -> None:
+    """`kueue.x-k8s.io/job-completions-equal-parallelism: "true"` (an Indexed Job, parallelism = completions): the
+    admitted count becomes its completions too (RunWithPodSetsInfo), so only 4 pods ever run in 4 cpu."""
+    job = {"apiVersion": "batch/v1", "kind": "Job",
+           "metadata": {"name": "sync", "labels": {"kueue.x-k8s.io/queue-name": "q"},
+                        "annotations": {"kueue.x-k8s.io/job-min-parallelism": "2",
+                                        "kueue.x-k8s.io/job-completions-equal-parallelism": "true"}},
+           "spec": {"parallelism": 6, "completions": 6, "completionMode": "Indexed", "template": {"spec": {
+               "restartPolicy": "Never", "containers": container("1")}}}}
+    report = simulate(tmp_path, [node("big", "16"), *queues("4"), job])
+    assert len(report["pods"]) == 4 and all(p["phase"] == "Succeeded" for p in report["pods"])

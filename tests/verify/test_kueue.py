@@ -90,6 +90,19 @@ def test_kueues_sample_job_and_a_second_job_share_the_quota(tmp_path: Path, orac
     assert all(p["kubeScheduler"]["boundAt"] == 1800.0 for name, p in admitted.items() if "sample-job" in name)
 
 
+def test_kueues_partial_admission_sample_is_admitted_with_what_is_left(tmp_path: Path, oracle: Oracle) -> None:
+    """Kueue's sample-job-partial-admission.yaml and its single-ClusterQueue setup (9 cpu), unchanged, behind a
+    4-cpu Job written before them: the sample (20 pods of 1 cpu, job-min-parallelism 5) is admitted at once
+    with parallelism 5, the 5 cpu left (PodSetReducer), on both; its pods run 5 at a time."""
+    verdict = run(tmp_path, oracle, [node(), job("first", "user-queue", 2, "2")],
+                  KUEUE / "single-clusterqueue-setup.yaml", KUEUE / "sample-job-partial-admission.yaml")
+    assert_agrees(verdict)
+    assert verdict.total["admission"] == 2
+    at_zero = [p for p in verdict.pods if p["name"].startswith("default/sample-job-partial-admission")
+               and p["kubeScheduler"]["boundAt"] == 0.0]
+    assert len(at_zero) == 5
+
+
 def test_a_cohort_lends_idle_quota_and_a_missing_local_queue_holds(tmp_path: Path, oracle: Oracle) -> None:
     """team-a (4 cpu) borrows team-b's idle 4 cpu in cohort org for a 6-cpu Job; a Job naming a LocalQueue
     that does not exist is held on both."""
@@ -125,12 +138,19 @@ def _bad_queues() -> list[tuple[str, Doc, str]]:
     uncovered = cluster_queue("cq", "8")
     uncovered["spec"]["resourceGroups"][0]["coveredResources"] = ["cpu"]
     bad_label = {**FLAVOR, "spec": {"nodeLabels": {"not a key!": "x"}}}
+    too_many = job("partial", "user-queue", 4, "1")
+    too_many["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "4"
+    not_indexed = job("sync", "user-queue", 4, "1")
+    not_indexed["metadata"]["annotations"]["kueue.x-k8s.io/job-completions-equal-parallelism"] = "true"
     return [("a borrowingLimit without a cohort", cluster_queue("cq", "8", borrowingLimit="2"), "borrowingLimit"),
             ("a lendingLimit without a cohort", lending, "lendingLimit"),
             ("a negative nominalQuota", negative, "nominalQuota"),
             ("a flavor listed twice", twice, "flavors"),
             ("resources not in coveredResources", uncovered, "resources"),
-            ("a node label key that is not a label key", bad_label, "nodeLabels")]
+            ("a node label key that is not a label key", bad_label, "nodeLabels"),
+            ("a job-min-parallelism not below the Job's pods", too_many, "kueue.x-k8s.io/job-min-parallelism"),
+            ("completions following parallelism on a NonIndexed Job", not_indexed,
+             "kueue.x-k8s.io/job-completions-equal-parallelism")]
 
 
 @pytest.mark.parametrize(("what", "bad", "field"), _bad_queues(), ids=[b[0] for b in _bad_queues()])
@@ -142,7 +162,8 @@ def test_what_kueues_webhook_rejects_phalanx_rejects(what: str, bad: Doc, field:
     path.write_text(yaml.safe_dump_all([node(), bad]), encoding="utf-8")
     with pytest.raises(InputError) as mine:
         verify([str(path)], builtin("kueue"), oracle, scenario=scenario_for("kueue"))
-    assert f"{bad['kind']} {bad['metadata']['name']}" in str(mine.value) and field in str(mine.value)
+    named = "/".join(filter(None, (bad["metadata"].get("namespace"), bad["metadata"]["name"])))
+    assert f"{bad['kind']} {named}" in str(mine.value) and field in str(mine.value)
     oracle.use_kueue(True)
     assert oracle.admissions is not None
     oracle.admissions.start()
