@@ -3,7 +3,8 @@
 Each case is a list of ordinary manifests: three nodes (two pools when the case has two ResourceFlavors), two
 PriorityClasses, one or two ClusterQueues (two share a cohort, with borrowing and lending limits on some),
 their preemption policies and queueing strategy, a LocalQueue each, and two to five Jobs naming a LocalQueue,
-some with a priority, arriving over a few minutes. Quota, not nodes, is what runs short: the nodes hold every
+some with a priority, some open to partial admission (`kueue.x-k8s.io/job-min-parallelism`), arriving over a few
+minutes. Quota, not nodes, is what runs short: the nodes hold every
 Job at once, so what the real Kueue decides is what is compared, not which pods a full node turns away.
 """
 
@@ -33,9 +34,13 @@ def generate_kueue_case(seed: int) -> list[Doc]:
         docs.append(_cluster_queue(rng, name, flavors, cohort))
         docs.append({"apiVersion": GROUP, "kind": "LocalQueue", "metadata": {"name": name, "namespace": "default"},
                      "spec": {"clusterQueue": name}})
-    for i in range(rng.randint(2, 5)):
-        docs.append(_job(rng, i, rng.choice(queues)))
-    return docs
+    jobs = [_job(rng, i, rng.choice(queues)) for i in range(rng.randint(2, 5))]
+    # Drawn after everything else, so that a seed's case is the one it was before partial admission was drawn.
+    for job in jobs:
+        pods = job["spec"]["parallelism"]
+        if pods > 1 and rng.random() < 0.4:
+            job["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = str(rng.randint(1, pods - 1))
+    return docs + jobs
 
 
 def _node(name: str, pool: str | None) -> Doc:
