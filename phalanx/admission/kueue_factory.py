@@ -43,10 +43,7 @@ class KueueFactory:
         return next((q.kueue for q in queueing if q is not None and q.kueue), None)
 
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
-        if not queueing.kueue or kind != "StatefulSet":
-            return None  # Kueue queues the others whole (`whole`)
-        return (f"{kind} {key} names LocalQueue {queueing.kueue}: Kueue's StatefulSet integration (one pod group "
-                "of every replica) is not modelled; its pods are scheduled without admission")
+        return None  # Kueue queues them whole (`whole`)
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
         return None

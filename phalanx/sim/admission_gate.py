@@ -26,6 +26,7 @@ from typing import TypeVar
 
 from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, PolicyFactory, QueuedWorkload
 from phalanx.admission.registry import POLICIES
+from phalanx.api.apps import StatefulSet
 from phalanx.api.documents import raw_documents
 from phalanx.api.fields import Manifest, object_name
 from phalanx.api.kinds import is_queueing_object
@@ -38,7 +39,8 @@ from phalanx.scheduler.profiles import Profile
 from phalanx.sim.report_schema import AdmissionWorkload, Queue
 
 WAITING_FOR_ADMISSION = "waiting for admission"
-Whole = JobSet | LeaderWorkerSet | TrainingJob  # objects Kueue's integrations queue as their own workloads
+# objects Kueue's integrations queue as their own workloads
+Whole = JobSet | LeaderWorkerSet | TrainingJob | StatefulSet
 T = TypeVar("T")
 
 
@@ -48,7 +50,7 @@ class _Workload:
     queue: str
     kueue_priority_class: str | None
     job: Job | None = None  # a Job not started yet (it starts when first admitted)
-    owner: JobSet | TrainingJob | None = None  # admitted whole: its controller starts it when admitted
+    owner: JobSet | TrainingJob | StatefulSet | None = None  # admitted whole: its controller starts it then
     group: PodGroup | None = None
     min_members: int = 1  # members that must have arrived before a group is offered
     held: dict[str, Pod] = field(default_factory=dict)  # pods waiting for admission, as created
@@ -91,8 +93,9 @@ class AdmissionGate:
             self.notes.append(note)
 
     def hold_whole(self, obj: Whole, now: float) -> bool:
-        """A JobSet or Kubeflow job arrives: True if the policy queues it whole (its controller starts it when
-        admitted, as Kueue unsuspends it); a LeaderWorkerSet's groups are queued as its pods arrive (False)."""
+        """A JobSet, Kubeflow job or StatefulSet arrives: True if the policy queues it whole (its controller starts
+        it when admitted, as Kueue unsuspends it; a StatefulSet's pods wait gated until Kueue admits the workload
+        its reconciler made of every replica); a LeaderWorkerSet's groups are queued as its pods arrive (False)."""
         q = obj.queueing
         queue = self.factory.queue((q,)) if self.factory.whole and q is not None else None
         if q is None or queue is None:
@@ -357,12 +360,15 @@ def _kind(obj: Whole) -> str:
     return obj.kind if isinstance(obj, TrainingJob) else type(obj).__name__
 
 
-def _templates(obj: JobSet | TrainingJob) -> list[tuple[str, int, Pod]]:
+def _templates(obj: JobSet | TrainingJob | StatefulSet) -> list[tuple[str, int, Pod]]:
     """A workload's pod sets as Kueue's integrations make them: a JobSet's replicated job (replicas × its Jobs'
-    min(parallelism, completions) pods), a Kubeflow job's replica type (its replicas)."""
+    min(parallelism, completions) pods), a Kubeflow job's replica type (its replicas), a StatefulSet's replicas
+    (statefulset_reconciler.go constructWorkload: one pod set, `main`)."""
     if isinstance(obj, JobSet):
         return [(rj.name, rj.replicas * min(rj.job.parallelism, rj.job.completions), rj.job.template)
                 for rj in obj.replicated_jobs]
+    if isinstance(obj, StatefulSet):
+        return [("main", obj.replicas, obj.template)]
     return [(spec.type.lower(), spec.replicas, spec.template) for spec in obj.replica_specs]
 
 
@@ -373,6 +379,8 @@ def _not_created(work: _Workload) -> int:
         return work.job.completions
     if isinstance(work.owner, JobSet):
         return sum(rj.replicas * rj.job.completions for rj in work.owner.replicated_jobs)
+    if isinstance(work.owner, StatefulSet):
+        return work.owner.replicas
     return work.owner.pods if isinstance(work.owner, TrainingJob) else 0
 
 

@@ -326,13 +326,11 @@ class Simulation:
         self._adopt_members(group)
 
     def _controlled(self, obj: object) -> None:
-        """An object some workload controller takes in arrives; a JobSet or Kubeflow job the admission policy
-        queues whole waits for admission before its controller sees it (Kueue suspends it)."""
-        if (self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob)
+        """An object some workload controller takes in arrives; a JobSet, Kubeflow job or StatefulSet the admission
+        policy queues whole waits for admission before its controller sees it (Kueue suspends or gates it)."""
+        if (self.gate is not None and isinstance(obj, JobSet | LeaderWorkerSet | TrainingJob | StatefulSet)
                 and self.gate.hold_whole(obj, self.now)):
             return
-        if self.gate is not None and isinstance(obj, StatefulSet) and obj.queueing is not None:
-            self.gate.not_queued("StatefulSet", obj.key, obj.queueing)
         self._act(self.workloads.arrive(obj, self.now))
 
     def _adopt_members(self, group: GroupRecord) -> None:

@@ -176,14 +176,24 @@ def test_a_deployments_pods_are_each_a_workload(tmp_path: Path) -> None:
     assert cpu_at(report, 0.0) == 2.0
 
 
-def test_a_stateful_set_naming_a_local_queue_is_named_as_not_modelled(tmp_path: Path) -> None:
-    sts = {"apiVersion": "apps/v1", "kind": "StatefulSet",
-           "metadata": {"name": "db", "labels": {"kueue.x-k8s.io/queue-name": "q"}},
-           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "db"}}, "template": {
-               "metadata": {"labels": {"app": "db"}}, "spec": {"containers": container("1")}}}}
-    report = simulate(tmp_path, [node("n", "16"), *queues("1"), sts])
-    [note] = report["admission"]["notModelled"]
-    assert note.startswith("StatefulSet default/db names LocalQueue q: Kueue's StatefulSet integration")
+def _stateful_set(name: str, replicas: int) -> Doc:
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "q"}},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": name}}, "template": {
+                "metadata": {"labels": {"app": name}}, "spec": {"containers": container("1")}}}}
+
+
+def test_a_stateful_set_is_one_workload_of_every_replica(tmp_path: Path) -> None:
+    """Kueue's StatefulSet integration (statefulset_reconciler.go constructWorkload): one workload, one pod set of
+    `replicas` pods; its pods wait (gated) until it is admitted whole. In 3 cpu the first StatefulSet's 2 pods
+    run; the second's 2 would need 4: held, its pods never created, and it is never "not modelled"."""
+    report = simulate(tmp_path, [node("n", "16"), *queues("3"), _stateful_set("db", 2), _stateful_set("cache", 2)])
+    assert report["admission"]["notModelled"] == []
+    rows = workloads(report)
+    assert rows["StatefulSet default/db"]["admitted"]
+    assert not rows["StatefulSet default/cache"]["admitted"]
+    assert sorted(p["name"] for p in report["pods"] if p["node"] is not None) == ["default/db-0", "default/db-1"]
+    assert not [p for p in report["pods"] if p["name"].startswith("default/cache")]
 
 
 def test_kueues_partial_admission_sample_runs_as_many_pods_as_the_quota_holds(tmp_path: Path) -> None:
