@@ -389,17 +389,13 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         _compare_admission(verdict, second.report, oracle.admissions.workloads,
                            {f"Job {job.key}": job.arrival for job in inputs.jobs})
     verdict.notes.extend(notes)
-    for kind, count in sorted(real.left_out.items()):
-        verdict.notes.append(f"not replayed: {count} {kind} object(s) (the API server does not serve them with the "
-                             f"profile's gates: {_gate_of(kind)} off, as on a cluster without it)")
+    for (kind, gate), count in sorted(real.left_out.items()):
+        verdict.notes.append(f"not replayed: {count} {kind} object(s) (the API server does not take them with the "
+                             f"profile's gates: {gate} off, as on a cluster without it)")
     if real.skipped_finishes:
         verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
                              f"real cluster: {', '.join(real.skipped_finishes[:5])}")
     return verdict
-
-
-def _gate_of(kind: str) -> str:
-    return "CompositePodGroup" if kind == "CompositePodGroup" else "GenericWorkload"
 
 
 def _pair_interchangeable(report: Mapping[str, Any], real: RealOutcome, groups: Mapping[str, list[str]]) -> None:

@@ -112,7 +112,8 @@ class RealOutcome:
     groups: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)  # key -> type -> condition
     skipped_finishes: list[str] = field(default_factory=list)
     seconds: float = 0.0  # wall time from the scheduler's start to the last quiet
-    left_out: dict[str, int] = field(default_factory=dict)  # kind -> objects the API server's gates do not serve
+    # (kind, the gate that is off) -> objects the API server refuses or does not serve with the profile's gates
+    left_out: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 def pod_key(obj: Mapping[str, Any]) -> str:
@@ -185,7 +186,7 @@ class Oracle:
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
         self._controller_pods = ControllerPods()  # pods the replayed workload controllers make, as Phalanx names them
         self._unserved: set[str] = set()  # kinds the API server does not serve with its gates: left out
-        self._left_out: Counter[str] = Counter()
+        self._left_out: Counter[tuple[str, str]] = Counter()
 
     def use_kueue(self, on: bool) -> None:
         """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without."""
@@ -208,6 +209,20 @@ class Oracle:
         counted in `RealOutcome.left_out`, as a cluster without the gate would refuse it. Call after `reset`."""
         self.plane.use_gates(gates)
         self._unserved = {kind for kind, (path, plural) in GATED_KINDS.items() if not self._serves(path, plural)}
+
+    def _refused_by_gate(self, doc: Mapping[str, Any]) -> str | None:
+        """The gate that is off for which the API server would not take this object: its kind is not served
+        (GenericWorkload, or CompositePodGroup for its own kind), or a Workload made only of
+        compositePodGroupTemplates, which the server drops with CompositePodGroup off and then refuses the
+        Workload ("must specify one of")."""
+        kind = doc.get("kind")
+        if kind in self._unserved:
+            return "CompositePodGroup" if kind == "CompositePodGroup" and "Workload" not in self._unserved \
+                else "GenericWorkload"
+        spec = doc.get("spec") or {}
+        if kind == "Workload" and "CompositePodGroup" in self._unserved and not spec.get("podGroupTemplates"):
+            return "CompositePodGroup"
+        return None
 
     def _serves(self, path: str, plural: str) -> bool:
         try:
@@ -385,8 +400,9 @@ class Oracle:
         self._create(source, doc)
 
     def _create(self, source: Source, doc: Mapping[str, Any]) -> None:
-        if doc.get("kind") in self._unserved:
-            self._left_out[str(doc.get("kind"))] += 1
+        gate = self._refused_by_gate(doc)
+        if gate is not None:
+            self._left_out[str(doc.get("kind")), gate] += 1
             return
         body = prepare(doc, source)
         if body.get("kind") not in CLUSTER_SCOPED:

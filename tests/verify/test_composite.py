@@ -235,11 +235,16 @@ def test_the_composite_rack_scenario_agrees_with_kube_scheduler(oracle: Oracle) 
 
 
 def test_without_the_gate_each_pod_group_is_scheduled_on_its_own(oracle: Oracle) -> None:
-    # The API server keeps the parent links (its gate is on); the scheduler's CompositePodGroup gate is off.
+    # The API server follows the profile too: with CompositePodGroup off it serves no CompositePodGroup, drops the
+    # PodGroups' parent links, and refuses the Workload made only of compositePodGroupTemplates (it drops them,
+    # then finds no template): those are left out with a note, as a cluster without the gate would refuse them.
     profile = Profile("gang-topology", feature_gates={"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
     verdict = verify([str(ROOT / "tests" / "scenarios" / "composite-in-one-rack" / "manifests.yaml")], profile,
                      oracle)
     _agree(verdict)
+    assert any(note.startswith("not replayed: 1 Workload object(s)") and "CompositePodGroup off" in note
+               for note in verdict.notes), verdict.notes
+    assert any(note.startswith("not replayed: ") and "CompositePodGroup object(s)" in note for note in verdict.notes)
     real = _real(verdict)
     assert real["ml/llm-1-leader"]["boundAt"] == 60  # alone, while its workers wait for llm-0 to end
     assert min(real[f"ml/llm-1-workers-{i}"]["boundAt"] for i in range(3)) >= 7200

@@ -48,7 +48,7 @@ def test_a_gang_under_default_is_replayed_on_a_server_without_the_gate(tmp_path:
     path = _gang_file(tmp_path)
     verdict = verify([str(path)], builtin("default"), oracle)
     assert verdict.agrees, verdict.differences
-    assert "not replayed: 1 PodGroup object(s) (the API server does not serve them with the profile's gates: " \
+    assert "not replayed: 1 PodGroup object(s) (the API server does not take them with the profile's gates: " \
            "GenericWorkload off, as on a cluster without it)" in verdict.notes
     # Two of the three 2-cpu pods bind on the 4-cpu node, one by one: no gang.
     assert sum(1 for pod in verdict.pods if pod["kubeScheduler"]["state"] == "bound") == 2
