@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import json
 import os
 import shutil
 import signal
@@ -277,8 +278,28 @@ class ControlPlane:
             return False
         self.gates = wanted
         if self.apiserver is not None:
+            # Kueue: its watches and cache would straddle the restart; started again at once, since its webhooks
+            # stay registered and would refuse what they cover meanwhile.
+            for companion in self.companions:
+                companion.stop()
             self.restart_apiserver()
+            self._await_custom_resources()
+            for companion in self.companions:
+                companion.start()
         return True
+
+    def _await_custom_resources(self, timeout: float = 60.0) -> None:
+        """After a restart the API server is ready before the custom resources' storage is ("storage is
+        (re)initializing", 429): wait until every CustomResourceDefinition's objects can be listed."""
+        crds = json.loads(self.get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")).get("items") or []
+        paths = [f"/apis/{crd['spec']['group']}/{version['name']}/{crd['spec']['names']['plural']}?limit=1"
+                 for crd in crds for version in crd["spec"]["versions"] if version.get("served")]
+        deadline = time.monotonic() + timeout
+        for path in paths:
+            while not _http_ok(f"{self.server}{path}", TOKEN):
+                if time.monotonic() > deadline:
+                    raise ControlPlaneError(f"kube-apiserver did not serve {path} within {timeout:g}s of a restart")
+                time.sleep(0.1)
 
     def restart_apiserver(self, down_for: float = 0.0) -> None:
         """Kill kube-apiserver and start it again on the same port (etcd keeps the objects)."""
