@@ -182,6 +182,8 @@ class Oracle:
         self.admissions: Admissions | None = None  # the real Kueue, when the profile admits as Kueue does
         # A Job without completion indexes -> the uid of the pod named <job>-<n>, by n; and the pods that ended
         self._job_pods: defaultdict[str, dict[int, str]] = defaultdict(dict)
+        # An Indexed Job -> the keys (`<job>-<index>`) of its pods seen: alike, whichever index went where
+        self._indexed: defaultdict[str, set[str]] = defaultdict(set)
         self._ended: set[str] = set()
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
         self._controller_pods = ControllerPods()  # pods the replayed workload controllers make, as Phalanx names them
@@ -278,6 +280,7 @@ class Oracle:
         self._durations = dict(durations or {})
         self._due.clear()
         self._job_pods.clear()
+        self._indexed.clear()
         self._ended.clear()
         if self.admissions is not None:
             self.admissions.start()
@@ -636,6 +639,9 @@ class Oracle:
                 continue
             key = self._controller_pods.key(pod) or pod_key(pod)
             job = _unindexed_job(pod)
+            owner = _job_of(pod)
+            if owner is not None and job is None:
+                self._indexed[owner].add(key)
             if job is not None:
                 names = self._job_pods[job]
                 free = [i for i, held in names.items() if held not in live and held not in self._ended]
@@ -646,9 +652,12 @@ class Oracle:
         return pods
 
     def interchangeable(self) -> dict[str, list[str]]:
-        """The keys given to the pods of each Job without completion indexes, and of each ReplicaSet or
-        Deployment, in the last run (`_pods`): alike, whichever name went where."""
+        """The keys given to the pods of each Job (with completion indexes too: the Job controller creates them
+        concurrently, so which index reaches the queue first, and takes which node, is the replay's timing, not a
+        scheduling decision), and of each ReplicaSet or Deployment, in the last run (`_pods`): alike, whichever
+        name went where."""
         return {**{job: [f"{job}-{i}" for i in sorted(names)] for job, names in self._job_pods.items()},
+                **{job: sorted(keys, key=_index_order) for job, keys in self._indexed.items()},
                 **self._controller_pods.interchangeable()}
 
     def key(self, pod: Mapping[str, Any]) -> str:
@@ -742,6 +751,11 @@ def _job_of(pod: Mapping[str, Any]) -> str | None:
     meta = pod.get("metadata") or {}
     owner = next((o for o in meta.get("ownerReferences") or () if o.get("kind") == "Job"), None)
     return f"{meta.get('namespace') or 'default'}/{owner['name']}" if owner is not None else None
+
+
+def _index_order(key: str) -> tuple[int, str]:
+    index = key.rpartition("-")[2]
+    return (int(index), key) if index.isdigit() else (-1, key)
 
 
 def _unindexed_job(pod: Mapping[str, Any]) -> str | None:
