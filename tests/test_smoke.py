@@ -33,9 +33,11 @@ def test_gang_binds_the_tenants_and_no_gang_member() -> None:
     group = report["podGroups"][0]
     assert group["conditions"][0]["type"] == "PodGroupInitiallyScheduled"
     assert group["conditions"][0]["status"] == "False"
-    assert "2 of the 4 pods (minCount) could be placed" in group["message"]
-    pending = [p for p in report["pods"] if p["phase"] == "Pending"]
-    assert all(p["message"] == group["message"] for p in pending)
+    assert group["message"].startswith("minCount (4) cannot be satisfied: 2 scheduled, 1 remaining")
+    pending = {p["name"]: p["message"] for p in report["pods"] if p["phase"] == "Pending"}
+    # kube-scheduler's words: the members that fitted carry the group's message, the one that did not its own.
+    assert pending["batch/training-worker-0"] == f"pod group is unschedulable, {group['message']}"
+    assert pending["batch/training-worker-2"] == "0/4 nodes are available: 4 Insufficient cpu."
 
 
 def test_every_verb_of_the_parser_has_its_command() -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.cluster.devices import DeviceState
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.group_status import GroupStatus, Trace
 from phalanx.scheduler.member_shape import MemberShape, member_shape
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.dra.post_filter import pod_group_post_filter
@@ -43,6 +44,12 @@ class GroupOutcome:
     message: str | None = None
     exact: exact.Verdict | None = None  # what exact placement decided, when it ran
     exact_method: str | None = None  # what decided it: "bounds", "greedy", "cp-sat", "budget"
+    # A failed cycle in kube-scheduler's words (group_status.py): the group's status, the members the algorithm
+    # tried that fitted, and those it never tried (PlacementFeasible stopped it first).
+    status: GroupStatus | None = None
+    fitted: list[str] = field(default_factory=list)
+    untried: list[str] = field(default_factory=list)
+    note: str | None = None  # exact placement's verdict on a gang it could not place, in Phalanx's words
 
 
 def schedule_group(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: int, *,
@@ -81,12 +88,14 @@ def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: in
            ) -> GroupOutcome:
     outcome = GroupOutcome()
     failed_shapes: dict[MemberShape, tuple[str, frozenset[str]]] = {}
+    trace = Trace.start(group.min_count, running, [pod.key for pod in pending])
     for pod in pending:
         # A member with topology spread or pod (anti-)affinity depends on the members placed before it, so
         # its failure says nothing about the next one (upstream's pod signatures leave such pods out too).
         shape = None if pod.placement.spread or pod.placement.pod_affinity else member_shape(pod)
         if shape is not None and shape in failed_shapes:
             outcome.failures[pod.key], outcome.rejectors[pod.key] = failed_shapes[shape]
+            trace.tried(pod.key, False)
             continue
         result = cycle.schedule(pod)
         if result.node is None:
@@ -95,17 +104,18 @@ def _place(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], running: in
                 failed_shapes[shape] = (message, result.rejectors)
             outcome.failures[pod.key] = message
             outcome.rejectors[pod.key] = result.rejectors
+            trace.tried(pod.key, False)
             continue
         cycle.reserve(pod, result.node)
         outcome.placed.append((pod, result.node))
+        trace.tried(pod.key, True)
     have = running + len(outcome.placed)
-    if not GANG_SCHEDULING.quorum(group, have):
-        outcome.message = GANG_SCHEDULING.short(group, have, next(iter(outcome.failures.values()), ""))
+    if not GANG_SCHEDULING.quorum(group, have) or (not outcome.placed and (not inner or have < group.min_count)):
+        # Short of minCount, or nothing placed ("no pods were schedulable"): kube-scheduler's status.
+        outcome.status = trace.final()
+        outcome.message = outcome.status.message
+        outcome.fitted, outcome.untried = list(trace.fitted or ()), list(trace.untried or ())
         outcome.placed = []
-        return outcome
-    if not outcome.placed and (not inner or have < group.min_count):  # "no pods were schedulable"
-        why = next(iter(outcome.failures.values()), "")
-        outcome.message = f"pod group {group.key}: none of its {len(pending)} pending pod(s) could be placed; {why}"
         return outcome
     outcome.success = True
     if outcome.failures:
@@ -142,7 +152,15 @@ def _place_exact(cycle: PodCycle, group: PodGroup, pending: Sequence[Pod], runni
         why = f"no placement of {need} more pod(s) exists on the nodes their filters allow"
     elif not why:
         why = f"no placement found within its budget of {settings.budget:g}s"
-    message = greedy.message or f"pod group {group.key} could not be placed"
-    message += f"{' ' if message.endswith('.') else '. '}Exact placement: {why}."
-    return GroupOutcome(failures=dict(greedy.failures), rejectors=dict(greedy.rejectors), message=message,
-                        exact=verdict, exact_method=found.method)
+    note = f"Exact placement: {why}."
+    return GroupOutcome(failures=dict(greedy.failures), rejectors=dict(greedy.rejectors),
+                        message=with_note(greedy.message or f"pod group {group.key} could not be placed", note),
+                        exact=verdict, exact_method=found.method, status=greedy.status, fitted=greedy.fitted,
+                        untried=greedy.untried, note=note)
+
+
+def with_note(message: str, note: str | None) -> str:
+    """A message with exact placement's verdict after it."""
+    if not note:
+        return message
+    return f"{message}{' ' if message.endswith('.') else '. '}{note}"

@@ -13,8 +13,20 @@ from phalanx.api.objects import Pod, PodGroup
 from phalanx.cluster.state import StateCorrupted
 from phalanx.scheduler.cycle_errors import error_message
 from phalanx.scheduler.entries import GROUP, group_priority
-from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.gang import GroupOutcome, schedule_group, with_note
 from phalanx.scheduler.group_framework import PlacementPlugin
+from phalanx.scheduler.group_status import (
+    DRA_RELEASED,
+    NO_VICTIMS,
+    NOT_ELIGIBLE,
+    ONGOING,
+    UNSCHEDULABLE,
+    GroupStatus,
+    Refusal,
+    member_messages,
+    post_filter_reason,
+    preempting,
+)
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement.exact import decisions as exact_decisions
 from phalanx.scheduler.plugins.gang.gang_scheduling import GANG_SCHEDULING
@@ -41,22 +53,23 @@ class GroupCycles:
     def _validate(self, group: PodGroup, pending: Sequence[Pod]) -> str | None:
         """schedule_one_podgroup.go validatePodGroup: every member, pending or bound, has the group's priority
         (spec.priority, 0 when unset), one schedulerName, and one preemption policy (the PodGroup's with the
-        PodGroupPreemptionPolicy gate on, else the first pending member's). Returns why not, or None."""
+        PodGroupPreemptionPolicy gate on, else the first pending member's). Returns why not, in its words, or
+        None."""
         priority = group_priority(group)
         gate = self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
         first = pending[0]
         policy = (group.preemption_policy or PREEMPT_LOWER) if gate else first.preemption_policy
         for pod in (*pending, *self.s.running_pods(group.key)):
             if pod.scheduler_name != first.scheduler_name:
-                return (f"pods of pod group {group.key} name different schedulers: {pod.scheduler_name!r} "
-                        f"({pod.name}) and {first.scheduler_name!r} ({first.name})")
+                return ("all pods in a single pod group should have the same .spec.schedulerName set, got: "
+                        f'"{pod.scheduler_name}" and "{first.scheduler_name}"')
             if pod.priority != priority:
-                return (f"pod {pod.name} has priority {pod.priority}, its pod group {group.key} has {priority}: "
-                        "every pod of a pod group must have the group's priority")
+                return ("all pods in a single pod group should have the same priority as the pod group's priority, "
+                        f"got {pod.priority} and {priority}")
             if pod.preemption_policy != policy:
-                whose = f"pod group {group.key}" if gate else f"pod {first.name}"
-                return (f"pod {pod.name} has preemptionPolicy {pod.preemption_policy}, {whose} has {policy}: "
-                        "every pod of a pod group must have the same preemption policy")
+                whose = " as the pod group's preemption policy" if gate else ""
+                return (f"all pods in a single pod group should have the same preemption policy{whose}, "
+                        f"got {pod.preemption_policy} and {policy}")
         return None
 
     def pre_enqueue(self, group_key: str, now: float) -> None:
@@ -130,25 +143,40 @@ class GroupCycles:
             self.s.condition(group, True, "Scheduled", f"{len(outcome.placed)} pod(s) bound")
             return
         # Unschedulable (RunRootSchedulingAlgorithm): a gang short of minCount, a basic group with nothing placed,
-        # or a gang already at minCount none of whose other members fit. All go to workload-aware preemption.
-        message = outcome.message or "pod group could not be placed"
-        # submitPodGroupAlgorithmResult: a member that failed on its own keeps its own fit error; the group's
-        # message goes to the members that fitted in a group that was not placed (a gang short of minCount).
-        quorum = GANG_SCHEDULING.quorum(group, self.s.running_members(group_key))
-        own = outcome.failures if not outcome.placed and quorum else {}
-        self._failed(group, pending, message, "Unschedulable", entry, now, own)
-        self.s.rejected(entry, outcome.rejectors)
+        # or a gang already at minCount none of whose other members fit. All go to workload-aware preemption
+        # (the PodGroupPostFilter), whose verdict joins the group's status before any member hears of it.
         gate = self.s.profile.feature_gates.get("PodGroupPreemptionPolicy", False)
-        eligible = self.s.profile.preemption and self.s.preemptor.group_eligible(group, pending, gate)
+        eligible = self.s.preemptor.group_eligible(group, pending, gate)
         # PodGroupEvaluator.Preempt: an ongoing preemption succeeds with the nominations it made, which stay.
-        ongoing = eligible and self.s.preemptor.group_preempting(group)
-        preempted = self._preempt(group, pending) if eligible and not ongoing else None
-        if preempted is not None:
-            self.s.preempt(group_key, True, preempted, f"pod group {group_key}")
+        ongoing = self.s.profile.preemption and eligible and self.s.preemptor.group_preempting(group)
+        found: Outcome | Refusal | None = None
+        if self.s.profile.preemption and not ongoing:
+            found = self._preempt(group, pending) if eligible else NOT_ELIGIBLE
+        released = self.s.devices.post_filtered if self.s.devices is not None else None
+        dra = DRA_RELEASED if released is not None and released[0] == group_key else None
+        if ongoing or isinstance(found, Outcome):
+            said = ONGOING if ongoing else preempting(len(found.victims) if isinstance(found, Outcome) else 0)
+            tail = post_filter_reason(enabled=True, dra=dra, preemption=said, success=True)
+        elif isinstance(found, Refusal):
+            tail = post_filter_reason(enabled=True, dra=dra, preemption=found.message, resolvable=found.resolvable)
+        else:
+            tail = post_filter_reason(enabled=False, dra=dra, preemption=None)
+        status = outcome.status or GroupStatus(unschedulable=True)
+        message, messages = member_messages(status, tail, {k: v for k, v in outcome.failures.items()
+                                                           if k not in outcome.untried},
+                                            outcome.fitted, outcome.untried,
+                                            waiting_on_preemption=ongoing or isinstance(found, Outcome))
+        if outcome.note:  # Phalanx's exact placement adds its verdict where the group's words go
+            message = with_note(message, outcome.note)
+            for key in (*outcome.fitted, *outcome.untried):
+                messages[key] = with_note(messages[key], outcome.note)
+        self._failed(group, pending, message, "Unschedulable", entry, now, messages)
+        self.s.rejected(entry, outcome.rejectors)
+        if isinstance(found, Outcome):
+            self.s.preempt(group_key, True, found, f"pod group {group_key}")
         elif not ongoing:  # submitPodGroupResult: a rejected group not waiting on preemption clears its nominations
             self.s.clear_nominations(pending)
-        released = self.s.devices.post_filtered if self.s.devices is not None else None
-        if released is not None and released[0] == group_key:
+        if dra is not None:
             # The PostFilter's claim update is a ResourceClaim event (isSchedulableAfterClaimChange: Queue for
             # every pod waiting on claims), so the group retries after its backoff rather than on the next event.
             self.s.queue.move_all(now)
@@ -173,7 +201,7 @@ class GroupCycles:
             exact_decisions(self.s.cluster).add(group.key, result.outcome.exact, time.perf_counter() - start)
         return result.outcome, result.error
 
-    def _preempt(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | None:
+    def _preempt(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | Refusal:
         """Workload-aware preemption. For a group a placement plugin places, as the PodGroupSchedulingFunc that
         kube-scheduler's preemption calls runs the placement search with every possible victim removed, the
         search runs here on a trial without them, and victims are chosen and reprieved inside its best
@@ -184,7 +212,7 @@ class GroupCycles:
             return self.s.preemptor.for_group(group, priority, pending, running)
         units = self.s.preemptor.units(list(self.s.running.node_of), priority)
         if not units:
-            return None
+            return NO_VICTIMS
         with self.s.cluster.trial():  # never kept: the victims stay where they are
             for unit in units:
                 for key in unit.pods:
@@ -192,7 +220,7 @@ class GroupCycles:
             best = placement.schedule(self.s.cycle, group, pending, running,
                                           self.s.scheduled_members(group.key), commit=False)
         if best.placement is None:
-            return None
+            return Refusal(best.outcome.status.message if best.outcome.status is not None else UNSCHEDULABLE)
         with self.s.cycle.confined(best.placement.nodes):
             return self.s.preemptor.for_group(group, priority, pending, running)
 

@@ -74,6 +74,7 @@ from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle, reads_other_pods, required_anti
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.group_status import NO_VICTIMS, UNSCHEDULABLE, Refusal
 from phalanx.scheduler.plugins.composite.forest import MAX_TREE_DEPTH, Forest
 from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
@@ -848,11 +849,11 @@ class Preemptor:
                 return True
         return False
 
-    def for_group(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int) -> Outcome | None:
-        """Workload-aware preemption: victims anywhere in the cluster, so that minCount members fit."""
+    def for_group(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int) -> Outcome | Refusal:
+        """Workload-aware preemption: victims anywhere in the cluster, so that minCount members fit; or why not."""
         units = self.units(list(self.running.node_of), priority)
         if not units:
-            return None
+            return NO_VICTIMS
         # The dry run is a trial never kept: victims leave the cluster, the group is placed, victims are
         # reprieved, and then every change is undone (victims hold their nodes and devices until they are gone).
         with self.cluster.trial():
@@ -862,17 +863,19 @@ class Preemptor:
             return self._group_dry_run(group, priority, pending, running, units)
 
     def _group_dry_run(self, group: PodGroup, priority: int, pending: Sequence[Pod], running: int,
-                       units: list[Unit]) -> Outcome | None:
+                       units: list[Unit]) -> Outcome | Refusal:
         lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
         # Room promised to other preemptors of at least this priority stays taken while the group is placed:
         # the cycle's Filter holds it (kube-scheduler runs the filters with those nominated pods on their nodes).
         # The lifted victims keep their devices (v1.37.2); with `preemptForDevices` they are released, the least
         # important unit first, only until the group can be placed.
-        outcome: GroupOutcome | None = schedule_group(self.cycle, group, pending, running)
-        if outcome is not None and (not outcome.success or not outcome.placed):
+        first = schedule_group(self.cycle, group, pending, running)
+        outcome: GroupOutcome | None = first
+        if not first.success or not first.placed:
             outcome = self._place_freeing_devices(group, pending, running, units)
         if outcome is None or not outcome.success or not outcome.placed:
-            return None
+            # The scheduling function's status, as DefaultPreemption reports it.
+            return Refusal(first.status.message if first.status is not None else UNSCHEDULABLE)
         return self._reprieve_units(units, lifted, outcome.placed, priority, pending[0])
 
     def for_tree(self, priority: int, place: Callable[[], Sequence[tuple[Pod, int]] | None],

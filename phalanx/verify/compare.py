@@ -326,11 +326,13 @@ def _state(pod: Mapping[str, Any]) -> str:
     return "pending" if pod["phase"] == "Pending" else pod["phase"].lower()
 
 
-_PREEMPTION_TAIL = re.compile(r"\s*preemption: .*$")
+# A single pod's PostFilter verdict follows its fit error's full stop; a group's (", pod group preemption: …")
+# is part of the group's status and stays.
+_PREEMPTION_TAIL = re.compile(r"(?<=\.)\s*preemption: .*$")
 
 
 def normalise_message(message: str | None) -> str | None:
-    """The part of a FailedScheduling message both schedulers write: without the preemption tail."""
+    """The part of a FailedScheduling message both schedulers write: without a single pod's preemption tail."""
     if message is None:
         return None
     return _PREEMPTION_TAIL.sub("", message).strip().rstrip(".")

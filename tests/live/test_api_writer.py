@@ -298,17 +298,19 @@ def test_group_condition_writes_and_updates(client: Client, namespace: str) -> N
         return client.get(PodGroup, "g", namespace=namespace).metadata.resourceVersion  # type: ignore[union-attr]
 
     kind = "PodGroupInitiallyScheduled"
-    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "1 of the 2 pods (minCount) could be placed")
+    short, shorter = ("minCount (2) cannot be satisfied: 1 scheduled, 0 remaining",
+                      "minCount (2) cannot be satisfied: 0 scheduled, 1 remaining")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", short)
     first = conditions()[kind]
     assert (first.status, first.reason, first.message, first.lastTransitionTime) == (
-        "False", "Unschedulable", "1 of the 2 pods (minCount) could be placed", stamp(0))
+        "False", "Unschedulable", short, stamp(0))
     before = version()
     t.now += 10
-    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "1 of the 2 pods (minCount) could be placed")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", short)
     assert version() == before  # unchanged: not written
-    writer.group_condition(namespace, "g", kind, False, "Unschedulable", "0 of the 2 pods (minCount) could be placed")
+    writer.group_condition(namespace, "g", kind, False, "Unschedulable", shorter)
     second = conditions()[kind]
-    assert (second.message, second.lastTransitionTime) == ("0 of the 2 pods (minCount) could be placed", stamp(0))
+    assert (second.message, second.lastTransitionTime) == (shorter, stamp(0))
     t.now += 10
     writer.group_condition(namespace, "g", kind, True, "Scheduled", "")
     third = conditions()[kind]

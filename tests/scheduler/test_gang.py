@@ -87,9 +87,13 @@ def test_a_gang_that_does_not_fit_binds_nothing() -> None:
     decisions = scheduler.schedule(0.0)
     assert binds(decisions) == {}
     assert scheduler.cluster.bound == {}
-    expected = ("pod group default/g: 2 of the 4 pods (minCount) could be placed; "
-                "0/4 nodes are available: 4 Insufficient cpu.")
-    assert unschedulable(decisions) == {f"w-{i}": expected for i in range(4)}
+    # kube-scheduler's words (submitPodGroupAlgorithmResult): w-0 and w-1 fitted, w-2 failed on its own, and
+    # GangScheduling.PlacementFeasible stopped the cycle there, so w-3 was never tried.
+    status = "minCount (4) cannot be satisfied: 2 scheduled, 1 remaining"
+    group = f"{status}, pod group preemption: No preemption victims found for incoming preemptor"
+    assert unschedulable(decisions) == {"w-0": f"pod group is unschedulable, {group}",
+                                        "w-1": f"pod group is unschedulable, {group}",
+                                        "w-2": "0/4 nodes are available: 4 Insufficient cpu.", "w-3": status}
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", False, "Unschedulable")]
     entry = scheduler.queue.entries["group:default/g"]
     # Retried when its backoff ends, whatever the events; while nothing changes each retry would fail as this one
@@ -147,7 +151,8 @@ def test_lowering_min_count_takes_effect_at_the_next_cycle() -> None:
     assert unschedulable(decisions)["w-2"] == "0/1 nodes are available: 1 Insufficient cpu."
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", True, "Scheduled")]
     # The group went straight back to activeQ with w-2 and w-3 (AddAttemptedPodGroupIfNeeded) and was tried again.
-    assert scheduler.messages["group:default/g"].startswith("pod group default/g: none of its 2 pending pod(s)")
+    # minCount met by the running pods, nothing more placed: a success without a pod (errPodGroupUnschedulable).
+    assert scheduler.messages["group:default/g"].startswith("pod group is unschedulable, pod group preemption: ")
 
 
 def test_raising_min_count_above_the_members_gates_the_group_again() -> None:
@@ -310,7 +315,8 @@ def test_members_must_have_the_groups_priority() -> None:
     assert binds(decisions) == {}
     assert conditions(decisions) == [("PodGroupInitiallyScheduled", False, "SchedulerError")]
     assert set(unschedulable(decisions)) == {"w-0", "w-1"}
-    assert "must have the group's priority" in unschedulable(decisions)["w-0"]
+    assert unschedulable(decisions)["w-0"] == ("all pods in a single pod group should have the same priority as the "
+                                               "pod group's priority, got 100 and 0")
 
 
 def test_members_must_share_scheduler_name_and_preemption_policy() -> None:

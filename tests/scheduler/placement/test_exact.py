@@ -110,7 +110,7 @@ def test_a_gang_with_no_placement_is_proven_infeasible() -> None:
     assert binds(decisions) == {}
     message = condition(decisions).message
     assert message.endswith(". Exact placement: no placement of 3 more pod(s) exists on the nodes their filters allow.")
-    assert s.pod_message("default/m-0") == message
+    assert s.pod_message("default/m-0") == f"pod group is unschedulable, {message}"  # it fitted; m-2 did not
     assert exact.decisions(s.cluster).summary()["infeasible"] == 1
     assert s.cluster.requested.sum() == 0  # nothing left reserved
 

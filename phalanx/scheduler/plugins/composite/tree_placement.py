@@ -39,12 +39,12 @@ from phalanx.api.objects import Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.group_framework import Domain
+from phalanx.scheduler.group_status import UNSCHEDULABLE
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.composite.forest import TreeNode, walk
 from phalanx.scheduler.plugins.topology.placements import PlacementError, generate_placements
 from phalanx.scheduler.plugins.topology.topology_placement import TopologyPlacer
 
-UNSCHEDULABLE = "pod group is unschedulable"  # errPodGroupUnschedulable
 Status = Literal["success", "unschedulable", "error"]
 
 

@@ -1,10 +1,9 @@
 """GangScheduling: a gang's quorum rule (minCount pods or none) where the PodGroup cycle asks for it.
 
 - PreEnqueue: a gang's members wait until minCount of them exist (`pre_enqueue`; group_cycle.py);
-- PlacementFeasible: a cycle that leaves a gang short of minCount places none of it (`short`; gang.py), and
-  only a gang short of minCount gets exact placement's second attempt (gang.py);
-- the group's statuses: a gang not placed for want of minCount gives its members the group's message, not
-  their own fit errors (group_cycle.py);
+- PlacementFeasible: a cycle that leaves a gang short of minCount places none of it (gang.py; its words and
+  each member's message in group_status.py), and only a gang short of minCount gets exact placement's second
+  attempt (gang.py);
 - Unreserve after a failed Binding: a gang left below minCount takes back its other assumed members (events.py).
 
 A basic PodGroup always has its quorum. The rule reads only the PodGroup and a count, so the plugin holds no state.
@@ -27,10 +26,6 @@ class GangScheduling:
         if self.quorum(group, members):
             return None
         return f"waiting for pod group {group.key}: {members} of the {group.min_count} pods (minCount) exist"
-
-    def short(self, group: PodGroup, have: int, why: str) -> str:
-        """The message of a cycle that could place `have` pods (running ones counted) of a gang, short of minCount."""
-        return f"pod group {group.key}: {have} of the {group.min_count} pods (minCount) could be placed; {why}"
 
 
 GANG_SCHEDULING = GangScheduling()

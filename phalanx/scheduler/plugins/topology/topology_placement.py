@@ -20,8 +20,9 @@ podGroupSchedulingPlacementAlgorithm).
    the profile's seeded generator picks, or the first placement by label value with `tieBreak: first`.
    Upstream tries placements in no particular order and prefers no nominated placement; neither does this.
 5. The winner's placed pods are reserved again, as upstream assumes them again for the binding cycle.
-6. No feasible placement: the group is unschedulable with "0/P placements are available", the first
-   placement's reason appended (upstream reports whichever placement it tried first), and goes to
+6. No feasible placement: the group is unschedulable with "0/P placements are available, first placement
+   status: …" and the first placement's members' results (upstream reports whichever placement it tried
+   first; group_status.py), and goes to
    workload-aware preemption, where the Scheduler runs this search again with every possible victim gone
    and chooses victims against the best placement (the PodGroupSchedulingFunc that preemption calls).
 
@@ -38,6 +39,7 @@ from phalanx.cluster.state import ClusterState
 from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
 from phalanx.scheduler.group_framework import Domain, PlacementOutcome
+from phalanx.scheduler.group_status import GroupStatus, placements_failed
 from phalanx.scheduler.plugins.node_resources import NodeResourcesFit
 from phalanx.scheduler.plugins.topology.placement_scores import (
     NODE_RESOURCES_FIT,
@@ -71,9 +73,10 @@ class TopologyPlacer:
             domains = generate_placements(cycle.cluster, key, scheduled, cycle.confinement)
         except PlacementError as exc:
             return PlacementOutcome(GroupOutcome(message=f"pod group {group.key}: {exc}"), error=str(exc))
-        if not domains:
-            return PlacementOutcome(GroupOutcome(message=f"pod group {group.key}: no feasible placements found: "
-                                                         f"no node has the label {key}"))
+        if not domains:  # RunPlacementGeneratePlugins: no member is tried, each takes the group's status
+            status = GroupStatus(("no feasible placements found",))
+            return PlacementOutcome(GroupOutcome(message=status.message, status=status,
+                                                 untried=[pod.key for pod in pending]))
         tried: list[tuple[Domain, GroupOutcome]] = []
         for domain in domains:
             # A trial never kept: the next placement starts from the same state.
@@ -81,10 +84,9 @@ class TopologyPlacer:
                 tried.append((domain, schedule_group(cycle, group, pending, running, inner=inner)))
         feasible = [(domain, outcome) for domain, outcome in tried if outcome.success]
         if not feasible:
-            first_domain, first = tried[0]
-            why = (first.message or "").removeprefix(f"pod group {group.key}: ")
-            first.message = (f"pod group {group.key}: 0/{len(domains)} placements are available ({key}), "
-                             f"first placement {first_domain.name}: {why}")
+            first = tried[0][1]
+            first.status = placements_failed(len(domains), first.status or GroupStatus(unschedulable=True))
+            first.message = first.status.message
             return PlacementOutcome(first, placements=len(domains))
         scores: dict[str, int] = {}
         if len(feasible) == 1:

@@ -28,7 +28,3 @@ def test_pre_enqueue_holds_a_gang_until_min_count_pods_exist() -> None:
     assert plugin.pre_enqueue(GANG, 3) is None
     assert plugin.pre_enqueue(BASIC, 0) is None
 
-
-def test_a_gang_short_of_min_count_says_how_short() -> None:
-    assert GangScheduling().short(GANG, 1, "0/2 nodes are available: 2 Insufficient cpu.") == (
-        "pod group default/g: 1 of the 3 pods (minCount) could be placed; 0/2 nodes are available: 2 Insufficient cpu.")
