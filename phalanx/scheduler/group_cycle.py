@@ -24,6 +24,7 @@ from phalanx.scheduler.group_status import (
     GroupStatus,
     Refusal,
     member_messages,
+    placements_failed,
     post_filter_reason,
     preempting,
 )
@@ -192,7 +193,12 @@ class GroupCycles:
         running = self.s.running_members(group.key)
         placement = self._placement(group)
         if placement is None:
-            return schedule_group(self.s.cycle, group, pending, running), None
+            outcome = schedule_group(self.s.cycle, group, pending, running)
+            if self.s.profile.topology_aware and outcome.status is not None:
+                # With the gate on, every group goes through the placement algorithm: one placement, every node.
+                outcome.status = placements_failed(1, outcome.status)
+                outcome.message = outcome.status.message
+            return outcome, None
         start = time.perf_counter()
         result = placement.schedule(self.s.cycle, group, pending, running, self.s.scheduled_members(group.key))
         # Each placement tried ran the group algorithm in a trial, where exact placement records nothing: the

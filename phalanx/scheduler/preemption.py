@@ -74,7 +74,7 @@ from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle, reads_other_pods, required_anti
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
-from phalanx.scheduler.group_status import NO_VICTIMS, UNSCHEDULABLE, Refusal
+from phalanx.scheduler.group_status import NO_VICTIMS, GroupStatus, Refusal, placements_failed
 from phalanx.scheduler.plugins.composite.forest import MAX_TREE_DEPTH, Forest
 from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
@@ -874,8 +874,12 @@ class Preemptor:
         if not first.success or not first.placed:
             outcome = self._place_freeing_devices(group, pending, running, units)
         if outcome is None or not outcome.success or not outcome.placed:
-            # The scheduling function's status, as DefaultPreemption reports it.
-            return Refusal(first.status.message if first.status is not None else UNSCHEDULABLE)
+            # The scheduling function's status, as DefaultPreemption reports it (through the placement algorithm,
+            # one placement of every node, when its gate is on).
+            status = first.status or GroupStatus(unschedulable=True)
+            if self.cycle.profile.topology_aware and self.cycle.confinement is None:
+                status = placements_failed(1, status)
+            return Refusal(status.message)
         return self._reprieve_units(units, lifted, outcome.placed, priority, pending[0])
 
     def for_tree(self, priority: int, place: Callable[[], Sequence[tuple[Pod, int]] | None],

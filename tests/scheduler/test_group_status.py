@@ -157,3 +157,20 @@ def test_a_basic_group_none_of_whose_pods_fit() -> None:
     assert _messages(decisions) == {f"w-{i}": "0/1 nodes are available: 1 Insufficient cpu." for i in range(2)}
     assert _condition(decisions) == (f"minCount (1) cannot be satisfied: 0 scheduled, 0 remaining, pod group "
                                      f"preemption: {NO_VICTIMS}")
+
+
+def test_with_the_topology_gate_every_group_reports_its_one_placement() -> None:
+    # podGroupSchedulingAlgorithm: with TopologyAwareWorkloadScheduling on, a group without a constraint goes
+    # through the placement algorithm too, with one placement of every node (TestPodGroupPreemption's cases on
+    # the real kube-scheduler: "Insufficient Resources (No Preemption)").
+    profile = builtin("gang")
+    profile = replace(profile, feature_gates={**profile.feature_gates, "TopologyAwareWorkloadScheduling": True})
+    scheduler = Scheduler(profile, [MakeNode("node-0").alloc(cpu="2", memory="64Gi").obj()])
+    scheduler.add_pod_group(MakePodGroup("g").gang(2).obj(), 0.0)
+    for i in range(2):
+        scheduler.add_pod(MakePod(f"w-{i}").req(cpu="2").group("g").obj(), 0.0)
+    status = ("pod group is unschedulable, 0/1 placements are available, first placement status: minCount (2) "
+              "cannot be satisfied: 1 scheduled, 0 remaining")
+    assert _messages(scheduler.schedule(0.0)) == {
+        "w-0": f"pod group is unschedulable, {status}, pod group preemption: {NO_VICTIMS}",
+        "w-1": "0/1 nodes are available: 1 Insufficient cpu."}

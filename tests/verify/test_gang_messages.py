@@ -57,6 +57,8 @@ CASES: dict[str, tuple[list[Buildable], Profile, int]] = {
     # minCount 2 of 4, one fits: the cycle runs to the end.
     "one fitted of minCount 2": ([*nodes(1, 2), gang(2), *(member(i, 2) for i in range(4))], GANG, 4),
     "no rack holds the gang": (_tas_gang(), TAS, 3),
+    # With the topology gate on, a group without a constraint has one placement of every node.
+    "the topology gate, no constraint": ([*nodes(1, 2), gang(2), member(0, 2), member(1, 2)], TAS, 2),
     "a basic group none of whose pods fit": (
         [*nodes(1, 2), MakePodGroup("g", "ml").basic(), member(0, 3), member(1, 3)], GANG, 2),
     "members with two priorities": (_mixed_priorities(), GANG, 2),
