@@ -119,11 +119,12 @@ def post_filter_reason(*, enabled: bool, dra: str | None, preemption: str | None
     return ", ".join(reason for reason in (dra, said) if reason)
 
 
-def member_messages(status: GroupStatus, tail: str, own: Mapping[str, str], fitted: Sequence[str],
+def member_messages(status: GroupStatus, tail: str | None, own: Mapping[str, str], fitted: Sequence[str],
                     untried: Sequence[str], *, waiting_on_preemption: bool = False) -> tuple[str, dict[str, str]]:
     """The group's condition message and each member's FailedScheduling message after a failed cycle: `own` the
-    fit errors of the members tried that fit nowhere, `tail` the PodGroupPostFilter's reason."""
-    final = status.appended(tail)
+    fit errors of the members tried that fit nowhere, `tail` the PodGroupPostFilter's reason (None when it did
+    not run: a leaf that failed in a tree whose root succeeded)."""
+    final = status if tail is None else status.appended(tail)
     messages = dict(own)
     for key in fitted:
         messages[key] = final.message if waiting_on_preemption else f"{UNSCHEDULABLE}, {final.message}"

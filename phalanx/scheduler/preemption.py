@@ -74,7 +74,7 @@ from phalanx.cluster.state import ClusterState, IntArray
 from phalanx.scheduler.cycle import Lifted, PodCycle, reads_other_pods, required_anti
 from phalanx.scheduler.framework import BoolArray
 from phalanx.scheduler.gang import GroupOutcome, schedule_group
-from phalanx.scheduler.group_status import NO_VICTIMS, GroupStatus, Refusal, placements_failed
+from phalanx.scheduler.group_status import NO_VICTIMS, UNSCHEDULABLE, GroupStatus, Refusal, placements_failed
 from phalanx.scheduler.plugins.composite.forest import MAX_TREE_DEPTH, Forest
 from phalanx.scheduler.plugins.dra.device_allocation import device_allocator
 from phalanx.scheduler.plugins.dra.dynamic_resources import DynamicResources
@@ -882,21 +882,23 @@ class Preemptor:
             return Refusal(status.message)
         return self._reprieve_units(units, lifted, outcome.placed, priority, pending[0])
 
-    def for_tree(self, priority: int, place: Callable[[], Sequence[tuple[Pod, int]] | None],
-                 preemptor: Pod) -> Outcome | None:
+    def for_tree(self, priority: int, place: Callable[[], Sequence[tuple[Pod, int]] | Refusal],
+                 preemptor: Pod) -> Outcome | Refusal:
         """Workload-aware preemption for a CompositePodGroup tree (PodGroupEvaluator.Preempt with the root's
         scheduling function): every lower-priority unit leaves the cluster on a trial, `place` runs the whole
-        tree's placement (runRootSchedulingAlgorithm) and returns the pods it placed, or None when the root
-        still fails; then units are reprieved as for one PodGroup (selectVictimsOnDomain). `preemptor` is any
+        tree's placement (runRootSchedulingAlgorithm) and returns the pods it placed, or why the root still
+        fails; then units are reprieved as for one PodGroup (selectVictimsOnDomain). `preemptor` is any
         pending pod of the tree: whose nominated room stays held."""
         units = self.units(list(self.running.node_of), priority)
         if not units:
-            return None
+            return NO_VICTIMS
         with self.cluster.trial():  # never kept, as in for_group
             lifted = {key: self.cycle.lift(key, self.pods[key]) for unit in units for key in unit.pods}
             placed = place()
+            if isinstance(placed, Refusal):
+                return placed
             if not placed:
-                return None
+                return Refusal(UNSCHEDULABLE)
             return self._reprieve_units(units, lifted, placed, priority, preemptor)
 
     def _reprieve_units(self, units: Sequence[Unit], lifted: Mapping[str, Lifted],

@@ -42,11 +42,22 @@ from collections.abc import Mapping, Sequence
 
 from phalanx.api.objects import CompositePodGroup, Pod, PodGroup
 from phalanx.scheduler.entries import COMPOSITE
+from phalanx.scheduler.gang import with_note
+from phalanx.scheduler.group_status import (
+    NO_VICTIMS,
+    NOT_ELIGIBLE,
+    ONGOING,
+    Refusal,
+    member_messages,
+    post_filter_reason,
+    preempting,
+)
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.composite.forest import Forest, TreeNode, ready
 from phalanx.scheduler.plugins.composite.tree_placement import NodeResult, TreePlacer
 from phalanx.scheduler.plugins.topology.topology_placement import TopologyPlacer
+from phalanx.scheduler.preemption import Outcome
 
 
 class CompositeCycles:
@@ -217,10 +228,17 @@ class CompositeCycles:
                 exact.decisions(s.cluster).add(leaf_key, verdict, seconds)
         if result.status != "success":
             reason = "SchedulerError" if result.status == "error" else "Unschedulable"
-            self._fail(root_key, leaves, pending, placer.results, result.message, reason, entry, now)
             if result.status == "unschedulable":
-                self._preempt(root, tree, leaves, pending)
+                found, ongoing = self._preemption(root, tree, leaves, pending)
+                tail = self._tail(found, ongoing)
+                self._fail(root_key, leaves, pending, placer.results, result.message, reason, entry, now, tail,
+                           waiting=ongoing or isinstance(found, Outcome))
+                if isinstance(found, Outcome):
+                    s.preempt(root.key, True, found, f"composite pod group {root.key}", "compositepodgroup")
+                elif not ongoing:
+                    s.clear_nominations([pod for leaf in leaves for pod in pending[leaf.key]])
             else:
+                self._fail(root_key, leaves, pending, placer.results, result.message, reason, entry, now)
                 s.clear_nominations([pod for pods in pending.values() for pod in pods])
             return
         retry = False
@@ -245,58 +263,87 @@ class CompositeCycles:
             s.messages.pop(COMPOSITE + root_key, None)
             s.queue.done(entry)
 
-    def _leaf_failed(self, leaf: PodGroup, pending: Sequence[Pod], own: NodeResult, reason: str) -> None:
+    def _leaf_failed(self, leaf: PodGroup, pending: Sequence[Pod], own: NodeResult, reason: str,
+                     tail: str | None = None, waiting: bool = False) -> None:
+        """A leaf that binds nothing: its pods' messages and its condition, in kube-scheduler's words where the
+        result has them (group_status.py; `tail` the root's PodGroupPostFilter reason, None when it did not run)."""
         s = self.s
-        failures = own.outcome.failures if own.outcome is not None else {}
+        outcome = own.outcome
+        if own.said is None or reason == "SchedulerError":
+            failures = outcome.failures if outcome is not None else {}
+            for pod in pending:
+                s.unschedulable(pod, failures.get(pod.key, own.message))
+            s.condition(leaf, False, reason, own.message)
+            return
+        if outcome is not None:
+            tried = {k: v for k, v in outcome.failures.items() if k not in outcome.untried}
+            fitted, untried = list(outcome.fitted), list(outcome.untried)
+        else:  # the parent's result (completeCompositePodGroupAlgorithmResultMap): none of its pods was tried
+            tried, fitted, untried = {}, [], [pod.key for pod in pending]
+        message, messages = member_messages(own.said, tail, tried, fitted, untried, waiting_on_preemption=waiting)
+        if own.note:
+            message = with_note(message, own.note)
+            for key in (*fitted, *untried):
+                messages[key] = with_note(messages[key], own.note)
         for pod in pending:
-            s.unschedulable(pod, failures.get(pod.key, own.message))
-        s.condition(leaf, False, reason, own.message)
+            s.unschedulable(pod, messages.get(pod.key, message))
+        s.condition(leaf, False, reason, message)
 
     def _fail(self, root_key: str, leaves: Sequence[PodGroup], pending: Mapping[str, Sequence[Pod]],
-              results: Mapping[str, NodeResult], message: str, reason: str, entry: str, now: float) -> None:
+              results: Mapping[str, NodeResult], message: str, reason: str, entry: str, now: float,
+              tail: str | None = None, waiting: bool = False) -> None:
         """Nothing of the tree binds: every leaf's pods wait with its (or the root's) message."""
         s = self.s
         for leaf in leaves:
             own = results.get(leaf.key, NodeResult("error" if reason == "SchedulerError" else "unschedulable",
                                                    message))
-            self._leaf_failed(leaf, pending[leaf.key], own, reason)
-        s.messages[COMPOSITE + root_key] = message
+            self._leaf_failed(leaf, pending[leaf.key], own, reason, tail, waiting)
+        root = results.get(root_key)
+        s.messages[COMPOSITE + root_key] = message if root is None or root.said is None or tail is None else \
+            with_note(root.said.appended(tail).message, root.note)
         s.queue.failed(entry, now, size=sum(len(pods) for pods in pending.values()))
 
     # --- workload-aware preemption for the tree -----------------------------------------------------------
 
-    def _preempt(self, root: CompositePodGroup, tree: TreeNode, leaves: Sequence[PodGroup],
-                 pending: Mapping[str, Sequence[Pod]]) -> None:
+    def _preemption(self, root: CompositePodGroup, tree: TreeNode, leaves: Sequence[PodGroup],
+                    pending: Mapping[str, Sequence[Pod]]) -> tuple[Outcome | Refusal | None, bool]:
         """The PodGroupPostFilter at the root (podGroupCycle calls RunPodGroupPostFilterPlugins when the root is
         Unschedulable; DefaultPreemption's PodGroupEvaluator.Preempt): the preemptor is the whole tree, at the
         root's priority, with the root's preemption policy; its scheduling function runs the tree's placement
-        again (runRootSchedulingAlgorithm) with every lower-priority victim removed. Victims are evicted and
-        the pods that placement placed are nominated; with no way to place the tree, nothing is preempted and
-        the tree's nominations are cleared."""
+        again (runRootSchedulingAlgorithm) with every lower-priority victim removed. The victims to evict and
+        the pods that placement placed to nominate, or why not (None: the profile runs no preemption); and
+        whether an earlier preemption of the tree is still going on. Nothing is carried out here."""
         s = self.s
+        if not s.profile.preemption:
+            return None, False
         pods = [pod for leaf in leaves for pod in pending[leaf.key]]
         priority = root.priority or 0
         if self._never(root, pods):  # preemptorEligibleToPreemptOthers
-            s.clear_nominations(pods)
-            return
+            return NOT_ELIGIBLE, False
         if self._ongoing(leaves, priority):  # isOngoingPreemption: keep waiting on the current nominations
-            return
+            return None, True
         placer, running = self.placer, {leaf.key: s.running_members(leaf.key) for leaf in leaves}
         scheduled = {leaf.key: s.scheduled_members(leaf.key) for leaf in leaves}
 
-        def place() -> list[tuple[Pod, int]] | None:
+        def place() -> list[tuple[Pod, int]] | Refusal:
             """The root's scheduling function, on the preemption's trial: the pods of the leaves that
-            succeed, None when the root fails."""
+            succeed, or the root's status when it fails."""
             trees = TreePlacer(s.cycle, placer, pending, running, scheduled)
-            if trees.place(tree).status != "success":
-                return None
+            placed = trees.place(tree)
+            if placed.status != "success":
+                return Refusal(placed.said.message if placed.said is not None else placed.message)
             return [pair for leaf in leaves for pair in _placed_by(trees.results.get(leaf.key))]
 
-        outcome = s.preemptor.for_tree(priority, place, pods[0]) if pods else None
-        if outcome is None:
-            s.clear_nominations(pods)
-            return
-        s.preempt(root.key, True, outcome, f"composite pod group {root.key}", "compositepodgroup")
+        return (s.preemptor.for_tree(priority, place, pods[0]) if pods else NO_VICTIMS), False
+
+    def _tail(self, found: Outcome | Refusal | None, ongoing: bool) -> str:
+        """The PodGroupPostFilter's reason, as the tree's statuses get it appended."""
+        if ongoing or isinstance(found, Outcome):
+            said = ONGOING if ongoing else preempting(len(found.victims) if isinstance(found, Outcome) else 0)
+            return post_filter_reason(enabled=True, dra=None, preemption=said, success=True)
+        if isinstance(found, Refusal):
+            return post_filter_reason(enabled=True, dra=None, preemption=found.message, resolvable=found.resolvable)
+        return post_filter_reason(enabled=False, dra=None, preemption=None)
 
     def _never(self, root: CompositePodGroup, pods: Sequence[Pod]) -> bool:
         """resolveCompositePreemptionPolicy: with PodGroupPreemptionPolicy on, the root's own policy

@@ -31,15 +31,15 @@ from __future__ import annotations
 import time
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
-from phalanx.scheduler.gang import GroupOutcome, schedule_group
+from phalanx.scheduler.gang import GroupOutcome, schedule_group, with_note
 from phalanx.scheduler.group_framework import Domain
-from phalanx.scheduler.group_status import UNSCHEDULABLE
+from phalanx.scheduler.group_status import GroupStatus, placements_failed
 from phalanx.scheduler.placement import exact
 from phalanx.scheduler.plugins.composite.forest import TreeNode, walk
 from phalanx.scheduler.plugins.topology.placements import PlacementError, generate_placements
@@ -60,6 +60,14 @@ class NodeResult:
     seconds: float = 0.0
     # A composite's joint exact placement over its leaves (`TreePlacer._joint`): its verdict and wall seconds.
     joint: tuple[exact.Verdict, float] | None = None
+    # A failed node's status as kube-scheduler holds it (group_status.py); `message` is its message (with exact
+    # placement's verdict after it, where that ran).
+    said: GroupStatus | None = None
+    note: str | None = None  # exact placement's verdict, in Phalanx's words
+
+    @classmethod
+    def failed(cls, said: GroupStatus, **kw: Any) -> NodeResult:
+        return cls("unschedulable", said.message, said=said, **kw)
 
 
 # A node's algorithm: yields (child, results) for each child it needs placed, receives the child's result, and
@@ -86,7 +94,9 @@ class TreePlacer:
         with self.cycle.cluster.trial() as trial:
             result = self._drive(self._node(root, self.results))
             if result.status == "success" and not result.any_placed:
-                result.status, result.message = "unschedulable", f"composite pod group {root.key}: {UNSCHEDULABLE}"
+                # The framework needs a pod placed: a success without one is errPodGroupUnschedulable.
+                result.said = GroupStatus(unschedulable=True)
+                result.status, result.message = "unschedulable", result.said.message
             if result.status == "success":
                 trial.keep()
         self._complete(root, NodeResult("success"))
@@ -152,7 +162,8 @@ class TreePlacer:
             node, parent = stack.pop()
             own = self.results.get(node.key)
             if own is None or (parent.status != "success" and own.status == "success"):
-                own = self.results[node.key] = NodeResult(parent.status, parent.message)
+                own = self.results[node.key] = NodeResult(parent.status, parent.message, said=parent.said,
+                                                                note=parent.note)
             stack.extend((child, own) for child in node.children)
 
     def _node(self, node: TreeNode, results: dict[str, NodeResult]) -> Steps:
@@ -183,9 +194,14 @@ class TreePlacer:
             outcome = found.outcome
         else:
             outcome = schedule_group(self.cycle, group, pending, running, inner=True)
+            if not outcome.success:  # the placement algorithm's one placement, the parent's (CPG needs TAS on)
+                outcome.status = placements_failed(1, outcome.status or GroupStatus(unschedulable=True))
         if not outcome.success:
-            return NodeResult("unschedulable", outcome.message or f"pod group {group.key}: {UNSCHEDULABLE}",
-                              outcome=outcome)
+            said = outcome.status or GroupStatus(unschedulable=True)
+            result = NodeResult.failed(said, outcome=outcome, note=outcome.note)
+            if outcome.note:
+                result.message = with_note(result.message, outcome.note)
+            return result
         return NodeResult("success", outcome.message or "", any_placed=bool(outcome.placed), outcome=outcome)
 
     def _subtree_scheduled(self, node: TreeNode) -> list[tuple[str, int]]:
@@ -196,16 +212,19 @@ class TreePlacer:
         composite = node.composite
         assert composite is not None
         if composite.topology_key is None:  # one placement, the parent's: tried and kept as it is
-            return (yield from self._children(node, results))
+            result = yield from self._children(node, results)
+            if result.status == "unschedulable" and result.said is not None:
+                result.said = placements_failed(1, result.said)
+                result.message = with_note(result.said.message, result.note)
+            return result
         key = composite.topology_key
         try:
             domains = generate_placements(self.cycle.cluster, key, self._subtree_scheduled(node),
                                           self.cycle.confinement)
         except PlacementError as exc:
-            return NodeResult("error", f"composite pod group {node.key}: cannot determine domain for already "
-                                       f"scheduled pods: {exc}")
+            return NodeResult("error", str(exc))  # its words: "cannot determine domain for already scheduled pods: …"
         if not domains:
-            return NodeResult("unschedulable", f"composite pod group {node.key}: no feasible placements found")
+            return NodeResult.failed(GroupStatus(("no feasible placements found",)))
         tried: list[tuple[Domain, NodeResult, dict[str, NodeResult]]] = []
         for domain in domains:
             sub: dict[str, NodeResult] = {}
@@ -217,12 +236,12 @@ class TreePlacer:
             tried.append((domain, result, sub))
         feasible = [(d, r, s) for d, r, s in tried if r.status == "success"]
         if not feasible:
-            first_domain, first, sub = tried[0]
+            _, first, sub = tried[0]
             results.update(sub)
-            return NodeResult("unschedulable", f"composite pod group {node.key}: 0/{len(domains)} placements are "
-                                               f"available ({key}), first placement {first_domain.name}: "
-                                               f"{first.message.removeprefix(f'composite pod group {node.key}: ')}",
-                              joint=first.joint)
+            failed = NodeResult.failed(placements_failed(len(domains), first.said or GroupStatus(unschedulable=True)),
+                                       joint=first.joint, note=first.note)
+            failed.message = with_note(failed.message, first.note)
+            return failed
         chosen = 0 if len(feasible) == 1 else self._best(node, feasible)
         domain, result, sub = feasible[chosen]
         results.update(sub)
@@ -260,9 +279,9 @@ class TreePlacer:
         """compositePodGroupSchedulingDefaultAlgorithm: children in turn under the PlacementFeasible check."""
         assert node.composite is not None
         need, remaining, succeeded, any_placed = node.composite.min_group_count, len(node.children), 0, False
-        if remaining < need:
-            return NodeResult("unschedulable", f"composite pod group {node.key}: minGroupCount ({need}) cannot be "
-                                               f"satisfied: 0 scheduled, {remaining} remaining")
+        if remaining < need:  # GangScheduling.PlacementFeasible's words, minGroupCount as its minCount
+            return NodeResult.failed(GroupStatus((f"minCount ({need}) cannot be satisfied: 0 scheduled, "
+                                                  f"{remaining} remaining",)))
         with self.cycle.cluster.trial() as trial:
             for child in node.children:
                 result = yield child, results
@@ -277,9 +296,10 @@ class TreePlacer:
             if succeeded >= need:
                 trial.keep()
                 return NodeResult("success", any_placed=any_placed)
-        verb = "cannot be satisfied" if remaining + succeeded < need else "is not yet satisfied"
-        failed = NodeResult("unschedulable", f"composite pod group {node.key}: minGroupCount ({need}) {verb}: "
-                                             f"{succeeded} scheduled, {remaining} remaining")
+        stopped = remaining + succeeded < need
+        verb = "cannot be satisfied" if stopped else "is not yet satisfied"  # waiting ends as errPodGroupUnschedulable
+        failed = NodeResult.failed(GroupStatus((f"minCount ({need}) {verb}: {succeeded} scheduled, {remaining} "
+                                                f"remaining",), unschedulable=not stopped))
         return self._joint(node, results, failed)
 
     def _joint(self, node: TreeNode, results: dict[str, NodeResult], failed: NodeResult) -> NodeResult:
@@ -344,6 +364,7 @@ class TreePlacer:
             why = f"no placement of its leaves' {len(members)} pod(s) together exists on the nodes their filters allow"
         elif not why:
             why = f"no placement of its leaves together found within its budget of {settings.budget:g}s"
-        failed.message += f". Exact placement: {why}."
+        failed.note = f"Exact placement: {why}."
+        failed.message = with_note(failed.message, failed.note)
         failed.joint = (verdict, time.perf_counter() - start)
         return failed

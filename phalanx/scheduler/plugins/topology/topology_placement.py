@@ -72,7 +72,7 @@ class TopologyPlacer:
         try:
             domains = generate_placements(cycle.cluster, key, scheduled, cycle.confinement)
         except PlacementError as exc:
-            return PlacementOutcome(GroupOutcome(message=f"pod group {group.key}: {exc}"), error=str(exc))
+            return PlacementOutcome(GroupOutcome(message=str(exc)), error=str(exc))
         if not domains:  # RunPlacementGeneratePlugins: no member is tried, each takes the group's status
             status = GroupStatus(("no feasible placements found",))
             return PlacementOutcome(GroupOutcome(message=status.message, status=status,

@@ -185,9 +185,12 @@ def test_a_gang_composite_binds_all_children_or_none() -> None:
                        [*members("a", 2), *members("b", 2, cpu="8")])
     assert binds(decisions) == {}
     assert conditions(decisions) == {"a": (False, "Unschedulable"), "b": (False, "Unschedulable")}
-    # a placed alone but its parent failed: its pods carry the parent's message (completeComposite...Map).
-    assert messages(decisions)["a-0"] == ("composite pod group default/job: minGroupCount (2) cannot be "
-                                          "satisfied: 1 scheduled, 0 remaining")
+    # a placed alone but its parent failed: its pods carry the parent's status (completeComposite...Map), as a
+    # pod never tried does: the composite's one placement (the parent's) and GangScheduling's words, minGroupCount
+    # as its minCount.
+    assert messages(decisions)["a-0"] == ("pod group is unschedulable, 0/1 placements are available, first "
+                                          "placement status: minCount (2) cannot be satisfied: 1 scheduled, 0 "
+                                          "remaining")
 
 
 def test_a_basic_composite_binds_the_children_that_fit() -> None:
@@ -251,14 +254,26 @@ def test_nested_composites_are_confined_top_down() -> None:
     assert Counter(binds(decisions).values()) == {"b1": 4}
 
 
+def test_a_leaf_that_failed_itself_keeps_its_members_results() -> None:
+    # a-0 fits, a-1 does not: the leaf fails on its own (its one placement, the parent's), so its members keep
+    # what the cycle found, and the root's PodGroupPostFilter verdict follows the leaf's status.
+    _, decisions = run([node("n1")], [composite("job", 1)], [leaf("a", "job")], members("a", 2, cpu="6"))
+    status = ("pod group is unschedulable, 0/1 placements are available, first placement status: minCount (2) "
+              "cannot be satisfied: 1 scheduled, 0 remaining")
+    assert messages(decisions) == {
+        "a-0": f"pod group is unschedulable, {status}, pod group preemption: No preemption victims found for "
+               "incoming preemptor",
+        "a-1": "0/1 nodes are available: 1 Insufficient cpu."}
+
+
 def test_a_composite_with_no_domain_for_its_children_is_unschedulable() -> None:
     nodes = [node("a1", 8, "rack-a"), node("b1", 8, "rack-b")]
     _, decisions = run(nodes, [composite("job", topology=RACK)], [leaf("a", "job"), leaf("b", "job")],
                        [*members("a", 2), *members("b", 2)])
     assert binds(decisions) == {}
-    assert messages(decisions)["a-0"].startswith(
-        "composite pod group default/job: 0/2 placements are available (topology.kubernetes.io/rack), first "
-        "placement rack-a:")
+    assert messages(decisions)["a-0"] == ("pod group is unschedulable, 0/2 placements are available, first "
+                                          "placement status: minCount (2) cannot be satisfied: 1 scheduled, 0 "
+                                          "remaining")
 
 
 def test_with_the_gate_off_the_parent_link_has_no_effect() -> None:

@@ -164,7 +164,7 @@ def test_running_members_in_two_domains_are_a_scheduler_error() -> None:
     assert binds(decisions) == {}
     assert conditions(decisions) == [(False, "SchedulerError")]
     assert messages(decisions)["train-2"] == (
-        "pod group default/train: cannot determine domain for already scheduled pods: more than 1 domain found "
+        "cannot determine domain for already scheduled pods: more than 1 domain found "
         "for pod group: rack-a, rack-b")
 
 
