@@ -127,7 +127,8 @@ def _parser() -> argparse.ArgumentParser:
                             "StatefulSet, DaemonSet, LeaderWorkerSet and Pod run for the whole horizon unless "
                             "named), or none; default: 1h for batch kinds (docs/simulation.md)")
         p.add_argument("--queues", action="append", default=[], metavar="FILE",
-                       help="Kueue (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass) and "
+                       help="Kueue (ResourceFlavor, ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, its "
+                            "Configuration or that ConfigMap) and "
                             "Volcano (Queue, volcano-scheduler.conf or its ConfigMap) objects for the kueue and "
                             "volcano profiles, when they are not among the manifests; repeatable")
         p.add_argument("--report", metavar="DIR",

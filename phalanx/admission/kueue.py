@@ -31,11 +31,13 @@ flavorassigner/, preemption/). Restated, not ported:
   reason InClusterQueue, InCohortReclamation or InCohortReclaimWhileBorrowing) and requeued by this policy;
   the preemptor is admitted in a later pass of the same cycle (its quota is held for it meanwhile). A
   workload evicted in a cycle waits again from the next cycle on (Kueue waits for the eviction to finish).
+- Fair sharing, when Kueue's Configuration turns it on (`config`): the order of a pass's entries is the
+  tournament by dominant resource share and preemption is fairPreemptions (phalanx.admission.kueue_fair); a
+  ClusterQueue may then try preemption while borrowing whenever reclaimWithinCohort allows it.
 
-Not modelled (named by `not_modelled()` when the inputs use them): fair sharing (fairSharing.weight,
-dominant-resource-share ordering and fair-sharing preemption: ordering and preemption are the classical
-ones), admission checks, topology-aware scheduling, concurrent admission. Never modelled: admission fair
-sharing, waitForPodsReady, the capacity Kueue holds back for a preemptor without candidates
+Not modelled (named by `not_modelled()` when the inputs use them): admission fair sharing, waitForPodsReady
+(both from the Configuration), admission checks, topology-aware scheduling, concurrent admission. Never
+modelled: the capacity Kueue holds back for a preemptor without candidates
 (reserveCapacityForUnreclaimablePreempt), evicted workloads being tried first as preemption victims, required
 node affinity of the pods (PodSet carries a nodeSelector only), the PrioritizePreemptorWorkloads gate, requeue
 backoff, a partially admitted Job admitted again after an eviction with other counts (it keeps its first ones).
@@ -44,11 +46,14 @@ backoff, a partially admitted Job admitted again after an eviction with other co
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+import math
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from phalanx.admission.base import Admit, EvictWorkload, PodSet, QueuedWorkload
+from phalanx.admission.kueue_config import KueueConfig
+from phalanx.admission.kueue_fair import DRS, IN_COHORT_FAIR_SHARING, fair_order, fair_targets, share
 from phalanx.admission.kueue_objects import (
     PRIORITY_CLASS_LABEL,
     ClusterQueue,
@@ -74,6 +79,7 @@ from phalanx.admission.quota import (
     path_to_root,
     potential_available,
     quantities_fit_in_quota,
+    subtree_cluster_queues,
 )
 from phalanx.api.fields import Manifest, fail
 from phalanx.api.objects import Source
@@ -87,6 +93,7 @@ _REASON_TEXT = {
     IN_CLUSTER_QUEUE: "prioritization in the ClusterQueue",
     IN_COHORT_RECLAMATION: "reclamation within the cohort",
     IN_COHORT_RECLAIM_WHILE_BORROWING: "reclamation within the cohort while borrowing",
+    IN_COHORT_FAIR_SHARING: "Fair Sharing within the cohort",
 }
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
@@ -182,12 +189,15 @@ class _Counters:
 class _Candidate:
     adm: _Admitted
     lca: QuotaNode | None
-    variant: Literal["WithinCQ", "HierarchicalReclaim", "ReclaimWithoutBorrowing", "ReclaimWhileBorrowing"]
+    variant: Literal["WithinCQ", "HierarchicalReclaim", "ReclaimWithoutBorrowing", "ReclaimWhileBorrowing",
+                     "FairSharing"]
 
     @property
     def reason(self) -> str:
         if self.variant == "WithinCQ":
             return IN_CLUSTER_QUEUE
+        if self.variant == "FairSharing":
+            return IN_COHORT_FAIR_SHARING
         if self.variant == "ReclaimWhileBorrowing":
             return IN_COHORT_RECLAIM_WHILE_BORROWING
         return IN_COHORT_RECLAMATION
@@ -199,6 +209,23 @@ _Cursor = list[Any]
 # a nomination remembered by shape: the tree version it saw, the assignment, the preemption targets, and the
 # reason the head is set aside (None when it is not)
 _Memo = tuple[int, _Assignment, list[_Candidate], str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class _FairHead:
+    node: QuotaNode
+    usage: dict[FlavorResource, int]
+    priority: int
+    order: tuple[float, str]
+    entry: tuple[str, _Pending, _Assignment, list[_Candidate]]
+
+
+def _rounded_share(drs: DRS) -> int | None:
+    """status.fairSharing.weightedShare: the share rounded up; None for a weight-0 queue that borrows (Kueue
+    writes MaxInt64)."""
+    if drs.zero_weight_borrows:
+        return None
+    return math.ceil(drs.precise())
 
 
 def _quota_map(groups: Iterable[ResourceGroup]) -> dict[FlavorResource, Limits]:
@@ -224,10 +251,13 @@ class KueueAdmission:
                  cohorts: Iterable[Cohort] = (), local_queues: Iterable[LocalQueue] = (),
                  priority_classes: Iterable[WorkloadPriorityClass] = (),
                  namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
-                 passes_per_cycle: int | None = None) -> None:
+                 passes_per_cycle: int | None = None, config: KueueConfig | None = None) -> None:
         """`passes_per_cycle`: Kueue scheduling passes per `cycle()`; None repeats them until nothing changes
-        (every workload that can be admitted now is), 1 is exactly one pass of Kueue's scheduler."""
+        (every workload that can be admitted now is), 1 is exactly one pass of Kueue's scheduler. `config`:
+        Kueue's Configuration (fair sharing and its preemption strategies)."""
         self.passes_per_cycle = passes_per_cycle
+        self.config = config or KueueConfig()
+        self.fair_sharing = self.config.fair_sharing
         self.flavors = {f.name: f for f in flavors}
         self.cluster_queues = {cq.name: cq for cq in cluster_queues}
         self.cohorts = {c.name: c for c in cohorts}
@@ -240,6 +270,10 @@ class KueueAdmission:
         for cq in self.cluster_queues.values():
             self.tree.add_cluster_queue(cq.name, _quota_map(cq.resource_groups), cq.cohort)
         self.tree.build()
+        for cq in self.cluster_queues.values():
+            self.tree.cqs[cq.name].weight = float(cq.fair_weight)
+        for cohort in self.cohorts.values():
+            self.tree.cohorts[cohort.name].weight = float(cohort.fair_weight)
         self._pending: dict[str, dict[str, _Pending]] = {name: {} for name in self.cluster_queues}
         # per ClusterQueue, the waiting entries in queue order (a sorted list): entries admitted or replaced
         # are dropped lazily when a head is looked for; set-aside entries stay in place, skipped until requeued.
@@ -349,6 +383,7 @@ class KueueAdmission:
                 "wait_total": c.wait_total, "wait_mean": c.wait_total / c.admitted if c.admitted else 0.0,
                 "usage": {f"{f}/{r}": v for (f, r), v in sorted(node.usage.items()) if v},
                 "nominal": {f"{f}/{r}": q.nominal for (f, r), q in sorted(node.quotas.items())},
+                **({"weighted_share": _rounded_share(share(node))} if self.fair_sharing is not None else {}),
             })
         lq_names = sorted(set(self.local_queues) | set(self._lq_counters)
                           | {p.local_queue for p in self._parked.values()})
@@ -376,10 +411,15 @@ class KueueAdmission:
                 out.append(f"ResourceFlavor {flavor.name}: spec.topologyName (topology-aware scheduling)")
         weighted = [f"ClusterQueue {cq.name}" for cq in self.cluster_queues.values() if cq.fair_weight != 1]
         weighted += [f"Cohort {c.name}" for c in self.cohorts.values() if c.fair_weight != 1]
-        weighted += [f"LocalQueue {lq.key}" for lq in self.local_queues.values() if lq.fair_weight != 1]
-        if weighted:
-            out.append(f"fairSharing.weight ({', '.join(weighted)}): fair sharing is not modelled; "
-                       "ordering and preemption are Kueue's classical ones")
+        if weighted and self.fair_sharing is None:
+            out.append(f"fairSharing.weight ({', '.join(weighted)}): ignored, as Kueue ignores it, since no Kueue "
+                       "Configuration among the inputs turns fairSharing on; ordering and preemption are the "
+                       "classical ones")
+        lq_weighted = [f"LocalQueue {lq.key}" for lq in self.local_queues.values() if lq.fair_weight != 1]
+        if lq_weighted:
+            out.append(f"fairSharing.weight ({', '.join(lq_weighted)}): a LocalQueue's weight is read by admission "
+                       "fair sharing, which is not modelled")
+        out.extend(f"{self.config.name}: {note}" for note in self.config.not_modelled)
         return out
 
     def pending_reason(self, key: str) -> str:
@@ -613,10 +653,10 @@ class KueueAdmission:
                 changed |= self._set_aside(cq_name, entry, assignment.reason)
                 continue
             entries.append((cq_name, entry, assignment, targets))
-        entries.sort(key=lambda e: (e[2].borrow, -e[1].wl.priority, e[1].wl.created, e[1].wl.key))
         preempted: set[str] = set()
         reserved: list[tuple[str, dict[FlavorResource, int]]] = []  # preemptors' quota, held for this pass
-        for cq_name, entry, assignment, targets in entries:
+        victims: list[tuple[str, dict[FlavorResource, int]]] = []  # evicted this pass (Kueue's snapshot has them)
+        for cq_name, entry, assignment, targets in self._ordered(entries, victims):
             if assignment.mode == PREEMPT and not targets:
                 changed |= self._set_aside(cq_name, entry, "no preemption candidates: " + assignment.reason)
                 continue
@@ -632,6 +672,7 @@ class KueueAdmission:
                 continue
             for target in targets:
                 preempted.add(target.adm.wl.key)
+                victims.append((target.adm.cq, target.adm.usage))
                 self._evict(target, entry.wl, cq_name, now, out)
             entry.reason = "waiting for preempted workloads to be evicted"
             self._bump(cq_name)
@@ -641,6 +682,21 @@ class KueueAdmission:
             self._bump(cq_name)
             self.tree.remove(cq_name, usage)
         return changed
+
+    def _ordered(self, entries: list[tuple[str, _Pending, _Assignment, list[_Candidate]]],
+                 victims: list[tuple[str, dict[FlavorResource, int]]],
+                 ) -> Iterator[tuple[str, _Pending, _Assignment, list[_Candidate]]]:
+        """The pass's entries in Kueue's order: makeClassicalIterator (lower borrowing level, then priority, then
+        FIFO), or with fair sharing the tournament of each cohort tree, decided pick by pick against the usage of
+        what the pass admitted so far (and of its victims, still in Kueue's snapshot until the pass ends)."""
+        if self.fair_sharing is None:
+            entries.sort(key=lambda e: (e[2].borrow, -e[1].wl.priority, e[1].wl.created, e[1].wl.key))
+            yield from entries
+            return
+        heads = [_FairHead(self.tree.cqs[e[0]], e[2].usage, e[1].wl.priority, (e[1].wl.created, e[1].wl.key), e)
+                 for e in entries]
+        for head in fair_order(heads, self.tree, victims):
+            yield head.entry
 
     def _shape(self, cq_name: str, wl: QueuedWorkload) -> tuple[Any, ...]:
         """What a nomination reads of the workload: its pod sets (names, counts, requests in order, node
@@ -850,7 +906,8 @@ class KueueAdmission:
         borrow, may_reclaim = borrowing_level(node, fr, value)
         if value <= available(node, fr):
             return _Granular(FIT, borrow)
-        can_preempt_while_borrowing = cq.preemption.borrow_within_cohort != "Never"
+        can_preempt_while_borrowing = cq.preemption.borrow_within_cohort != "Never" or (
+            self.fair_sharing is not None and cq.preemption.reclaim_within_cohort != "Never")
         if node.nominal(fr) >= value or may_reclaim or can_preempt_while_borrowing:
             targets = self._targets(cq.name, wl, {fr: value}, {fr})
             if not targets:
@@ -941,7 +998,10 @@ class KueueAdmission:
 
     def _search_targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
                         frs: set[FlavorResource]) -> list[_Candidate]:
-        """classicalPreemptions: the smallest set of victims, found greedily then filled back."""
+        """classicalPreemptions: the smallest set of victims, found greedily then filled back (or, with fair
+        sharing on, fairPreemptions)."""
+        if self.fair_sharing is not None:
+            return self._fair_targets(cq_name, wl, requests, frs)
         cq = self.cluster_queues[cq_name]
         node = self.tree.cqs[cq_name]
         if cq.preemption.within_cluster_queue == "Never" and (
@@ -1024,10 +1084,40 @@ class KueueAdmission:
         return []
 
 
+    def _fair_targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
+                      frs: set[FlavorResource]) -> list[_Candidate]:
+        """fairPreemptions (phalanx.admission.kueue_fair): candidates by findCandidates, in CandidatesOrdering."""
+        assert self.fair_sharing is not None
+        cq = self.cluster_queues[cq_name]
+        node = self.tree.cqs[cq_name]
+        candidates: list[_Admitted] = []
+        if cq.preemption.within_cluster_queue != "Never":
+            candidates += [adm for adm in self._admitted_in[cq_name].values()
+                           if any(fr in frs for fr in adm.usage)
+                           and self._satisfies(wl, adm.wl, cq.preemption.within_cluster_queue)]
+        if node.parent is not None and cq.preemption.reclaim_within_cohort != "Never":
+            for other in subtree_cluster_queues(self.tree.root_of(node)):
+                if other is node or not any(borrowing(other, fr) for fr in frs):
+                    continue
+                candidates += [adm for adm in self._admitted_in[other.name].values()
+                               if any(fr in frs for fr in adm.usage)
+                               and self._satisfies(wl, adm.wl, cq.preemption.reclaim_within_cohort)]
+
+        def order(adm: _Admitted) -> tuple[object, ...]:
+            return (adm.cq == cq_name, adm.wl.priority, -adm.sequence, adm.wl.key)
+
+        candidates.sort(key=order)
+        found = fair_targets(node, requests, frs, candidates, self.fair_sharing, self.tree, order)
+        variants = {IN_CLUSTER_QUEUE: "WithinCQ", IN_COHORT_RECLAMATION: "HierarchicalReclaim",
+                    IN_COHORT_FAIR_SHARING: "FairSharing"}
+        return [_Candidate(adm, None, variants[reason]) for adm, reason in found]  # type: ignore[arg-type]
+
+
 # --- building from manifests --------------------------------------------------------------------------------
 
 def load_kueue(docs: Iterable[tuple[Manifest, Source]],
-               namespace_labels: Mapping[str, Mapping[str, str]] | None = None) -> KueueAdmission:
+               namespace_labels: Mapping[str, Mapping[str, str]] | None = None,
+               config: KueueConfig | None = None) -> KueueAdmission:
     """A KueueAdmission over the Kueue objects among `docs` (ResourceFlavor, ClusterQueue, Cohort,
     LocalQueue, WorkloadPriorityClass of kueue.x-k8s.io); two objects of one kind with one name are an
     error, as the API server would refuse the second."""
@@ -1046,4 +1136,5 @@ def load_kueue(docs: Iterable[tuple[Manifest, Source]],
         seen[(kind, name)] = source
         objects[kind].append(obj)
     return KueueAdmission(objects["ResourceFlavor"], objects["ClusterQueue"], objects["Cohort"],
-                          objects["LocalQueue"], objects["WorkloadPriorityClass"], namespace_labels)
+                          objects["LocalQueue"], objects["WorkloadPriorityClass"], namespace_labels,
+                          config=config)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from phalanx.admission.base import AdmissionPolicy, NodeScoring
+from phalanx.admission.kueue_config import KueueConfig, parse_kueue_config
 from phalanx.api.fields import Manifest, Meta, labels, mapping, object_name
-from phalanx.api.kinds import is_namespace
+from phalanx.api.kinds import is_kueue_config, is_namespace
 from phalanx.api.objects import Queueing, Source
 from phalanx.errors import InputError
 
@@ -27,6 +28,26 @@ def namespace_labels(docs: Sequence[tuple[Manifest, Source]]) -> dict[str, dict[
     return out
 
 
+def kueue_config(docs: Sequence[tuple[Manifest, Source]]) -> KueueConfig:
+    """Kueue's Configuration among `docs` (bare or in its ConfigMap), or the defaults without one; a second one
+    is an error (Kueue runs with one)."""
+    config: KueueConfig | None = None
+    first: Source | None = None
+    for doc, source in docs:
+        if not is_kueue_config(doc):
+            continue
+        if first is not None:
+            raise InputError(f"a second Kueue Configuration (the first is in {first.file}, document "
+                             f"{first.index}): Kueue runs with one", file=source.file, obj=object_name(doc),
+                             field="kind")
+        try:
+            config = parse_kueue_config(doc)
+        except InputError as exc:
+            raise exc.at(file=source.file) from None
+        first = source
+    return config or KueueConfig()
+
+
 class KueueFactory:
     name = "kueue"
     requeues = True
@@ -37,7 +58,7 @@ class KueueFactory:
         from phalanx.admission.kueue_objects import is_kueue_object
 
         return load_kueue([(doc, source) for doc, source in queue_docs if is_kueue_object(doc)],
-                          namespace_labels(queue_docs))
+                          namespace_labels(queue_docs), kueue_config(queue_docs))
 
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         return next((q.kueue for q in queueing if q is not None and q.kueue), None)

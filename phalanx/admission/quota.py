@@ -45,6 +45,7 @@ class QuotaNode:
     subtree: dict[FlavorResource, int] = field(default_factory=dict)
     usage: dict[FlavorResource, int] = field(default_factory=dict)
     height: int | None = None  # getNodeHeight, kept by QuotaTree.build for cohorts
+    weight: float = 1.0  # fairSharing.weight, read only when fair sharing is on
 
     def nominal(self, fr: FlavorResource) -> int:
         limits = self.quotas.get(fr)

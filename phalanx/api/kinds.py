@@ -88,18 +88,28 @@ KINDS: dict[str, Kind] = {
 
 _KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass")
 VOLCANO_CONF_KEY = "volcano-scheduler.conf"
+KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
 # volcano-sh/volcano pkg/scheduler/conf SchedulerConfiguration's keys
 _VOLCANO_CONF_FIELDS = {"actions", "tiers", "configurations", "metrics"}
 
 
 def is_queueing_object(doc: Mapping[str, Any]) -> bool:
-    """Kueue's queueing kinds, Volcano's Queue, or Volcano's scheduler configuration (bare or in a ConfigMap)."""
+    """Kueue's queueing kinds and its Configuration, Volcano's Queue, or Volcano's scheduler configuration (bare
+    or in a ConfigMap)."""
     group, kind = group_of(doc.get("apiVersion")), doc.get("kind")
     if group == "kueue.x-k8s.io":
         return kind in _KUEUE_KINDS
     if group == "scheduling.volcano.sh":
         return kind == "Queue"
-    return is_volcano_conf(doc)
+    return is_volcano_conf(doc) or is_kueue_config(doc)
+
+
+def is_kueue_config(doc: Mapping[str, Any]) -> bool:
+    """Kueue's Configuration (`config.kueue.x-k8s.io`), or the ConfigMap holding it under
+    `controller_manager_config.yaml`."""
+    data = doc.get("data")
+    return ((doc.get("kind") == "Configuration" and group_of(doc.get("apiVersion")) == "config.kueue.x-k8s.io")
+            or (doc.get("kind") == "ConfigMap" and isinstance(data, Mapping) and KUEUE_CONFIG_KEY in data))
 
 
 def is_namespace(doc: Mapping[str, Any]) -> bool:

@@ -471,8 +471,9 @@ def load_queue_files(paths: Sequence[str]) -> list[tuple[Manifest, Source]]:
     for source, doc in raw_documents(paths):
         if not is_queueing_object(doc):
             raise InputError("is not a Kueue or Volcano queueing object (--queues takes ResourceFlavor, "
-                             "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Queue and the "
-                             "volcano-scheduler.conf, bare or in a ConfigMap)", file=source.file,
+                             "ClusterQueue, Cohort, LocalQueue, WorkloadPriorityClass, Kueue's Configuration, "
+                             "Queue and the volcano-scheduler.conf, the configurations bare or in their "
+                             "ConfigMap)", file=source.file,
                              obj=object_name(doc), field="kind")
         docs.append((doc, source))
     return docs

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from phalanx.admission.kueue_factory import kueue_config
 from phalanx.api.apps import Deployment
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Pod, Source
@@ -372,7 +373,14 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     oracle.reset()
     if uses_gated_api(docs):
         oracle.use_gates(server_gates(profile))
-    oracle.use_kueue(kueue)
+    settings: dict[str, Any] = {}
+    if kueue:
+        config = kueue_config(inputs.queue_docs)
+        settings = config.oracle_fields()
+        if settings:
+            notes.append(f"the real Kueue runs with {config.name}'s fairSharing (preemptionStrategies: "
+                         f"{', '.join(config.fair_sharing or ())})")
+    oracle.use_kueue(kueue, settings)
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations,
                       first.controller_pods)
     _pair_interchangeable(first.report, real, oracle.interchangeable())

@@ -4,7 +4,8 @@ Each case is a list of ordinary manifests: three nodes (two pools when the case 
 PriorityClasses, one or two ClusterQueues (two share a cohort, with borrowing and lending limits on some),
 their preemption policies and queueing strategy, a LocalQueue each, and two to five Jobs naming a LocalQueue,
 some with a priority, some open to partial admission (`kueue.x-k8s.io/job-min-parallelism`), arriving over a few
-minutes. Quota, not nodes, is what runs short: the nodes hold every
+minutes; in some cases with a cohort, Kueue's fair sharing on (its Configuration, bare or in its ConfigMap, one
+of the strategy lists, fair weights on some ClusterQueues). Quota, not nodes, is what runs short: the nodes hold every
 Job at once, so what the real Kueue decides is what is compared, not which pods a full node turns away.
 """
 
@@ -13,8 +14,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import yaml
+
 Doc = dict[str, Any]
 PRIORITIES = {"low": 100, "high": 1000}
+FAIR_SHARING = 0.4  # of the cases with a cohort: Kueue's fair sharing on
 GROUP = "kueue.x-k8s.io/v1beta2"
 
 
@@ -40,7 +44,26 @@ def generate_kueue_case(seed: int) -> list[Doc]:
         pods = job["spec"]["parallelism"]
         if pods > 1 and rng.random() < 0.4:
             job["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = str(rng.randint(1, pods - 1))
+    if cohort and rng.random() < FAIR_SHARING:
+        docs.append(_fair_sharing(rng, [d for d in docs if d["kind"] == "ClusterQueue"]))
     return docs + jobs
+
+
+def _fair_sharing(rng: random.Random, queues: list[Doc]) -> Doc:
+    """Kueue's Configuration with fairSharing on (one of the three strategy lists Kueue accepts), as the bare file
+    or its ConfigMap; some ClusterQueues get a fairSharing.weight. Drawn last, as the case's other draws were."""
+    strategies = rng.choice((["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
+                             ["LessThanOrEqualToFinalShare"], ["LessThanInitialShare"]))
+    for cq in queues:
+        if rng.random() < 0.4:
+            cq["spec"]["fairSharing"] = {"weight": rng.choice(("0", "500m", "2", "3"))}
+    config: Doc = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                   "fairSharing": {"preemptionStrategies": strategies}}
+    if rng.random() < 0.5:
+        return config
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kueue-manager-config",
+                                                                  "namespace": "kueue-system"},
+            "data": {"controller_manager_config.yaml": yaml.safe_dump(config, sort_keys=False)}}
 
 
 def _node(name: str, pool: str | None) -> Doc:

@@ -77,6 +77,13 @@ class Kueue:
         self.webhook_port = 0
         self.health_port = 0
         self._installed = False
+        self.settings: dict[str, Any] = {}  # Configuration fields from the inputs (fairSharing)
+        self._running_settings: dict[str, Any] | None = None
+
+    def configure(self, settings: Mapping[str, Any]) -> None:
+        """Run with these Configuration fields (the inputs' own, e.g. fairSharing) from the next `start`: a
+        running Kueue with other ones restarts then."""
+        self.settings = dict(settings)
 
     @property
     def version(self) -> str:
@@ -84,7 +91,9 @@ class Kueue:
 
     def start(self) -> None:
         if self.process is not None and self.process.alive():
-            return
+            if self._running_settings == self.settings:
+                return
+            self.stop()
         self.dir.mkdir(parents=True, exist_ok=True)
         if not self._installed:
             self.webhook_port = free_port()
@@ -101,7 +110,9 @@ class Kueue:
             "internalCertManagement": {"enable": False},
             "clientConnection": {"qps": 300, "burst": 500},
             "integrations": {"frameworks": list(self.frameworks)},
+            **self.settings,
         }
+        self._running_settings = dict(self.settings)
         (self.dir / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.process = _Process("kueue", [
             str(self.home / "kueue"), "--config", str(self.dir / "config.yaml"),

@@ -190,9 +190,12 @@ class Oracle:
         self._unserved: set[str] = set()  # kinds the API server does not serve with its gates: left out
         self._left_out: Counter[tuple[str, str]] = Counter()
 
-    def use_kueue(self, on: bool) -> None:
-        """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without."""
+    def use_kueue(self, on: bool, settings: Mapping[str, Any] | None = None) -> None:
+        """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without.
+        `settings`: fields of Kueue's Configuration from the inputs (fairSharing), restarting it if they change."""
         kueue = kueue_on(self.plane) if on else None
+        if kueue is not None:
+            kueue.configure(settings or {})
         self.admissions = Admissions(self.client, kueue) if kueue is not None else None
 
     def _listed(self, resource: Any) -> list[Any]:

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from phalanx.api.fields import object_name
-from phalanx.api.kinds import KINDS, group_of, is_namespace, is_queueing_object
+from phalanx.api.kinds import KINDS, group_of, is_kueue_config, is_namespace, is_queueing_object
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs
@@ -39,6 +39,8 @@ def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[D
         if kueue and ((group == "kueue.x-k8s.io" and is_queueing_object(doc)) or is_namespace(doc)):
             kept.append((source, doc))
             continue
+        if kueue and is_kueue_config(doc):
+            continue  # the real Kueue's own configuration: `verify` hands it its fields
         if is_queueing_object(doc):
             left[f"{kind} object(s) (queueing objects, which only the kueue and volcano profiles read)"] += 1
             continue
