@@ -35,8 +35,12 @@ flavorassigner/, preemption/). Restated, not ported:
   tournament by dominant resource share and preemption is fairPreemptions (phalanx.admission.kueue_fair); a
   ClusterQueue may then try preemption while borrowing whenever reclaimWithinCohort allows it.
 
-Not modelled (named by `not_modelled()` when the inputs use them): admission fair sharing, waitForPodsReady
-(both from the Configuration), admission checks, topology-aware scheduling, concurrent admission. Never
+- Admission fair sharing (`config.admission_fair_sharing`, ClusterQueues with usage-based admissionScope): their
+  queues order by LocalQueue usage first (phalanx.admission.kueue_afs), kept sorted again whenever a LocalQueue's
+  usage changes; preemption candidates of one such ClusterQueue in different LocalQueues go busier first.
+
+Not modelled (named by `not_modelled()` when the inputs use them): waitForPodsReady (from the Configuration),
+admission checks, topology-aware scheduling, concurrent admission. Never
 modelled: the capacity Kueue holds back for a preemptor without candidates
 (reserveCapacityForUnreclaimablePreempt), evicted workloads being tried first as preemption victims, required
 node affinity of the pods (PodSet carries a nodeSelector only), the PrioritizePreemptorWorkloads gate, requeue
@@ -46,12 +50,14 @@ backoff, a partially admitted Job admitted again after an eviction with other co
 from __future__ import annotations
 
 import bisect
+import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from phalanx.admission.base import Admit, EvictWorkload, PodSet, QueuedWorkload
+from phalanx.admission.kueue_afs import AdmissionUsage
 from phalanx.admission.kueue_config import KueueConfig
 from phalanx.admission.kueue_fair import DRS, IN_COHORT_FAIR_SHARING, fair_order, fair_targets, share
 from phalanx.admission.kueue_objects import (
@@ -274,11 +280,18 @@ class KueueAdmission:
             self.tree.cqs[cq.name].weight = float(cq.fair_weight)
         for cohort in self.cohorts.values():
             self.tree.cohorts[cohort.name].weight = float(cohort.fair_weight)
+        # admission fair sharing: the ClusterQueues that order by LocalQueue usage, and that usage
+        afs_config = self.config.admission_fair_sharing
+        self._afs_cqs = {cq.name for cq in self.cluster_queues.values()
+                         if afs_config is not None and cq.admission_mode == "UsageBasedAdmissionFairSharing"}
+        self.afs = None if afs_config is None else AdmissionUsage(afs_config, {
+            lq.key: float(lq.fair_weight) for lq in self.local_queues.values() if lq.cluster_queue in self._afs_cqs})
+        self._afs_dirty: set[str] = set()
         self._pending: dict[str, dict[str, _Pending]] = {name: {} for name in self.cluster_queues}
         # per ClusterQueue, the waiting entries in queue order (a sorted list): entries admitted or replaced
         # are dropped lazily when a head is looked for; set-aside entries stay in place, skipped until requeued.
         # Everything before `_front` is set aside (or dropped): the head is looked for from there.
-        self._queues: dict[str, list[tuple[tuple[int, float, int], int, _Pending]]] = {
+        self._queues: dict[str, list[tuple[tuple[float, ...], int, _Pending]]] = {
             name: [] for name in self.cluster_queues}
         self._front: dict[str, int] = {name: 0 for name in self.cluster_queues}
         self._deferred: list[tuple[str, _Pending]] = []  # evicted this cycle: back in the queue next cycle
@@ -331,7 +344,7 @@ class KueueAdmission:
         gives its quota back first)."""
         key = workload.key
         if key in self._admitted:
-            self._release(key)
+            self._release(key, now)
         self._drop_pending(key)
         lq_key = f"{workload.namespace}/{workload.queue}"
         self._submitted += 1
@@ -342,16 +355,21 @@ class KueueAdmission:
             self._parked[key] = entry
         else:
             self._enqueue(cq_name, entry)
+        if self.afs is not None and self.afs.touched(lq_key, now):
+            self._afs_changed(lq_key)
 
     def finished(self, key: str, now: float) -> None:
         self._shapes.pop(key, None)
         if key in self._admitted:
-            self._release(key)
+            self._release(key, now)
         else:
             self._drop_pending(key)
 
     def cycle(self, now: float) -> list[Admit | EvictWorkload]:
         out: list[Admit | EvictWorkload] = []
+        if self.afs is not None:
+            for lq_key in self.afs.catch_up(now):
+                self._afs_changed(lq_key)
         for cq_name, entry in self._deferred:
             self._push(cq_name, entry)
         self._deferred = []
@@ -399,6 +417,8 @@ class KueueAdmission:
                 "running": sum(1 for a in self._admitted.values() if a.local_queue == lq_key),
                 "preempted": c.preempted + c.reclaimed,
                 "wait_total": c.wait_total, "wait_mean": c.wait_total / c.admitted if c.admitted else 0.0,
+                **({"afs_consumed": self.afs.consumed(lq_key), "afs_usage": round(self.afs.usage(lq_key), 6)}
+                   if self.afs is not None and lq is not None and lq.cluster_queue in self._afs_cqs else {}),
             })
         return rows
 
@@ -415,10 +435,16 @@ class KueueAdmission:
             out.append(f"fairSharing.weight ({', '.join(weighted)}): ignored, as Kueue ignores it, since no Kueue "
                        "Configuration among the inputs turns fairSharing on; ordering and preemption are the "
                        "classical ones")
-        lq_weighted = [f"LocalQueue {lq.key}" for lq in self.local_queues.values() if lq.fair_weight != 1]
+        lq_weighted = [f"LocalQueue {lq.key}" for lq in self.local_queues.values()
+                       if lq.fair_weight != 1 and lq.cluster_queue not in self._afs_cqs]
         if lq_weighted:
-            out.append(f"fairSharing.weight ({', '.join(lq_weighted)}): a LocalQueue's weight is read by admission "
-                       "fair sharing, which is not modelled")
+            out.append(f"fairSharing.weight ({', '.join(lq_weighted)}): ignored, as Kueue ignores a LocalQueue's "
+                       "weight outside a ClusterQueue with usage-based admission fair sharing")
+        scoped = [f"ClusterQueue {cq.name}" for cq in self.cluster_queues.values()
+                  if cq.admission_mode == "UsageBasedAdmissionFairSharing" and cq.name not in self._afs_cqs]
+        if scoped:
+            out.append(f"spec.admissionScope ({', '.join(scoped)}): ignored, as Kueue ignores it, since no Kueue "
+                       "Configuration among the inputs sets admissionFairSharing")
         out.extend(f"{self.config.name}: {note}" for note in self.config.not_modelled)
         return out
 
@@ -496,11 +522,8 @@ class KueueAdmission:
             self._front[cq_name] = 0
             return
         self._pushes += 1
-        order = entry.order
-        if order is None:
-            order = entry.order = _queue_order(entry)
         queue = self._queues[cq_name]
-        item = (order, self._pushes, entry)
+        item = (self._key(cq_name, entry), self._pushes, entry)
         at = bisect.bisect_left(queue, item)
         queue.insert(at, item)
         entry.listed = True
@@ -510,6 +533,8 @@ class KueueAdmission:
     def _heads(self) -> list[tuple[str, _Pending]]:
         """Each ClusterQueue's head: its first waiting entry in queue order; for BestEffortFIFO the first not
         set aside (StrictFIFO never sets its head aside)."""
+        if self._afs_dirty:
+            self._resort()
         heads: list[tuple[str, _Pending]] = []
         for name, queue in self._queues.items():
             pending = self._pending[name]
@@ -587,6 +612,8 @@ class KueueAdmission:
         queue's j-th entry, as long as every queue's j-th entry would be set aside (a StrictFIFO head that
         cannot be admitted just stays). The first pass with an entry that would not be set aside is left to
         `_pass`."""
+        if self._afs_dirty:
+            self._resort()
         versions, root_of, memos = self._versions, self._root_of, self._by_shape
         cursors: list[_Cursor] = [
             [name, queue, self._pending[name], self._front[name], versions[root_of[name]],
@@ -751,6 +778,8 @@ class KueueAdmission:
             c.admitted += 1
             c.wait_total += wait
             c.borrowed_admissions += a.borrow > 0
+        if self.afs is not None and self.afs.admitted(entry.local_queue, a.usage, now):
+            self._afs_changed(entry.local_queue)
         by_resource: dict[str, list[str]] = {}
         selectors: dict[str, dict[str, str]] = {}
         node_selector: dict[str, str] = {}
@@ -773,7 +802,7 @@ class KueueAdmission:
                out: list[Admit | EvictWorkload]) -> None:
         victim = target.adm
         reason = target.reason
-        self._release(victim.wl.key)
+        self._release(victim.wl.key, now)
         victim_counters = (self._counters[victim.cq], self._lq_counters.setdefault(victim.local_queue, _Counters()))
         for c in victim_counters:
             if reason == IN_CLUSTER_QUEUE:
@@ -788,13 +817,41 @@ class KueueAdmission:
                          message=f"Preempted to make room for {by.key} ({_REASON_TEXT[reason]}); "
                                  f"preemptor in ClusterQueue {by_cq}, preemptee in ClusterQueue {victim.cq}"))
 
-    def _release(self, key: str) -> None:
+    def _release(self, key: str, now: float) -> None:
         """Give back an admitted workload's quota and requeue the set-aside workloads of its cohort tree."""
         adm = self._admitted.pop(key)
         del self._admitted_in[adm.cq][key]
         self._bump(adm.cq)
         self.tree.remove(adm.cq, adm.usage)
         self._requeue_inadmissible(adm.cq)
+        if self.afs is not None and self.afs.released(adm.local_queue, adm.usage, now):
+            self._afs_changed(adm.local_queue)
+
+    # --- admission fair sharing -----------------------------------------------------------------------------
+
+    def _afs_changed(self, lq_key: str) -> None:
+        """A LocalQueue's usage changed: its ClusterQueue's queue order, and the order of preemption candidates
+        (remembered with the tree's version), follow it."""
+        lq = self.local_queues.get(lq_key)
+        if lq is not None and lq.cluster_queue in self._afs_cqs:
+            self._afs_dirty.add(lq.cluster_queue)
+            self._bump(lq.cluster_queue)
+
+    def _key(self, cq_name: str, entry: _Pending) -> tuple[float, ...]:
+        order = entry.order
+        if order is None:
+            order = entry.order = _queue_order(entry)
+        if self.afs is not None and cq_name in self._afs_cqs:
+            return (self.afs.usage(entry.local_queue), *order)
+        return order
+
+    def _resort(self) -> None:
+        """Order again the queues of ClusterQueues whose LocalQueues' usage changed."""
+        for cq_name in self._afs_dirty:
+            queue = self._queues[cq_name]
+            queue[:] = sorted((self._key(cq_name, entry), pushes, entry) for _, pushes, entry in queue)
+            self._front[cq_name] = 0
+        self._afs_dirty.clear()
 
     def _requeue_inadmissible(self, cq_name: str) -> None:
         """Requeue the set-aside workloads of the ClusterQueue's cohort tree (those still waiting)."""
@@ -1022,9 +1079,9 @@ class KueueAdmission:
                 advantage = advantage or subtree_fits
                 previous = subtree_root
 
-        def order(c: _Candidate) -> tuple[bool, int, int, str]:
+        def order(c: _Candidate) -> Any:
             """CandidatesOrdering: other queues first, lower priority, most recently admitted."""
-            return (c.adm.cq == cq_name, c.adm.wl.priority, -c.adm.sequence, c.adm.wl.key)
+            return self._candidate_order(cq_name)(c.adm)
 
         candidates = sorted(hierarchy, key=order) + sorted(by_priority, key=order) + sorted(same, key=order)
         forbidden = cq.preemption.borrow_within_cohort == "Never"
@@ -1084,6 +1141,29 @@ class KueueAdmission:
         return []
 
 
+    def _candidate_order(self, cq_name: str) -> Callable[[_Admitted], Any]:
+        """CandidatesOrdering as a sort key: other ClusterQueues first, then (two workloads of one ClusterQueue with
+        admission fair sharing, in different LocalQueues) the higher LocalQueue usage, lower priority, most
+        recently admitted."""
+        afs = self.afs
+        if afs is None or not self._afs_cqs:
+            return lambda adm: (adm.cq == cq_name, adm.wl.priority, -adm.sequence, adm.wl.key)
+        afs_cqs = self._afs_cqs
+
+        def compare(a: _Admitted, b: _Admitted) -> int:
+            if (a.cq == cq_name) != (b.cq == cq_name):
+                return 1 if a.cq == cq_name else -1
+            if a.cq == b.cq and a.local_queue != b.local_queue and a.cq in afs_cqs:
+                ua, ub = afs.usage(a.local_queue), afs.usage(b.local_queue)
+                if ua != ub:
+                    return -1 if ua > ub else 1
+            for x, y in ((a.wl.priority, b.wl.priority), (-a.sequence, -b.sequence)):
+                if x != y:
+                    return -1 if x < y else 1
+            return -1 if a.wl.key < b.wl.key else int(a.wl.key > b.wl.key)
+
+        return functools.cmp_to_key(compare)
+
     def _fair_targets(self, cq_name: str, wl: QueuedWorkload, requests: Mapping[FlavorResource, int],
                       frs: set[FlavorResource]) -> list[_Candidate]:
         """fairPreemptions (phalanx.admission.kueue_fair): candidates by findCandidates, in CandidatesOrdering."""
@@ -1103,9 +1183,7 @@ class KueueAdmission:
                                if any(fr in frs for fr in adm.usage)
                                and self._satisfies(wl, adm.wl, cq.preemption.reclaim_within_cohort)]
 
-        def order(adm: _Admitted) -> tuple[object, ...]:
-            return (adm.cq == cq_name, adm.wl.priority, -adm.sequence, adm.wl.key)
-
+        order = self._candidate_order(cq_name)
         candidates.sort(key=order)
         found = fair_targets(node, requests, frs, candidates, self.fair_sharing, self.tree, order)
         variants = {IN_CLUSTER_QUEUE: "WithinCQ", IN_COHORT_RECLAMATION: "HierarchicalReclaim",

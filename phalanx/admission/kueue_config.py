@@ -8,12 +8,15 @@ Read as Kueue v0.17.0 reads it (apis/config, pkg/config/validation.go):
   (validateFairSharing: an empty list is "Required", another list "Unsupported value").
 - v1beta1: `fairSharing.enable: true` turns it on; an empty strategy list defaults to both, in that order
   (v1beta1 defaults.go); `enable: false` is off whatever the strategies (the conversion drops them).
-What the configuration sets that admission here does not model is named by `not_modelled` (admission fair
-sharing, waitForPodsReady, manageJobsWithoutQueueName, feature gates).
+`admissionFairSharing` (usageHalfLifeTime, usageSamplingInterval 5m by default, resourceWeights) is read for the
+ClusterQueues with `admissionScope` (phalanx.admission.kueue_afs). What the configuration sets that admission
+here does not model is named by `not_modelled` (waitForPodsReady, manageJobsWithoutQueueName, feature gates).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +25,7 @@ import yaml
 
 from phalanx.api.fields import boolean, fail, mapping, object_name, sequence, text
 from phalanx.api.kinds import is_kueue_config
+from phalanx.api.quantity import parse_duration
 from phalanx.api.reading import MAX_NESTING, check_nesting
 from phalanx.errors import InputError
 
@@ -35,18 +39,38 @@ VALID_STRATEGIES = ((LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,), (LESS_THAN_INITIAL_SHA
 
 
 @dataclass(frozen=True, slots=True)
+class AdmissionFairSharing:
+    """`admissionFairSharing`: seconds, and resourceWeights (a resource not named weighs 1)."""
+
+    half_life: float
+    sampling: float = 300.0
+    weights: tuple[tuple[str, float], ...] = ()
+
+    def weight(self, resource: str) -> float:
+        return next((w for name, w in self.weights if name == resource), 1.0)
+
+
+@dataclass(frozen=True, slots=True)
 class KueueConfig:
-    """`fair_sharing`: the preemption strategies in order when fair sharing is on, else None."""
+    """`fair_sharing`: the preemption strategies in order when fair sharing is on, else None;
+    `admission_fair_sharing` when the Configuration sets it."""
 
     fair_sharing: tuple[str, ...] | None = None
     not_modelled: tuple[str, ...] = field(default_factory=tuple)
     name: str = "Configuration"
+    admission_fair_sharing: AdmissionFairSharing | None = None
 
     def oracle_fields(self) -> dict[str, Any]:
         """The fields to hand the real Kueue (v1beta2) for the same behaviour."""
-        if self.fair_sharing is None:
-            return {}
-        return {"fairSharing": {"preemptionStrategies": list(self.fair_sharing)}}
+        out: dict[str, Any] = {}
+        if self.fair_sharing is not None:
+            out["fairSharing"] = {"preemptionStrategies": list(self.fair_sharing)}
+        afs = self.admission_fair_sharing
+        if afs is not None:
+            out["admissionFairSharing"] = {"usageHalfLifeTime": f"{afs.half_life:g}s",
+                                           "usageSamplingInterval": f"{afs.sampling:g}s",
+                                           **({"resourceWeights": dict(afs.weights)} if afs.weights else {})}
+        return out
 
 
 def parse_kueue_config(doc: Mapping[str, Any]) -> KueueConfig:
@@ -76,7 +100,7 @@ def parse_kueue_config(doc: Mapping[str, Any]) -> KueueConfig:
             raise InputError(exc.detail, field=f"{where}.{exc.field}") from None
     except InputError as exc:
         raise exc.at(obj=object_name(doc)) from None
-    return KueueConfig(config.fair_sharing, config.not_modelled, object_name(doc))
+    return dataclasses.replace(config, name=object_name(doc))
 
 
 def _config(doc: Mapping[str, Any]) -> KueueConfig:
@@ -104,9 +128,8 @@ def _config(doc: Mapping[str, Any]) -> KueueConfig:
                            + ", ".join(f'"{",".join(s)}"' for s in VALID_STRATEGIES))
             fair = strategies
     notes: list[str] = []
-    if doc.get("admissionFairSharing") is not None:
-        mapping(doc.get("admissionFairSharing"), "admissionFairSharing")
-        notes.append("admissionFairSharing (LocalQueue usage ordering): admission fair sharing is not modelled")
+    afs = _admission_fair_sharing(doc.get("admissionFairSharing")) if doc.get("admissionFairSharing") is not None \
+        else None
     wait = mapping(doc.get("waitForPodsReady"), "waitForPodsReady")
     if wait and (version == "v1beta2" or boolean(wait.get("enable", False), "waitForPodsReady.enable")):
         notes.append("waitForPodsReady: not modelled (a workload is admitted without waiting for its pods)")
@@ -116,4 +139,35 @@ def _config(doc: Mapping[str, Any]) -> KueueConfig:
     gates = mapping(doc.get("featureGates"), "featureGates")
     if gates:
         notes.append(f"featureGates ({', '.join(sorted(gates))}): not modelled (Kueue v0.17.0's defaults)")
-    return KueueConfig(fair, tuple(notes), object_name(doc))
+    return KueueConfig(fair, tuple(notes), object_name(doc), afs)
+
+
+def _admission_fair_sharing(raw: Any) -> AdmissionFairSharing:
+    """pkg/config/validation.go validateAdmissionFairSharing: half-life not negative, sampling above 0 (5m by
+    default), weights not negative."""
+    afs = mapping(raw, "admissionFairSharing")
+    durations: dict[str, float] = {}
+    for name, default in (("usageHalfLifeTime", 0.0), ("usageSamplingInterval", 300.0)):
+        where = f"admissionFairSharing.{name}"
+        value = afs.get(name)
+        if value is None or value == "":
+            durations[name] = default
+            continue
+        if isinstance(value, str) and value.strip().startswith("-"):
+            raise fail(where, "must be greater than or equal to 0")
+        try:
+            durations[name] = parse_duration(value)
+        except ValueError as exc:
+            raise fail(where, str(exc)) from None
+    if durations["usageSamplingInterval"] <= 0:
+        raise fail("admissionFairSharing.usageSamplingInterval", "must be greater than 0")
+    weights: list[tuple[str, float]] = []
+    for name, value in mapping(afs.get("resourceWeights"), "admissionFairSharing.resourceWeights").items():
+        where = f"admissionFairSharing.resourceWeights[{name}]"
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise fail(where, f"must be a number, got {value!r}")
+        if value < 0:
+            raise fail(where, "must be greater than or equal to 0")
+        weights.append((str(name), float(value)))
+    return AdmissionFairSharing(durations["usageHalfLifeTime"], durations["usageSamplingInterval"],
+                                tuple(sorted(weights)))

@@ -116,6 +116,7 @@ class ClusterQueue:
     ignored: tuple[str, ...] = ()  # fields set that admission does not model
     api_version: str = "kueue.x-k8s.io/v1beta2"
     source: Source | None = None
+    admission_mode: str = ""  # spec.admissionScope.admissionMode, "" without an admissionScope
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,13 +386,20 @@ def parse_cluster_queue(doc: Manifest, source: Source) -> ClusterQueue:
     selector = None
     if spec.get("namespaceSelector") is not None:
         selector = parse_selector(spec["namespaceSelector"], "spec.namespaceSelector")
-    ignored = [f"spec.{name}" for name in ("admissionChecks", "admissionChecksStrategy", "admissionScope",
+    ignored = [f"spec.{name}" for name in ("admissionChecks", "admissionChecksStrategy",
                                            "concurrentAdmissionPolicy") if spec.get(name)]
+    scope = mapping(spec.get("admissionScope"), "spec.admissionScope")
+    admission_mode = ""
+    if spec.get("admissionScope") is not None:
+        if not scope.get("admissionMode"):
+            raise fail("spec.admissionScope.admissionMode", "Required value")
+        admission_mode = _enum(scope.get("admissionMode"), "spec.admissionScope.admissionMode",
+                               ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"), "")
     return ClusterQueue(
         name=meta.name, cohort=cohort, resource_groups=groups, queueing_strategy=cast(QueueingStrategy, strategy),
         namespace_selector=selector, flavor_fungibility=_fungibility(spec, version), preemption=_preemption(spec),
         fair_weight=_weight(spec, "spec"), stop_policy=_stop_policy(spec), ignored=tuple(ignored),
-        api_version=f"{GROUP}/{version}", source=source)
+        api_version=f"{GROUP}/{version}", source=source, admission_mode=admission_mode)
 
 
 def parse_cohort(doc: Manifest, source: Source) -> Cohort:
