@@ -4,15 +4,19 @@ LocalQueue usage, the Configuration's admissionFairSharing and bad input."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from phalanx.admission.base import Admit, EvictWorkload
 from phalanx.admission.kueue import KueueAdmission, load_kueue
 from phalanx.admission.kueue_config import AdmissionFairSharing, KueueConfig, parse_kueue_config
 from phalanx.admission.kueue_objects import parse_kueue_object
 from phalanx.api.objects import Source
+from phalanx.cli import main
 from phalanx.errors import InputError
 from tests.admission.kueue_helpers import cluster_queue, flavor, local_queue, quotas, workload
 
@@ -197,3 +201,44 @@ def test_localqueue_rows_show_the_usage() -> None:
     row = next(r for r in p.queue_rows() if r["kind"] == "LocalQueue" and r["name"] == "default/lq-a")
     assert row["afs_consumed"] == {"cpu": pytest.approx(2 * (1 - 0.5 ** 0.1), abs=1e-6)}
     assert p.not_modelled() == []
+
+
+# --- through the CLI --------------------------------------------------------------------------------------------
+
+def _cli_manifests(with_afs: bool) -> list[dict[str, Any]]:
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "32", "memory": "64Gi", "pods": "110"}}}
+    docs: list[dict[str, Any]] = [node, flavor("default"), cq1(), lq("lq-a"), lq("lq-b")]
+    for name, queue, arrival in (("a1", "lq-a", "0s"), ("a2", "lq-a", "10s"), ("b1", "lq-b", "20s")):
+        docs.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+            "name": name, "namespace": "default", "labels": {"kueue.x-k8s.io/queue-name": queue},
+            "annotations": {"phalanx.dev/arrival": arrival, "phalanx.dev/duration": "1h"}},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [
+                {"name": "c", "image": "x", "resources": {"requests": {"cpu": "8"}}}]}}}})
+    if with_afs:
+        docs.append({"apiVersion": V2, "kind": "Configuration",
+                     "admissionFairSharing": {"usageHalfLifeTime": "1h", "usageSamplingInterval": "5m"}})
+    return docs
+
+
+def test_the_configuration_among_the_manifests_orders_by_localqueue_usage(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """lq-a ran a1 for an hour: when it ends, lq-b's b1 goes before lq-a's older a2 with admission fair sharing,
+    after it without."""
+    first: dict[bool, str] = {}
+    for with_afs in (False, True):
+        path = tmp_path / f"in-{with_afs}.yaml"
+        path.write_text(yaml.safe_dump_all(_cli_manifests(with_afs), sort_keys=False), encoding="utf-8")
+        assert main(["simulate", str(path), "--profile", "kueue", "-o", "json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        waits = {w["name"]: w["admissionWaits"] for w in report["admission"]["workloads"]}
+        first[with_afs] = "a2" if waits["Job default/a2"][0] < waits["Job default/b1"][0] else "b1"
+        rows = {q["name"]: q for q in report["queues"] if q["kind"] == "LocalQueue"}
+        if with_afs:
+            assert rows["default/lq-a"]["details"]["afs_usage"] > rows["default/lq-b"]["details"]["afs_usage"] > 0
+            assert report["admission"]["notModelled"] == []
+        else:
+            assert "afs_usage" not in rows["default/lq-a"]["details"]
+            [note] = report["admission"]["notModelled"]
+            assert note.startswith("spec.admissionScope (ClusterQueue cq1): ignored")
+    assert first == {False: "a2", True: "b1"}
