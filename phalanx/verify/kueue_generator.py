@@ -5,7 +5,8 @@ PriorityClasses, one or two ClusterQueues (two share a cohort, with borrowing an
 their preemption policies and queueing strategy, a LocalQueue each, and two to five Jobs naming a LocalQueue,
 some with a priority, some open to partial admission (`kueue.x-k8s.io/job-min-parallelism`), arriving over a few
 minutes; in some cases with a cohort, Kueue's fair sharing on (its Configuration, bare or in its ConfigMap, one
-of the strategy lists, fair weights on some ClusterQueues). Quota, not nodes, is what runs short: the nodes hold every
+of the strategy lists, fair weights on some ClusterQueues) with a third ClusterQueue that reclaims and more
+Jobs, arriving over three minutes, so that the queues borrow from each other and their shares decide. Quota, not nodes, is what runs short: the nodes hold every
 Job at once, so what the real Kueue decides is what is compared, not which pods a full node turns away.
 """
 
@@ -46,6 +47,17 @@ def generate_kueue_case(seed: int) -> list[Doc]:
             job["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = str(rng.randint(1, pods - 1))
     if cohort and rng.random() < FAIR_SHARING:
         docs.append(_fair_sharing(rng, [d for d in docs if d["kind"] == "ClusterQueue"]))
+        # A third queue and more work, staggered, so that queues borrow from each other and shares decide.
+        docs.append(_cluster_queue(rng, "team-c", flavors, True))
+        docs[-1]["spec"]["preemption"] = {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}
+        docs.append({"apiVersion": GROUP, "kind": "LocalQueue", "metadata": {"name": "team-c", "namespace": "default"},
+                     "spec": {"clusterQueue": "team-c"}})
+        for i in range(len(jobs), len(jobs) + rng.randint(3, 5)):
+            job = _job(rng, i, rng.choice((*queues, "team-c")))
+            job["metadata"]["annotations"]["phalanx.dev/arrival"] = f"{rng.choice((0, 60, 120, 180)) + i}s"
+            job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = \
+                rng.choice(("1", "2", "3"))
+            jobs.append(job)
     return docs + jobs
 
 
@@ -57,6 +69,8 @@ def _fair_sharing(rng: random.Random, queues: list[Doc]) -> Doc:
     for cq in queues:
         if rng.random() < 0.4:
             cq["spec"]["fairSharing"] = {"weight": rng.choice(("0", "500m", "2", "3"))}
+        if rng.random() < 0.6:
+            cq["spec"]["preemption"]["reclaimWithinCohort"] = "Any"
     config: Doc = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
                    "fairSharing": {"preemptionStrategies": strategies}}
     if rng.random() < 0.5:
