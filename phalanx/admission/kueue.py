@@ -44,7 +44,7 @@ admission checks, topology-aware scheduling, concurrent admission. Never
 modelled: the capacity Kueue holds back for a preemptor without candidates
 (reserveCapacityForUnreclaimablePreempt), evicted workloads being tried first as preemption victims, required
 node affinity of the pods (PodSet carries a nodeSelector only), the PrioritizePreemptorWorkloads gate, requeue
-backoff, a partially admitted Job admitted again after an eviction with other counts (it keeps its first ones).
+backoff.
 """
 
 from __future__ import annotations

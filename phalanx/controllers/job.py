@@ -14,6 +14,7 @@ class JobRecord:
     job: Job
     created: int = 0
     succeeded: int = 0
+    gone: int = 0  # pods deleted before they ran (a Job resized down): never to succeed
 
 
 @dataclass(slots=True)
@@ -33,11 +34,26 @@ class JobController:
         record.succeeded += 1
         return self._fill(record, now)
 
+    def resize(self, job: Job, pending: list[str], now: float) -> tuple[list[str], list[Pod]]:
+        """The Job runs again with other parallelism and completions (Kueue admitted it again with other counts,
+        RunWithPodSetsInfo), `pending` its pods not running, in creation order: those to delete (the last ones,
+        beyond what it may run now) and the pods it creates."""
+        record = self.jobs.get(job.key)
+        if record is None:
+            return [], []
+        record.job = job
+        active = record.created - record.succeeded - record.gone
+        allowed = max(0, min(job.parallelism, job.completions - record.succeeded))
+        drop = pending[len(pending) - min(len(pending), max(0, active - allowed)):]
+        record.gone += len(drop)
+        return drop, self._fill(record, now)
+
     @staticmethod
     def _fill(record: JobRecord, now: float) -> list[Pod]:
         job = record.job
         pods = []
-        while record.created < job.completions and record.created - record.succeeded < job.parallelism:
+        while (record.created - record.gone < job.completions
+               and record.created - record.succeeded - record.gone < job.parallelism):
             pods.append(job_pod(job, record.created, now))
             record.created += 1
         return pods

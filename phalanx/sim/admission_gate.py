@@ -49,7 +49,9 @@ class _Workload:
     key: str  # "Job ns/name", "PodGroup ns/name" or "Pod ns/name"
     queue: str
     kueue_priority_class: str | None
-    job: Job | None = None  # a Job not started yet (it starts when first admitted)
+    job: Job | None = None  # a Job not started yet (it starts when first admitted), or as it runs now
+    full: Job | None = None  # the Job as written, once an admission changed its counts
+    resized: bool = False  # a started Job admitted again with other counts: its controller resizes it
     owner: JobSet | TrainingJob | StatefulSet | None = None  # admitted whole: its controller starts it then
     group: PodGroup | None = None
     min_members: int = 1  # members that must have arrived before a group is offered
@@ -273,10 +275,18 @@ class AdmissionGate:
                 continue
             work.admission = decision
             self.admitted += 1
-            if work.job is not None and not work.started and decision.counts:
-                work.job = _partially(work.job, decision.counts.get("main", work.job.parallelism))
-                work.total = {name: value * min(work.job.parallelism, work.job.completions)
-                              for name, value in work.job.template.requests.items()}
+            if work.job is not None:
+                # Kueue restores a Job's counts when it evicts it (RestorePodSetsInfo) and sets those of each
+                # admission (RunWithPodSetsInfo): a Job admitted again may run with other counts.
+                full = work.full or work.job
+                wanted = _partially(full, decision.counts["main"]) if decision.counts and "main" in decision.counts \
+                    else full
+                if wanted != work.job:
+                    work.full = full
+                    work.job = wanted
+                    work.resized = work.started
+                    work.total = {name: value * min(wanted.parallelism, wanted.completions)
+                                  for name, value in wanted.template.requests.items()}
             if work.submitted_at is not None:
                 work.waits.append(now - work.submitted_at)
             pods = [_with_flavor(pod, decision) for pod in work.held.values()]

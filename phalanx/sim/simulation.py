@@ -645,6 +645,9 @@ class Simulation:
             if work.job is not None and not work.started:
                 work.started = True
                 self._start_job(work.job, created=work.job.arrival)
+            if work.job is not None and work.resized:
+                work.resized = False
+                pods = self._resize_job(work.job, pods)
             if work.owner is not None and not work.started:
                 work.started = True
                 self._act(self.workloads.arrive(work.owner, self.now))
@@ -655,6 +658,18 @@ class Simulation:
                 record.pod = pod
                 self.scheduler.add_pod(pod, self.now)
                 record.message = self.scheduler.pod_message(pod.key)
+
+    def _resize_job(self, job: Job, pods: list[Pod]) -> list[Pod]:
+        """A started Job admitted again with other counts: the pods beyond them are deleted before they run, more
+        are made when it may run more; answers the waiting pods to release."""
+        drop, more = self.jobs.resize(job, [p.key for p in pods], self.now)
+        for key in drop:
+            self._user_delete(PodDeletion(key))
+            self.pods[key].message = (f"deleted: {self.gate.which if self.gate else 'its queue'} admitted Job "
+                                      f"{job.key} again with parallelism {job.parallelism}")
+        for pod in more:
+            self._arrive(pod, created=job.arrival)
+        return [p for p in pods if p.key not in drop]
 
     def _ended(self, pod: Pod) -> None:
         """A pod of a queued workload ended: the workload's quota returns once all its pods have."""

@@ -6,8 +6,9 @@ their preemption policies and queueing strategy, a LocalQueue each, and two to f
 some with a priority, some open to partial admission (`kueue.x-k8s.io/job-min-parallelism`), arriving over a few
 minutes; in some cases with a cohort, Kueue's fair sharing on (its Configuration, bare or in its ConfigMap, one
 of the strategy lists, fair weights on some ClusterQueues) with a third ClusterQueue that reclaims and more
-Jobs, arriving over three minutes, so that the queues borrow from each other and their shares decide. Quota, not nodes, is what runs short: the nodes hold every
-Job at once, so what the real Kueue decides is what is compared, not which pods a full node turns away.
+Jobs, arriving over three minutes, so that the queues borrow from each other and their shares decide. Quota, not
+nodes, is what runs short: the nodes hold every Job at once, so what the real Kueue decides is what is compared,
+not which pods a full node turns away.
 """
 
 from __future__ import annotations

@@ -437,3 +437,50 @@ def test_a_namespace_with_a_bad_label_is_an_input_error(tmp_path: Path, capsys: 
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert str(path) in err and "Namespace team-a" in err and "metadata.labels" in err
+
+
+def test_a_partially_admitted_job_admitted_again_runs_with_the_new_count(tmp_path: Path) -> None:
+    """Kueue restores a Job's parallelism when it evicts it and sets the new admission's (RestorePodSetsInfo,
+    RunWithPodSetsInfo): `partial` starts with 2 of its 4 pods (a filler holds the rest of the quota), is preempted
+    whole by `urgent`, and once that ends is admitted with all 4, which then run at once."""
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+            "value": 1000}
+    filler = job("team", "filler", cpu="2", pods=1, duration="15m", queue="q")
+    partial = job("team", "partial", cpu="1", pods=4, arrival="1s", duration="2h", queue="q")
+    partial["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "1"
+    urgent = job("team", "urgent", cpu="4", pods=1, arrival="1000s", duration="10m", queue="q")
+    urgent["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    docs = [node("n1", "16"), high, flavor("default"),
+            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
+            local_queue("team", "q", "team"), filler, partial, urgent]
+    report = run(tmp_path, docs, "kueue")
+    pods = {p["name"]: p for p in report["pods"] if p["name"].startswith("team/partial")}
+    assert sorted(pods) == [f"team/partial-{i}" for i in range(4)]
+    # the two it ran with come back at 1600 with two more made then; all four end two hours later
+    assert [pods[f"team/partial-{i}"]["preemptedCount"] for i in range(4)] == [1, 1, 0, 0]
+    assert [pods[f"team/partial-{i}"]["boundAt"] for i in (2, 3)] == [1600.0, 1600.0]
+    assert all(p["phase"] == "Succeeded" and p["finishedAt"] == 1600.0 + 7200 for p in pods.values())
+    [row] = [w for w in report["admission"]["workloads"] if w["name"] == "Job team/partial"]
+    assert row["evictions"] == 1 and len(row["admissionWaits"]) == 2
+
+
+def test_a_job_admitted_again_with_fewer_pods_deletes_the_rest(tmp_path: Path) -> None:
+    """The other way: admitted whole first, preempted, admitted again with 2 of 4 while a newer Job holds half the
+    quota: two of its pods are deleted before they run, and it runs 2 at a time to its 4 completions."""
+    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+            "value": 1000}
+    whole = job("team", "whole", cpu="1", pods=4, duration="1h", queue="q")
+    whole["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "1"
+    whole["spec"]["completions"] = 4
+    urgent = job("team", "urgent", cpu="4", pods=1, arrival="600s", duration="10m", queue="q")
+    urgent["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    later = job("team", "later", cpu="2", pods=1, arrival="700s", duration="3h", queue="q")
+    later["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    docs = [node("n1", "16"), high, flavor("default"),
+            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
+            local_queue("team", "q", "team"), whole, urgent, later]
+    report = run(tmp_path, docs, "kueue")
+    pods = {p["name"]: p for p in report["pods"] if p["name"].startswith("team/whole")}
+    deleted = [k for k, p in pods.items() if "admitted Job team/whole again with parallelism 2" in (p["message"] or "")]
+    assert len(deleted) == 2
+    assert sum(p["phase"] == "Succeeded" for p in pods.values()) == 4  # two replacements made as pods finish
