@@ -64,9 +64,10 @@ CAPTURED: tuple[Captured, ...] = (
              "kueue-workloadpriorityclasses.yaml"),
     Captured("Queue", "scheduling.volcano.sh", ("v1beta1",), "queues", "volcano-queues.yaml"),
     Captured("Queue", "scheduling.run.ai", (), "queues", "kai-queues.yaml"),
-    # Volcano's scheduler configuration (its Helm chart's name) and YuniKorn's queues live in ConfigMaps.
+    # Volcano's scheduler configuration (its Helm chart's name), Kueue's (fair sharing) and YuniKorn's queues live
+    # in ConfigMaps.
     Captured("ConfigMap", "", ("v1",), "configmaps", "configmaps.yaml",
-             names=("volcano-scheduler-configmap", "yunikorn-configs")),
+             names=("volcano-scheduler-configmap", "kueue-manager-config", "yunikorn-configs")),
 )
 
 
