@@ -15,6 +15,7 @@ class JobRecord:
     created: int = 0
     succeeded: int = 0
     gone: int = 0  # pods deleted before they ran (a Job resized down): never to succeed
+    free: list[int] = field(default_factory=list)  # their indexes, which the next pods take again
 
 
 @dataclass(slots=True)
@@ -46,6 +47,7 @@ class JobController:
         allowed = max(0, min(job.parallelism, job.completions - record.succeeded))
         drop = pending[len(pending) - min(len(pending), max(0, active - allowed)):]
         record.gone += len(drop)
+        record.free = sorted([*record.free, *(int(key.rsplit("-", 1)[1]) for key in drop)])
         return drop, self._fill(record, now)
 
     @staticmethod
@@ -54,6 +56,10 @@ class JobController:
         pods = []
         while (record.created - record.gone < job.completions
                and record.created - record.succeeded - record.gone < job.parallelism):
+            if record.free:  # a pod deleted before it ran is made again under its name, as `verify` names them
+                pods.append(job_pod(job, record.free.pop(0), now))
+                record.gone -= 1
+                continue
             pods.append(job_pod(job, record.created, now))
             record.created += 1
         return pods

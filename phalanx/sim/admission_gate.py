@@ -212,6 +212,7 @@ class AdmissionGate:
         key = self.of_pod.get(pod_key)
         if key is not None:
             self.workloads[key].held.pop(pod_key, None)
+            self.workloads[key].created.pop(pod_key, None)
 
     def nodes_changed(self, allocatable: Mapping[str, int]) -> None:
         """Nodes arrived: a policy that shares the cluster's capacity (Volcano's proportion) sees the new total."""

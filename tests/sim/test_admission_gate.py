@@ -466,7 +466,8 @@ def test_a_partially_admitted_job_admitted_again_runs_with_the_new_count(tmp_pat
 
 def test_a_job_admitted_again_with_fewer_pods_deletes_the_rest(tmp_path: Path) -> None:
     """The other way: admitted whole first, preempted, admitted again with 2 of 4 while a newer Job holds half the
-    quota: two of its pods are deleted before they run, and it runs 2 at a time to its 4 completions."""
+    quota: two of its pods are deleted before they run, made again under their names once the first two end (as
+    the Job controller replaces them and `verify` names them), so it runs 2 at a time to its 4 completions."""
     high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
             "value": 1000}
     whole = job("team", "whole", cpu="1", pods=4, duration="1h", queue="q")
@@ -481,6 +482,9 @@ def test_a_job_admitted_again_with_fewer_pods_deletes_the_rest(tmp_path: Path) -
             local_queue("team", "q", "team"), whole, urgent, later]
     report = run(tmp_path, docs, "kueue")
     pods = {p["name"]: p for p in report["pods"] if p["name"].startswith("team/whole")}
-    deleted = [k for k, p in pods.items() if "admitted Job team/whole again with parallelism 2" in (p["message"] or "")]
-    assert len(deleted) == 2
-    assert sum(p["phase"] == "Succeeded" for p in pods.values()) == 4  # two replacements made as pods finish
+    assert sorted(pods) == [f"team/whole-{i}" for i in range(4)]
+    assert all(p["phase"] == "Succeeded" for p in pods.values())
+    # 0 and 1 run from 0 s, are preempted at 600 s and run again from 1200 s (with 2 cpu: `later` holds the rest);
+    # 2 and 3, deleted at 1200 s, are made again as 0 and 1 end and run the last hour
+    assert [pods[f"team/whole-{i}"]["finishedAt"] for i in range(4)] == [4800.0, 4800.0, 8400.0, 8400.0]
+    assert [pods[f"team/whole-{i}"]["boundAt"] for i in (2, 3)] == [4800.0, 4800.0]
