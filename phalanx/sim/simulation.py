@@ -356,6 +356,9 @@ class Simulation:
         if created is None and self.gate is not None:
             created = self.gate.created_at(pod)
         record = PodRecord(pod, created=pod.arrival if created is None else created)
+        earlier = self.pods.get(pod.key)
+        if earlier is not None:  # made again under the name of one deleted before it ran: its evictions stay
+            record.preempted_count, record.preempted_by = earlier.preempted_count, earlier.preempted_by
         self.pods[pod.key] = record
         if pod.group_key is not None:
             self.members[pod.group_key].add(pod.key)
