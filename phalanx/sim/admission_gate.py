@@ -204,8 +204,12 @@ class AdmissionGate:
 
     def take_back(self, pod: Pod, now: float) -> Pod | None:
         """A pod of a queued workload is pending again (evicted, or its workload was): the pod to hand to the
-        scheduler if its workload is admitted, else None (it waits, as created)."""
-        return self._through(self.workloads[self.of_pod[pod.key]], pod, now)
+        scheduler if its workload is admitted, else None (it waits, as created). A pod of an evicted workload
+        held again is its eviction completing: the policy is asked again (Kueue requeues the workload then)."""
+        released = self._through(self.workloads[self.of_pod[pod.key]], pod, now)
+        if released is None:
+            self.changed = True
+        return released
 
     def forget(self, pod_key: str) -> None:
         """A user deleted the pod: it no longer waits."""
