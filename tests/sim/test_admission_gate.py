@@ -488,3 +488,27 @@ def test_a_job_admitted_again_with_fewer_pods_deletes_the_rest(tmp_path: Path) -
     # 2 and 3, deleted at 1200 s, are made again as 0 and 1 end and run the last hour
     assert [pods[f"team/whole-{i}"]["finishedAt"] for i in range(4)] == [4800.0, 4800.0, 8400.0, 8400.0]
     assert [pods[f"team/whole-{i}"]["boundAt"] for i in (2, 3)] == [4800.0, 4800.0]
+
+
+def test_an_evicted_job_is_tried_again_once_its_eviction_completes(tmp_path: Path) -> None:
+    """Kueue requeues an evicted workload when its eviction completes and tries it at once: `batch` (3 of 1 cpu,
+    min-parallelism 1), evicted at 100 s for `urgent`, comes back when its pods have terminated (30 s of grace)
+    with the 1 cpu left, not when some later change happens to ask the queue again."""
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+               for n, v in (("high", 1000), ("low", 100))]
+    batch = job("team", "batch", cpu="1", pods=3, duration="2h", queue="q")
+    batch["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "1"
+    batch["spec"]["template"]["spec"]["priorityClassName"] = "low"
+    filler = job("team", "filler", cpu="1", pods=1, duration="3h", queue="q")
+    filler["spec"]["template"]["spec"]["priorityClassName"] = "low"
+    urgent = job("team", "urgent", cpu="2", pods=1, arrival="100s", duration="1h", queue="q")
+    urgent["spec"]["template"]["spec"]["priorityClassName"] = "high"
+    docs = [node("n1", "16"), *classes, flavor("default"),
+            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
+            local_queue("team", "q", "team"), batch, filler, urgent]
+    report = run(tmp_path, docs, "kueue")
+    [row] = [w for w in report["admission"]["workloads"] if w["name"] == "Job team/batch"]
+    assert row["evictions"] == 1 and row["admissionWaits"] == [0.0, 130.0]
+    # admitted again with 1 pod (parallelism 1): its three completions one after the other from 130 s
+    assert sorted(p["finishedAt"] for p in report["pods"] if p["name"].startswith("team/batch")) == \
+        [130.0 + 7200, 130.0 + 2 * 7200, 130.0 + 3 * 7200]
