@@ -167,31 +167,30 @@ def test_the_most_borrowing_queue_gives_back_first() -> None:
     assert sum(k.startswith("default/a") for k in victims) == 2  # a's share drops to b's, then they alternate
 
 
-def test_fair_sharing_preempts_a_borrower_only_while_the_preemptor_stays_below_it() -> None:
-    """Both borrow; LessThanOrEqualToFinalShare: b (borrowing 1 with its new workload) may take from a only if
-    its share is at most a's after the removal."""
+def two_borrowers(a_running: int, b_running: int) -> KueueAdmission:
+    """a and b (2 cpu each, reclaim Any) and c (4, idle) in cohort org, LessThanOrEqualToFinalShare only; a and b
+    run that many 1-cpu workloads."""
     reclaim = {"reclaimWithinCohort": "Any", "withinClusterQueue": "Never"}
     p = policy(cpu_cq("a", 2, "org", preemption=reclaim), cpu_cq("b", 2, "org", preemption=reclaim),
                cpu_cq("c", 4, "org"), fair=("LessThanOrEqualToFinalShare",))
-    for i in range(5):
-        p.submit(workload(f"a{i}", "a", 1), 0)
-    for i in range(3):
-        p.submit(workload(f"b{i}", "b", 1), 0)
-    assert len(admitted(p.cycle(0))) == 8
+    for queue, count in (("a", a_running), ("b", b_running)):
+        for i in range(count):
+            p.submit(workload(f"{queue}{i}", queue, 1), 0)
+    assert len(admitted(p.cycle(0))) == a_running + b_running
+    return p
+
+
+def test_fair_sharing_preempts_a_borrower_only_while_the_preemptor_stays_below_it() -> None:
+    """Both borrow; LessThanOrEqualToFinalShare: b (borrowing with its new workload) may take from a only if its
+    share is at most a's after the removal."""
+    p = two_borrowers(5, 3)
     p.submit(workload("b-big", "b", 2, created=5), 5)
-    victims = evicted(p.cycle(5))
     # b with b-big borrows 3 (375); a borrows 3 (375), after giving one back 2 (250): refused. Nothing fits.
-    assert victims == {}
-    p2 = policy(cpu_cq("a", 2, "org", preemption=reclaim), cpu_cq("b", 2, "org", preemption=reclaim),
-                cpu_cq("c", 4, "org"), fair=("LessThanOrEqualToFinalShare",))
-    for i in range(6):
-        p2.submit(workload(f"a{i}", "a", 1), 0)
-    for i in range(2):
-        p2.submit(workload(f"b{i}", "b", 1), 0)
-    assert len(admitted(p2.cycle(0))) == 8
-    p2.submit(workload("b-one", "b", 1, created=5), 5)
+    assert evicted(p.cycle(5)) == {}
+    p = two_borrowers(6, 2)
+    p.submit(workload("b-one", "b", 1, created=5), 5)
     # b would borrow 1 (125); a borrows 4 (500) and 3 (375) without one: one of a's goes.
-    assert evicted(p2.cycle(5)) == {"default/a5": "InCohortFairSharing"}
+    assert evicted(p.cycle(5)) == {"default/a5": "InCohortFairSharing"}
 
 
 # --- through the CLI --------------------------------------------------------------------------------------------

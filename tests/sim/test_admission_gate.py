@@ -439,21 +439,26 @@ def test_a_namespace_with_a_bad_label_is_an_input_error(tmp_path: Path, capsys: 
     assert str(path) in err and "Namespace team-a" in err and "metadata.labels" in err
 
 
+def one_team(*jobs: Doc) -> list[Doc]:
+    """A 16-cpu node, PriorityClasses high (1000) and low (100), and ClusterQueue `team` (4 cpu, preempting lower
+    priorities within it) behind LocalQueue team/q, with `jobs`."""
+    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
+               for n, v in (("high", 1000), ("low", 100))]
+    return [node("n1", "16"), *classes, flavor("default"),
+            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
+            local_queue("team", "q", "team"), *jobs]
+
+
 def test_a_partially_admitted_job_admitted_again_runs_with_the_new_count(tmp_path: Path) -> None:
     """Kueue restores a Job's parallelism when it evicts it and sets the new admission's (RestorePodSetsInfo,
     RunWithPodSetsInfo): `partial` starts with 2 of its 4 pods (a filler holds the rest of the quota), is preempted
     whole by `urgent`, and once that ends is admitted with all 4, which then run at once."""
-    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-            "value": 1000}
     filler = job("team", "filler", cpu="2", pods=1, duration="15m", queue="q")
     partial = job("team", "partial", cpu="1", pods=4, arrival="1s", duration="2h", queue="q")
     partial["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "1"
     urgent = job("team", "urgent", cpu="4", pods=1, arrival="1000s", duration="10m", queue="q")
     urgent["spec"]["template"]["spec"]["priorityClassName"] = "high"
-    docs = [node("n1", "16"), high, flavor("default"),
-            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
-            local_queue("team", "q", "team"), filler, partial, urgent]
-    report = run(tmp_path, docs, "kueue")
+    report = run(tmp_path, one_team(filler, partial, urgent), "kueue")
     pods = {p["name"]: p for p in report["pods"] if p["name"].startswith("team/partial")}
     assert sorted(pods) == [f"team/partial-{i}" for i in range(4)]
     # the two it ran with come back at 1600 with two more made then; all four end two hours later
@@ -468,8 +473,6 @@ def test_a_job_admitted_again_with_fewer_pods_deletes_the_rest(tmp_path: Path) -
     """The other way: admitted whole first, preempted, admitted again with 2 of 4 while a newer Job holds half the
     quota: two of its pods are deleted before they run, made again under their names once the first two end (as
     the Job controller replaces them and `verify` names them), so it runs 2 at a time to its 4 completions."""
-    high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
-            "value": 1000}
     whole = job("team", "whole", cpu="1", pods=4, duration="1h", queue="q")
     whole["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "1"
     whole["spec"]["completions"] = 4
@@ -477,10 +480,7 @@ def test_a_job_admitted_again_with_fewer_pods_deletes_the_rest(tmp_path: Path) -
     urgent["spec"]["template"]["spec"]["priorityClassName"] = "high"
     later = job("team", "later", cpu="2", pods=1, arrival="700s", duration="3h", queue="q")
     later["spec"]["template"]["spec"]["priorityClassName"] = "high"
-    docs = [node("n1", "16"), high, flavor("default"),
-            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
-            local_queue("team", "q", "team"), whole, urgent, later]
-    report = run(tmp_path, docs, "kueue")
+    report = run(tmp_path, one_team(whole, urgent, later), "kueue")
     pods = {p["name"]: p for p in report["pods"] if p["name"].startswith("team/whole")}
     assert sorted(pods) == [f"team/whole-{i}" for i in range(4)]
     assert all(p["phase"] == "Succeeded" for p in pods.values())
@@ -494,8 +494,6 @@ def test_an_evicted_job_is_tried_again_once_its_eviction_completes(tmp_path: Pat
     """Kueue requeues an evicted workload when its eviction completes and tries it at once: `batch` (3 of 1 cpu,
     min-parallelism 1), evicted at 100 s for `urgent`, comes back when its pods have terminated (30 s of grace)
     with the 1 cpu left, not when some later change happens to ask the queue again."""
-    classes = [{"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": n}, "value": v}
-               for n, v in (("high", 1000), ("low", 100))]
     batch = job("team", "batch", cpu="1", pods=3, duration="2h", queue="q")
     batch["metadata"]["annotations"]["kueue.x-k8s.io/job-min-parallelism"] = "1"
     batch["spec"]["template"]["spec"]["priorityClassName"] = "low"
@@ -503,10 +501,7 @@ def test_an_evicted_job_is_tried_again_once_its_eviction_completes(tmp_path: Pat
     filler["spec"]["template"]["spec"]["priorityClassName"] = "low"
     urgent = job("team", "urgent", cpu="2", pods=1, arrival="100s", duration="1h", queue="q")
     urgent["spec"]["template"]["spec"]["priorityClassName"] = "high"
-    docs = [node("n1", "16"), *classes, flavor("default"),
-            cluster_queue("team", {"default": "4"}, withinClusterQueue="LowerPriority"),
-            local_queue("team", "q", "team"), batch, filler, urgent]
-    report = run(tmp_path, docs, "kueue")
+    report = run(tmp_path, one_team(batch, filler, urgent), "kueue")
     [row] = [w for w in report["admission"]["workloads"] if w["name"] == "Job team/batch"]
     assert row["evictions"] == 1 and row["admissionWaits"] == [0.0, 130.0]
     # admitted again with 1 pod (parallelism 1): its three completions one after the other from 130 s
