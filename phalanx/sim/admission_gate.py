@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, PolicyFactory, QueuedWorkload
+from phalanx.admission.kueue_config import KueueConfig
+from phalanx.admission.kueue_factory import kueue_config
 from phalanx.admission.registry import POLICIES
 from phalanx.api.apps import StatefulSet
 from phalanx.api.documents import raw_documents
@@ -467,6 +469,12 @@ def queue_report(gate: AdmissionGate) -> list[Queue]:
             "details": {k: v for k, v in row.items() if k not in _COMMON},
         })
     return out
+
+
+def kueue_configuration(queue_docs: list[tuple[Manifest, Source]]) -> KueueConfig:
+    """Kueue's own Configuration among the queueing objects (the defaults without one), for the real Kueue that
+    `verify --profile kueue` runs."""
+    return kueue_config(queue_docs)
 
 
 def check_queue_objects(queue_docs: list[tuple[Manifest, Source]]) -> list[str]:

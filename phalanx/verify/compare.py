@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.admission.kueue_factory import kueue_config
 from phalanx.api.apps import Deployment
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Pod, Source
@@ -27,6 +26,7 @@ from phalanx.inputs.load import Inputs, documents_as_read, load_paths
 from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.sim.admission_gate import kueue_configuration
 from phalanx.sim.report_schema import Report
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
@@ -375,7 +375,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         oracle.use_gates(server_gates(profile))
     settings: dict[str, Any] = {}
     if kueue:
-        config = kueue_config(inputs.queue_docs)
+        config = kueue_configuration(inputs.queue_docs)
         settings = config.oracle_fields()
         if settings:
             notes.append(f"the real Kueue runs with {config.name}'s fairSharing (preemptionStrategies: "
