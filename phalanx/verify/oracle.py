@@ -327,19 +327,16 @@ class Oracle:
                 kind, _, name = (step.unit_groups[j] if j < len(step.unit_groups) else "").partition(":")
                 group = deferred.pop(name, None) if kind == "group" else None
                 keys = [key for key in unit if key in pending]
+                if group is not None:
+                    self._create(*group)
+                    waiting = {self.key(p) for p in self._pods() if not _node_of(p)}
+                    keys += [key for key in unit if key in waiting and key not in keys]
                 first = min((_place(pending[key][0]) for key in keys if key in pending), default=None)
                 while owners and first is not None and _place(owners[0][0]) < first:
                     self._create_owner(*owners.pop(0))
                 for key in keys:
                     if key in pending:
                         self._create(*pending.pop(key))
-                if group is not None:
-                    # The group after its members: created first, it is released (GangScheduling's PreEnqueue) as
-                    # soon as minCount of them exist, and its first cycle could see only those; Phalanx's sees every
-                    # member of the instant. Members made before their PodGroup wait for it, and move together.
-                    self._create(*group)
-                    waiting = {self.key(p) for p in self._pods() if not _node_of(p)}
-                    keys += [key for key in unit if key in waiting and key not in keys]
                 if keys:
                     self._attempted(keys)
             for item in deferred.values():
