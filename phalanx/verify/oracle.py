@@ -39,6 +39,11 @@ from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
 from phalanx.verify.kueue_oracle import RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import kueue_on
 
+# How long a pod naming a PriorityClass created just before is retried while the API server's informer
+# catches up.
+PRIORITY_CLASS_SECONDS = 10.0
+# How long the last look waits for a PodGroup whose members were bound to say so.
+GROUP_STATUS_SECONDS = 5.0
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
 ATTEMPT_SECONDS = 3.0  # how long to wait for the real scheduler to try a pod just created
@@ -174,6 +179,7 @@ class Oracle:
         # of pods created bound, as Phalanx counts it (relative to the latest start in the manifests).
         self._epoch = 0
         self._created_started: dict[str, float] = {}
+        self._created_bound: set[str] = set()  # pods created with a node: no scheduler bound them
         self._now = 0.0  # the simulated time of the step being replayed
         self._durations: dict[str, float] = {}  # run times of the pods the oracle ends itself
         self._due: defaultdict[float, set[str]] = defaultdict(set)  # simulated time -> pods that end then
@@ -280,6 +286,7 @@ class Oracle:
         self._keys.clear()
         self._epoch = int(time.time())
         self._created_started = _created_starts(steps)
+        self._created_bound.clear()
         self._durations = dict(durations or {})
         self._due.clear()
         self._job_pods.clear()
@@ -415,9 +422,10 @@ class Oracle:
             body["metadata"].setdefault("namespace", "default")
         name = f"{body.get('kind')} {body['metadata'].get('name')}"
         try:
-            created = self.client.create(_generic(body))
+            created = self._create_admitted(body)
             if body.get("kind") == "Pod" and _node_of(body):
                 key = pod_key(body)
+                self._created_bound.add(key)
                 self._start(body, self._created_started.get(key, self._now))
             status = doc.get("status")
             if body.get("kind") == "PodGroup" and isinstance(status, Mapping) and status:
@@ -430,6 +438,20 @@ class Oracle:
                 return
             raise InputError(f"the API server rejected it: {exc.status.message}", file=source.file,
                              obj=name) from None
+
+    def _create_admitted(self, body: dict[str, Any]) -> Any:
+        """Create `body`; a pod refused because the Priority admission plugin's informer has not yet seen a
+        PriorityClass created a moment before ("no PriorityClass with name … was found") is sent again for a
+        few seconds, as a controller would retry it."""
+        deadline = time.monotonic() + PRIORITY_CLASS_SECONDS
+        while True:
+            try:
+                return self.client.create(_generic(body))
+            except ApiError as exc:
+                unseen = exc.status.code == 403 and "no PriorityClass with name" in (exc.status.message or "")
+                if not unseen or time.monotonic() >= deadline:
+                    raise
+                time.sleep(POLL_SECONDS / 5)
 
     def _create_owner(self, source: Source, doc: Mapping[str, Any]) -> None:
         """Create a Job and wait (a few seconds at most) until the Job controller has made the pods it starts
@@ -727,12 +749,29 @@ class Oracle:
             preemptor = self._keys.get(said.group(2)) if said and said.group(1) == "pod" else None
             if said and preemptor is not None:
                 outcome.pods.setdefault(preemptor, RealPod(preemptor)).preempted_on = said.group(3)
-        for group in self._listed(PodGroup):
-            body = group.to_dict()
+        for body in self._settled_groups():
             key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"
             conditions = (body.get("status") or {}).get("conditions") or []
             outcome.groups[key] = {c["type"]: {"status": c.get("status", ""), "reason": c.get("reason", ""),
                                                "message": c.get("message", "")} for c in conditions}
+
+    def _settled_groups(self) -> list[dict[str, Any]]:
+        """The PodGroups, once each one with a member the scheduler bound says PodGroupInitiallyScheduled True:
+        the scheduler patches the condition after its group cycle has sent the members to bind, so on a busy
+        machine a poll can see the members bound and the condition of an earlier failed cycle. After a few
+        seconds, as they are."""
+        deadline = time.monotonic() + GROUP_STATUS_SECONDS
+        while True:
+            groups = [group.to_dict() for group in self._listed(PodGroup)]
+            bound = {(pod["metadata"]["namespace"], name) for pod in self._pods()
+                     if _node_of(pod) and self.key(pod) not in self._created_bound
+                     for name in [((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")] if name}
+            lagging = [g for g in groups if (g["metadata"]["namespace"], g["metadata"]["name"]) in bound
+                       and not any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True"
+                                   for c in (g.get("status") or {}).get("conditions") or [])]
+            if not lagging or time.monotonic() >= deadline:
+                return groups
+            time.sleep(POLL_SECONDS * 4)
 
 
 def _created_starts(steps: Sequence[Step]) -> dict[str, float]:
