@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from phalanx.api.autoscaling import HorizontalPodAutoscaler
 from phalanx.api.dra import DeviceClass, DeviceTaintRule, ResourceClaim, ResourceClaimTemplate, ResourceSlice
 from phalanx.api.fields import Manifest, object_name, with_generated_name
-from phalanx.api.kinds import KINDS, group_of, is_bare_volcano_conf, is_namespace, is_queueing_object
+from phalanx.api.kinds import KINDS, group_of, is_bare_conf, is_namespace, is_queueing_object
 from phalanx.api.objects import (
     CompositePodGroup,
     Job,
@@ -83,7 +83,7 @@ class ApiObjects:
     def add(self, doc: Manifest, source: Source, seen: Seen) -> None:
         """Parse one document with its kind's parser and file the object; a queueing object is kept as written,
         a kind Phalanx does not read (or another project's kind of the same name) is counted in `skipped`."""
-        if is_bare_volcano_conf(doc):  # Volcano's conf file as shipped: no kind, no metadata
+        if is_bare_conf(doc):  # Volcano's conf or YuniKorn's queues.yaml as shipped: no kind, no metadata
             self.queue_docs.append((doc, source))
             return
         kind = doc.get("kind")

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from phalanx.api.fast_yaml import GiveUp, read_documents
-from phalanx.api.kinds import VOLCANO_CONF_KEY, is_bare_volcano_conf
+from phalanx.api.kinds import VOLCANO_CONF_KEY, is_bare_conf
 from phalanx.api.objects import Source
 from phalanx.api.reading import MAX_NESTING, check_nesting, parse_json, read_text
 from phalanx.api.templated import unrendered_action_line
@@ -90,7 +90,7 @@ def _in_chart_templates(path: str) -> bool:
 
 
 def _looks_like_manifest(doc: Any) -> bool:
-    return (isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)) or is_bare_volcano_conf(doc)
+    return (isinstance(doc, Mapping) and ("apiVersion" in doc or "kind" in doc)) or is_bare_conf(doc)
 
 
 def _folder_documents(path: str) -> list[tuple[int, Any]] | None:

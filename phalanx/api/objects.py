@@ -186,12 +186,18 @@ class GpuRequest:
 class Queueing:
     """The admission queues an object names: Kueue's LocalQueue (label `kueue.x-k8s.io/queue-name`) with its
     WorkloadPriorityClass (label `kueue.x-k8s.io/priority-class`), and Volcano's Queue (annotation
-    `scheduling.volcano.sh/queue-name`, or a Volcano PodGroup's `spec.queue`). Only the kueue and volcano
-    profiles read them."""
+    `scheduling.volcano.sh/queue-name`, or a Volcano PodGroup's `spec.queue`), KAI's Queue (label
+    `kai.scheduler/queue`, or a KAI PodGroup's `spec.queue`), and YuniKorn's queue and application (label or
+    annotation `queue` / `yunikorn.apache.org/queue`, `applicationId` / `yunikorn.apache.org/app-id`). Only the
+    profiles of those peers read them."""
 
     kueue: str | None = None
     kueue_priority_class: str | None = None
     volcano: str | None = None
+    kai: str | None = None
+    yunikorn: str | None = None
+    yunikorn_app: str | None = None
+    yunikorn_task_groups: bool = False  # annotation yunikorn.apache.org/task-groups: named, not modelled
 
 
 @dataclass(slots=True)

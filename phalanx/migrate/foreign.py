@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.admission.crd import MAX_INT32, crd_int, shown
-from phalanx.api.fields import VOLCANO_QUEUE_ANNOTATION, fail, object_name
+from phalanx.api.fields import KAI_QUEUE_LABEL, VOLCANO_QUEUE_ANNOTATION, fail, object_name
 from phalanx.api.names import label_problem
 from phalanx.api.parse import MAX_JOB_PODS
 from phalanx.errors import InputError
@@ -81,19 +81,20 @@ def _gang_size(total: int, field: str) -> int:
     return total
 
 
-def _keep_queue(docs: list[Doc], queue: object, change: Change) -> None:
+def _keep_queue(docs: list[Doc], queue: object, change: Change, *, kai: bool = False) -> None:
     """A Volcano queue stays on the translated PodGroup (or the batch/v1 Job that makes one) as the annotation
-    Volcano itself reads on pods and Jobs, so that the volcano profile can queue the gang; v1.37 ignores it."""
+    Volcano itself reads on pods and Jobs, a KAI queue as the label KAI reads, so that the volcano or kai profile
+    can queue the gang; v1.37 ignores them."""
     if not isinstance(queue, str) or not queue:
         return
+    where, key = ("labels", KAI_QUEUE_LABEL) if kai else ("annotations", VOLCANO_QUEUE_ANNOTATION)
     kinds = []
     for doc in docs:
         if doc.get("kind") in ("PodGroup", "Job"):
             meta = doc["metadata"]
-            meta["annotations"] = {**(meta.get("annotations") or {}), VOLCANO_QUEUE_ANNOTATION: queue}
+            meta[where] = {**(meta.get(where) or {}), key: queue}
             kinds.append(str(doc["kind"]))
-    change.notes.append(f"queue {queue} kept as the annotation {VOLCANO_QUEUE_ANNOTATION} on the "
-                        f"{' and '.join(kinds)}")
+    change.notes.append(f"queue {queue} kept as the {where[:-1]} {key} on the {' and '.join(kinds)}")
 
 
 def _group(doc: Mapping[str, Any], label: str, minimum: int | None) -> tuple[list[Doc], Change]:
@@ -140,7 +141,9 @@ def coscheduling_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
 
 @_located
 def kai_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    return _group(doc, "KAI PodGroup", 1)
+    docs, change = _group(doc, "KAI PodGroup", 1)
+    _keep_queue(docs, _spec(doc).get("queue"), change, kai=True)
+    return docs, change
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,15 @@ migrate`'s warnings: a pod or pod template naming a peer's scheduler (`scheduler
 `kai-scheduler`, `yunikorn`: no such scheduler runs, so the pods would stay Pending), the peers' queue labels
 and annotations (read only by the peer), and the peers' queue objects (no native equivalent).
 
-`simulate` does not warn of these: its kueue and volcano profiles read the queues, and loading names pods for
-other schedulers already (phalanx.inputs.load)."""
+`simulate` does not warn of these: its kueue, volcano, kai and yunikorn profiles read the queues, and loading
+names pods for other schedulers already (phalanx.inputs.load)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from phalanx.api.kinds import group_of, is_volcano_conf
+from phalanx.api.kinds import group_of, is_volcano_conf, is_yunikorn_conf
 from phalanx.migrate.templates import PATHS, at
 
 PEER_SCHEDULERS = {"volcano": "Volcano", "kai-scheduler": "KAI", "yunikorn": "YuniKorn"}
@@ -22,6 +22,8 @@ QUEUE_KEYS: tuple[tuple[str, str, str], ...] = (
     ("labels", "kai.scheduler/queue", "KAI"),
     ("labels", "runai/queue", "KAI"),
     ("labels", "queue", "YuniKorn"),
+    ("labels", "yunikorn.apache.org/queue", "YuniKorn"),
+    ("annotations", "yunikorn.apache.org/queue", "YuniKorn"),
 )
 # (API group, kind) -> whose queue object
 QUEUE_OBJECTS: dict[tuple[str, str], str] = {
@@ -37,12 +39,15 @@ def leftovers(doc: Mapping[str, Any], own_metadata: bool = True) -> list[str]:
     made (its translation warned of the queue already), whose pod templates are still looked at."""
     whose = QUEUE_OBJECTS.get((group_of(doc.get("apiVersion")), str(doc.get("kind"))))
     if whose is not None:
-        profile = {"Kueue": ", and for the kueue profile", "Volcano": ", and for the volcano profile"}.get(whose, "")
+        profile = f", and for the {whose.lower()} profile"
         return [f"a {whose} queue object: v1.37 has no native equivalent (queues and quotas are {whose}'s own; "
                 f"kept for {whose}{profile})"]
     if is_volcano_conf(doc):
         return ["Volcano's scheduler configuration: v1.37 has no native equivalent (kept for the volcano "
                 "profile)"]
+    if is_yunikorn_conf(doc):
+        return ["YuniKorn's queues.yaml: v1.37 has no native equivalent (queues and quotas are YuniKorn's own; "
+                "kept for YuniKorn, and for the yunikorn profile)"]
     out: list[str] = []
     for where, pod in _pods(doc):
         spec = pod.get("spec")
