@@ -1,0 +1,47 @@
+"""YuniKorn as the simulator's admission gate builds it: a YunikornAdmission over the input's `queues.yaml`
+(the `yunikorn-configs` ConfigMap or the bare file; YuniKorn's default configuration without one). Every
+workload is an application; the queue it names (`yunikorn.apache.org/queue` or `queue`) is what the
+`provided` placement rule reads, and with none the placement rules decide (the default configuration's `tag`
+rule puts it in `root.<namespace>`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from phalanx.admission.base import AdmissionPolicy, NodeScoring
+from phalanx.api.fields import Manifest
+from phalanx.api.kinds import is_yunikorn_conf
+from phalanx.api.objects import Queueing, Source
+from phalanx.errors import InputError
+
+
+class YunikornFactory:
+    name = "yunikorn"
+    requeues = False  # an evicted application's pods come back through the gate, as the k8shim re-adds them
+    whole = False  # the k8shim groups pods into applications by applicationId; the gate's workloads stand in
+
+    def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
+        from phalanx.admission.yunikorn import load_yunikorn
+        from phalanx.admission.yunikorn_conf import parse_yunikorn_conf
+
+        conf = None
+        for doc, source in queue_docs:
+            if is_yunikorn_conf(doc) and conf is None:
+                try:
+                    conf = parse_yunikorn_conf(doc)
+                except InputError as exc:
+                    raise exc.at(file=source.file) from None
+        return load_yunikorn(conf, capacity)
+
+    def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
+        """The queue the application is submitted to: the first named, else "" (placement rules decide)."""
+        return next((q.yunikorn for q in queueing if q is not None and q.yunikorn), "")
+
+    def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
+        if not queueing.yunikorn:
+            return None
+        return (f"{kind} {key} names YuniKorn queue {queueing.yunikorn}: the k8shim reads the queue from each "
+                "pod, and the pods of what this object makes do not carry it unless their template does")
+
+    def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
+        return None  # YuniKorn's node sorting (fair, binpacking) is not mapped: the profile's scoring places pods
