@@ -64,9 +64,10 @@ from phalanx.sim.simulation import Simulation
 
 _Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 TARGET_SECONDS = 30.0
-PROFILES = ("kueue", "gang", "volcano")
+PROFILES = ("kueue", "gang", "volcano", "kai", "yunikorn")
 KUEUE = "kueue.x-k8s.io/v1beta2"
 VOLCANO = "scheduling.volcano.sh/v1beta1"
+KAI = "scheduling.run.ai/v2"
 FLAVOR = "rf"
 COHORTS = 5
 QUEUES_PER_COHORT = 6
@@ -121,7 +122,38 @@ def queue_objects() -> list[dict[str, Any]]:
             docs.append({"apiVersion": VOLCANO, "kind": "Queue", "metadata": {"name": name}, "spec": {
                 "weight": NOMINAL_CPU, "reclaimable": True,
                 "capability": {"cpu": str(NOMINAL_CPU + BORROWING_LIMIT_CPU)}}})
+            docs.append(kai_queue(name, cohort, NOMINAL_CPU, NOMINAL_CPU + BORROWING_LIMIT_CPU))
+        docs.append(kai_queue(cohort, None, NOMINAL_CPU * QUEUES_PER_COHORT, None))
+    docs.append(yunikorn_configs())
     return docs
+
+
+def kai_queue(name: str, parent: str | None, quota_cpu: int, limit_cpu: int | None) -> dict[str, Any]:
+    """A KAI Queue (cpu in millicores as KAI reads it): a ClusterQueue's nominal quota as its quota and nominal
+    plus borrowing limit as its limit; a cohort as the parent queue."""
+    unlimited = {"quota": -1, "limit": -1, "overQuotaWeight": 1}
+    cpu = {"quota": quota_cpu * 1000, "limit": -1 if limit_cpu is None else limit_cpu * 1000, "overQuotaWeight": 1}
+    spec: dict[str, Any] = {"resources": {"cpu": cpu, "memory": unlimited, "gpu": dict(unlimited, quota=0)}}
+    if parent is not None:
+        spec["parentQueue"] = parent
+    return {"apiVersion": KAI, "kind": "Queue", "metadata": {"name": name}, "spec": spec}
+
+
+def yunikorn_configs() -> dict[str, Any]:
+    """YuniKorn's queues.yaml: a parent queue per cohort, a leaf per ClusterQueue guaranteed its nominal quota
+    with nominal plus borrowing limit as its max; the `provided` rule places each Job by its `queue` label."""
+    cohorts = [{"name": f"cohort-{c}", "queues": [
+        {"name": cluster_queue_name(c, q), "resources": {
+            "guaranteed": {"vcore": str(NOMINAL_CPU)}, "max": {"vcore": str(NOMINAL_CPU + BORROWING_LIMIT_CPU)}}}
+        for q in range(QUEUES_PER_COHORT)]} for c in range(COHORTS)]
+    conf = {"partitions": [{"name": "default", "placementrules": [{"name": "provided"}],
+                            "queues": [{"name": "root", "submitacl": "*", "queues": cohorts}]}]}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yunikorn-configs", "namespace": "yunikorn"},
+            "data": {"queues.yaml": yaml.dump(conf, Dumper=_Dumper, sort_keys=False)}}
+
+
+def _cohort_of(queue: str) -> str:
+    return f"cohort-{queue.split('-')[1]}"
 
 
 def cluster_queue_name(cohort: int, queue: int) -> str:
@@ -140,7 +172,8 @@ def job_manifest(queue: str, cls: WorkloadClass, index: int, arrival: float) -> 
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {
             "name": f"{cls.name}-{index:04d}", "namespace": queue,
-            "labels": {"kueue.x-k8s.io/queue-name": queue, "app": "queueing-bench", "class": cls.name},
+            "labels": {"kueue.x-k8s.io/queue-name": queue, "kai.scheduler/queue": queue,
+                       "queue": f"root.{_cohort_of(queue)}.{queue}", "app": "queueing-bench", "class": cls.name},
             "annotations": {"scheduling.volcano.sh/queue-name": queue, "phalanx.dev/arrival": _seconds(arrival),
                             "phalanx.dev/duration": _seconds(cls.runtime)},
         },
@@ -276,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a tenth of the size")
     parser.add_argument("--workloads", type=int, default=FULL_WORKLOADS, help="workloads in all (default 15,000)")
     parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--profiles", default=",".join(PROFILES), help="comma-separated (default: kueue,gang,volcano)")
+    parser.add_argument("--profiles", default=",".join(PROFILES),
+                        help="comma-separated (default: kueue,gang,volcano,kai,yunikorn)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON too")
     parser.add_argument("--profile", metavar="PROFILE", choices=PROFILES,
                         help="also print a cProfile of one more run under PROFILE (top functions)")

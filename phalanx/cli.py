@@ -15,7 +15,7 @@ import yaml
 from rich.console import Console
 
 from phalanx import __version__
-from phalanx.api.kinds import is_namespace
+from phalanx.api.kinds import is_namespace, is_yunikorn_conf
 from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.api.reading import read_yaml
 from phalanx.autoscale.metrics import MetricsSeries
@@ -140,8 +140,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="run the simulation under one profile and print the outcome")
     inputs(sim, paths="*")
-    sim.add_argument("--profile", help="default | gang | kueue | volcano | a profile file; without it, "
-                                       "--feature-gates decide")
+    sim.add_argument("--profile", help="default | gang | kueue | volcano | kai | yunikorn | phalanx | a profile "
+                                       "file; without it, --feature-gates decide")
     sim.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration-like profile file")
     sim.add_argument("--feature-gates", default="", metavar="GATES",
                      help="e.g. GenericWorkload=true (the v1.37 default is off: pod-at-a-time scheduling)")
@@ -150,8 +150,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="run the same input under several profiles, side by side")
     inputs(cmp, paths="*")
     cmp.add_argument("--profiles", default="default,gang",
-                     help="comma-separated built-in profiles (default, gang, kueue, volcano; for GPU traces "
-                          "random, dotprod, clustering, packing, bestfit, fgd) or profile files "
+                     help="comma-separated built-in profiles (default, gang, kueue, volcano, kai, yunikorn, phalanx; "
+                          "for GPU traces random, dotprod, clustering, packing, bestfit, fgd) or profile files "
                           "(default: default,gang)")
     cmp.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     trace = cmp.add_argument_group("public traces", "replay a trace's CSV files instead of manifests")
@@ -362,9 +362,10 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
               file=sys.stderr)
     queueing = [doc for doc, _ in inputs.queue_docs if not is_namespace(doc)]
     if queueing:
-        counts = Counter(str(doc.get("kind", "volcano-scheduler.conf")) for doc in queueing)
+        counts = Counter(str(doc.get("kind", "queues.yaml" if is_yunikorn_conf(doc) else "volcano-scheduler.conf"))
+                         for doc in queueing)
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(counts.items()))
-        print(f"phalanx: read {len(queueing)} queueing object(s) for the kueue and volcano profiles "
+        print(f"phalanx: read {len(queueing)} queueing object(s) for the peer profiles (kueue, volcano, kai, yunikorn) "
               f"({kinds})", file=sys.stderr)
     if inputs.translated:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(inputs.translated.items()))

@@ -4,10 +4,14 @@ policy is its module(s) and one line here (and its builtin profile in phalanx/sc
 from __future__ import annotations
 
 from phalanx.admission.base import PolicyFactory
+from phalanx.admission.kai_factory import KaiFactory
 from phalanx.admission.kueue_factory import KueueFactory
 from phalanx.admission.volcano_factory import VolcanoFactory
+from phalanx.admission.yunikorn_factory import YunikornFactory
 
 POLICIES: dict[str, PolicyFactory] = {factory.name: factory for factory in (
     KueueFactory(),
     VolcanoFactory(),
+    KaiFactory(),
+    YunikornFactory(),
 )}

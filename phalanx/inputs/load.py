@@ -87,8 +87,8 @@ def _load_paths(paths: Sequence[str]) -> Inputs:
         inputs.notices.append(
             f"{sum(others.values())} pending pod(s) and pod template(s) name another scheduler ("
             + ", ".join(f"{name}: {count}" for name, count in sorted(others.items()))
-            + "): the simulated profile schedules them as its own, a what-if of moving them to it (the volcano "
-              "profile queues volcano's as Volcano does)")
+            + "): the simulated profile schedules them as its own, a what-if of moving them to it (the volcano, "
+              "kai and yunikorn profiles queue them as those schedulers do)")
     return inputs
 
 

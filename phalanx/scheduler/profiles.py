@@ -145,7 +145,7 @@ def gpu_profile(name: str) -> Profile:
                    tie_break="first", reserve=reserve_plugins(["GpuShare"]))
 
 
-BUILTIN = ("default", "gang", "kueue", "volcano", "phalanx", *GPU_POLICIES)
+BUILTIN = ("default", "gang", "kueue", "volcano", "kai", "yunikorn", "phalanx", *GPU_POLICIES)
 GROUP_RETRIES = ("backoff", "event")
 
 
@@ -154,8 +154,8 @@ def builtin(name: str) -> Profile:
         return Profile("default")
     if name == "gang":
         return Profile("gang", feature_gates=dict(WORKLOAD_GATES))
-    if name == "kueue":
-        return Profile("kueue", feature_gates=dict(WORKLOAD_GATES))
+    if name in ("kueue", "kai", "yunikorn"):  # the peer's queues in front of v1.37 gang placement
+        return Profile(name, feature_gates=dict(WORKLOAD_GATES))
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as
@@ -169,7 +169,7 @@ def builtin(name: str) -> Profile:
                        gpu_sharing="fgd-stranding", group_retry="event")
     if name in GPU_POLICIES:
         return gpu_profile(name)
-    raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, phalanx, "
+    raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, kai, yunikorn, phalanx, "
                      f"{', '.join(GPU_POLICIES)}; "
                      "or a path to a profile file)", field="--profile")
 

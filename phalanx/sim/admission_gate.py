@@ -70,6 +70,11 @@ class _Workload:
     total: dict[str, int] = field(default_factory=dict)  # what it asks of its queue (every pod set)
 
 
+TASK_GROUPS_NOTE = ("yunikorn.apache.org/task-groups: YuniKorn's task groups are not read (a Job's gang minimum, "
+                    "or its PodGroup's, is the application's gang; pods with one applicationId are not joined "
+                    "into one application)")
+
+
 class AdmissionGate:
     """Holds and releases workloads for one admission policy. The simulator asks it, for each Job and pending
     pod, whether the policy holds it, and runs `cycle` after each batch of events."""
@@ -138,6 +143,11 @@ class AdmissionGate:
         key = f"{pod.controller} {pod.owner}"
         return key if key in self.workloads else None
 
+    def wake_at(self) -> float | None:
+        """When the policy's answer changes with time alone, if it does (YuniKorn's preemption delay)."""
+        wake = getattr(self.policy, "wake_at", None)
+        return wake() if wake is not None else None
+
     def not_modelled(self) -> list[str]:
         return [*self.policy.not_modelled(), *self.notes]
 
@@ -151,12 +161,18 @@ class AdmissionGate:
             return False
         q = job.queueing
         queue = self.factory.queue((q,))
+        self._unmodelled(q)
         if queue is None:
             return False
         key = f"Job {job.key}"
         work = self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None, job=job)
         self._offer_job(work, now)
         return True
+
+    def _unmodelled(self, q: Queueing | None) -> None:
+        """Name once what a workload asks of the policy that the gate does not read."""
+        if self.which == "yunikorn" and q is not None and q.yunikorn_task_groups and TASK_GROUPS_NOTE not in self.notes:
+            self.notes.append(TASK_GROUPS_NOTE)
 
     def _offer_job(self, work: _Workload, now: float) -> None:
         job = work.job
@@ -185,6 +201,7 @@ class AdmissionGate:
         if pod.group_key is not None and f"{pod.controller} {pod.owner}" in self.group_owners:
             q = self.group_owners[f"{pod.controller} {pod.owner}"]  # a LeaderWorkerSet's group: its set's queue
         queue = self.factory.queue((q, gq))
+        self._unmodelled(q)
         if queue is None:
             return pod
         if pod.group_key is not None:
@@ -259,7 +276,8 @@ class AdmissionGate:
     def cycle(self, now: float) -> tuple[list[tuple[_Workload, list[Pod]]], list[tuple[_Workload, EvictWorkload]]]:
         """One admission pass: the workloads admitted (with the pods to release now: a Job's start is left to
         the caller), and those evicted (whose pods the caller takes back)."""
-        if not self.changed:
+        wake = self.wake_at()
+        if not self.changed and (wake is None or wake > now):
             return [], []
         self.changed = False
         admitted: list[tuple[_Workload, list[Pod]]] = []

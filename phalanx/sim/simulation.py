@@ -97,6 +97,11 @@ class _Wake:
 
 
 @dataclass(slots=True)
+class _AdmissionWake:
+    """A time the admission policy asked for (its answer changes with time alone: a preemption delay ends)."""
+
+
+@dataclass(slots=True)
 class _Controlled:
     """An object some workload controller takes in (phalanx.controllers.registry) arrives."""
 
@@ -104,7 +109,7 @@ class _Controlled:
 
 
 Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deletion | PodDeletion | ObjectUpdate
-         | GroupDeletion | DeviceTaintRule | ResourceSlice | _Controlled | _Wake | AutoscalerScan
+         | GroupDeletion | DeviceTaintRule | ResourceSlice | _Controlled | _Wake | _AdmissionWake | AutoscalerScan
          | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
 
@@ -154,6 +159,7 @@ class Simulation:
                                              replica_sets=list(inputs.of(ReplicaSet)), nodes=initial, seed=seed,
                                              until=until)
         self.gate: AdmissionGate | None = None
+        self._admission_wakes: set[float] = set()  # times an _AdmissionWake is queued for
         self._running_load: dict[str, int] = defaultdict(int)
         if scenario.admission is not None:
             for pod in inputs.pods:  # a snapshot's running pods: capacity the queues cannot share
@@ -297,8 +303,8 @@ class Simulation:
             case HorizontalPodAutoscaler() | HpaSync() | HpaBankSync():
                 assert self.hpas is not None
                 self.hpas.receive(event, self)
-            case AutoscalerScan():
-                pass  # the scan runs once the batch's events are in (feed)
+            case AutoscalerScan() | _AdmissionWake():
+                pass  # the scan and the admission cycle run once the batch's events are in (feed)
             case _Wake():
                 self._act(self.workloads.woken(event.key, self.now))
             case Pod():
@@ -630,6 +636,10 @@ class Simulation:
         starts), evicted ones' pods stop (running ones as preemption victims do) and wait again."""
         assert self.gate is not None
         admitted, evicted = self.gate.cycle(self.now)
+        wake = self.gate.wake_at()
+        if wake is not None and wake > self.now and wake not in self._admission_wakes:
+            self._admission_wakes.add(wake)
+            self.events.push(wake, ARRIVAL, _AdmissionWake())
         for work, decision in evicted:
             for key in sorted(work.pods):
                 record = self.pods.get(key)

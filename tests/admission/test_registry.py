@@ -18,9 +18,9 @@ from phalanx.sim.scenario import scenario_for
 
 
 def test_every_builtin_profiles_policy_is_registered() -> None:
-    assert set(POLICIES) == {"kueue", "volcano"} and set(POLICIES) <= set(BUILTIN)
+    assert set(POLICIES) == {"kueue", "volcano", "kai", "yunikorn"} and set(POLICIES) <= set(BUILTIN)
     assert {name: scenario_for(name).admission for name in BUILTIN if scenario_for(name).admission} == {
-        "kueue": "kueue", "volcano": "volcano"}
+        "kueue": "kueue", "volcano": "volcano", "kai": "kai", "yunikorn": "yunikorn"}
     assert all(factory.name == name for name, factory in POLICIES.items())
 
 

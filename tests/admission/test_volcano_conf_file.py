@@ -38,7 +38,8 @@ def test_without_a_conf_volcanos_default_spreads(tmp_path: Path, capsys: pytest.
 def test_the_shipped_file_is_read_by_queues(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     used, err = nodes_used(capsys, str(cluster(tmp_path / "in")), "--queues", str(CONF))
     assert used == 1
-    assert "read 1 queueing object(s) for the kueue and volcano profiles (volcano-scheduler.conf: 1)" in err
+    assert ("read 1 queueing object(s) for the peer profiles (kueue, volcano, kai, yunikorn) "
+            "(volcano-scheduler.conf: 1)") in err
 
 
 def test_the_shipped_file_is_read_among_the_manifests(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

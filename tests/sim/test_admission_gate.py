@@ -201,7 +201,7 @@ def test_compare_runs_the_three_profiles_with_per_queue_rows(peers_dir: Path,
     assert {q["kind"] for q in results["volcano"]["queues"]} == {"Queue"}
     assert results["kueue"]["admission"]["policy"] == "kueue"
     assert len({r["endTime"] for r in results.values()}) == 1  # one horizon
-    assert "read 7 queueing object(s) for the kueue and volcano profiles" in err
+    assert "read 7 queueing object(s) for the peer profiles (kueue, volcano, kai, yunikorn)" in err
 
 
 def test_queue_objects_can_come_from_a_separate_file(peers_dir: Path, tmp_path: Path,
