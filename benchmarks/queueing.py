@@ -172,13 +172,16 @@ def job_manifest(queue: str, cls: WorkloadClass, index: int, arrival: float) -> 
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {
             "name": f"{cls.name}-{index:04d}", "namespace": queue,
-            "labels": {"kueue.x-k8s.io/queue-name": queue, "kai.scheduler/queue": queue,
-                       "queue": f"root.{_cohort_of(queue)}.{queue}", "app": "queueing-bench", "class": cls.name},
+            "labels": {"kueue.x-k8s.io/queue-name": queue, "kai.scheduler/queue": queue, "app": "queueing-bench",
+                       "class": cls.name},
             "annotations": {"scheduling.volcano.sh/queue-name": queue, "phalanx.dev/arrival": _seconds(arrival),
                             "phalanx.dev/duration": _seconds(cls.runtime)},
         },
         "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 0, "template": {
-            "metadata": {"labels": {"app": "queueing-bench", "class": cls.name}},
+            # YuniKorn reads its queue and application from the pods
+            "metadata": {"labels": {"app": "queueing-bench", "class": cls.name,
+                                    "queue": f"root.{_cohort_of(queue)}.{queue}",
+                                    "applicationId": f"{queue}-{cls.name}-{index:04d}"}},
             "spec": {"priorityClassName": cls.name, "restartPolicy": "Never", "containers": [{
                 "name": "work", "image": "registry.k8s.io/pause:3.10.1",
                 "resources": {"requests": {"cpu": cpu}, "limits": {"cpu": cpu}}}]},

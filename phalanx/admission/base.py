@@ -35,6 +35,7 @@ class QueuedWorkload:
     created: float  # its arrival: FIFO order
     pod_sets: tuple[PodSet, ...]
     priority_class: str | None = None
+    application: str = ""  # the application it belongs to, where the policy groups workloads (YuniKorn's pods)
 
     def total(self) -> dict[str, int]:
         """Requests of the whole workload, summed over its pod sets."""
@@ -124,6 +125,9 @@ class PolicyFactory(Protocol):
     requeues: bool
     # The policy queues a JobSet or Kubeflow job whole, and a LeaderWorkerSet by group (Kueue's integrations).
     whole: bool
+    # The policy admits pods one by one (YuniKorn): a Job starts at once and each of its pods outside a gang is a
+    # workload of its own, in the application its pods name.
+    per_pod: bool
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         """The policy over the input's queueing objects (bad ones fail here, with file, object and field);

@@ -17,6 +17,7 @@ class KaiFactory:
     name = "kai"
     requeues = False  # an evicted PodGroup's pods are deleted; its owner recreates them and it queues again
     whole = True  # the pod grouper groups a JobSet, a Kubeflow job or a LeaderWorkerSet group as one PodGroup
+    per_pod = False
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.kai import load_kai

@@ -52,6 +52,7 @@ class KueueFactory:
     name = "kueue"
     requeues = True
     whole = True
+    per_pod = False
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.kueue import load_kueue

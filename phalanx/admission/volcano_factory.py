@@ -18,6 +18,7 @@ class VolcanoFactory:
     name = "volcano"
     requeues = False  # Volcano forgets an evicted job, which comes back as its pods return
     whole = False  # Volcano queues the PodGroups the operators make, in the Queue they name
+    per_pod = False
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.volcano import load_volcano

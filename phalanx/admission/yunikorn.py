@@ -1,4 +1,4 @@
-"""YuniKorn's queueing as an admission policy: which applications (one a workload) run, in which queue, in
+"""YuniKorn's queueing as an admission policy: which pods (of which applications) run, in which queue, in
 which order, and which are preempted toward guaranteed resources. Phalanx's engine places what is admitted.
 
 Restated from apache/yunikorn-core `pkg/scheduler` (commit be3bb487):
@@ -37,10 +37,12 @@ Restated from apache/yunikorn-core `pkg/scheduler` (commit be3bb487):
 - Gangs (k8shim task groups): a workload whose pod sets have a gang minimum reserves the minimum's
   resources as placeholders, all at once here; it is admitted when the minimum fits the headroom.
 
-Workload granularity (YuniKorn schedules pods, not applications): an application is admitted whole when its
-request (its gang minimum for a gang) fits every headroom and maxapplications allows it; its pods then go to
-the engine. Each workload is one application with its pods' requests plus YuniKorn's `pods` resource (one a
-pod); cpu is YuniKorn's `vcore`. not_modelled() names the rest.
+Workload granularity: as the k8shim hands YuniKorn each pod (the factory's `per_pod`), a workload is one pod,
+of the application its `applicationId` names (`QueuedWorkload.application`; the k8shim's
+`yunikorn-<namespace>-autogen` without one), admitted when it fits every headroom and maxapplications allows
+its application (one already running counts already); application order is by the application's first
+submission. A v1.37 gang (a PodGroup) is one workload admitted at its minimum. Requests are counted with
+YuniKorn's `pods` resource (one a pod); cpu is YuniKorn's `vcore`. not_modelled() names the rest.
 
 Upstream cases not restated, and why: per-node predicates and node sorting (the engine places pods), user and
 group limits (no user identity in the input), recovery queue and forced placement (no restarts), placeholder
@@ -197,10 +199,16 @@ class _App:
     admitted_at: float | None = None
     charged: Res = field(default_factory=dict)
     reason: str = ""
+    app_created: float = 0.0  # when its application's first workload was submitted (the application order)
 
     @property
     def key(self) -> str:
         return self.workload.key
+
+    @property
+    def application(self) -> str:
+        """The application it belongs to: several workloads (pods) share one under the k8shim."""
+        return self.workload.application or self.workload.key
 
     @property
     def shape(self) -> tuple[tuple[str, int], ...]:
@@ -227,8 +235,9 @@ class YQueue:
         self.template = template
         self.dynamic = dynamic
         self.allocated: Res = {}
-        self.running = 0
-        self.apps: dict[str, _App] = {}  # leaves: admitted applications
+        self.running = 0  # running applications under it
+        self.app_refs: Counter[str] = Counter()  # running application -> its admitted workloads under it
+        self.apps: dict[str, _App] = {}  # leaves: admitted workloads
         self.pending: list[tuple[tuple[Any, ...], _App]] = []  # leaves: sorted by the application order
         self.shapes: Counter[tuple[tuple[str, int], ...]] = Counter()
         self.priorities: Counter[int] = Counter()
@@ -288,8 +297,11 @@ class YQueue:
             return limit
         return {**limit, **self.max}
 
-    def can_run_app(self) -> bool:
-        return all(q.max_apps == 0 or q.running + 1 <= q.max_apps for q in self.ancestry())
+    def can_run_app(self, application: str | None = None) -> bool:
+        """Whether `application` may run here within every `maxapplications` up the tree (one already running
+        under a queue counts there already); None: whether a new one may."""
+        return all(q.max_apps == 0 or (application is not None and application in q.app_refs)
+                   or q.running + 1 <= q.max_apps for q in self.ancestry())
 
     def current_priority(self) -> int:
         """The queue's priority as its parent sorts it: its highest pending application's (a leaf) or child's
@@ -308,10 +320,10 @@ class YQueue:
 
     def app_key(self, app: _App) -> tuple[Any, ...]:
         """The application order (sortApplications); ties by arrival order."""
-        prio, created = -app.workload.priority, app.workload.created
+        prio, created = -app.workload.priority, app.app_created
         if self.sort_policy == "fifo" and not self.priority_sort:
-            return (created, prio, app.seq)
-        return (prio, created, app.seq)
+            return (created, prio, app.workload.created, app.seq)
+        return (prio, created, app.workload.created, app.seq)
 
     def add_pending(self, app: _App) -> None:
         bisect.insort(self.pending, (self.app_key(app), app), key=lambda item: item[0])
@@ -330,10 +342,14 @@ class YQueue:
             if self.priorities[app.workload.priority] <= 0:
                 del self.priorities[app.workload.priority]
 
-    def charge(self, res: Mapping[str, int], sign: int) -> None:
+    def charge(self, res: Mapping[str, int], sign: int, application: str) -> None:
         for queue in self.ancestry():
             queue.allocated = _add(queue.allocated, res, sign)
-            queue.running += sign
+            before = queue.app_refs[application]
+            queue.app_refs[application] = before + sign
+            if queue.app_refs[application] <= 0:
+                del queue.app_refs[application]
+            queue.running += (application in queue.app_refs) - (before > 0)
 
     def remaining_guaranteed(self) -> Res | None:
         """What is left of the guarantees up the tree (guaranteed − allocated, the smallest per type); None when no
@@ -375,6 +391,7 @@ class YunikornAdmission:
         self._rejected: dict[str, str] = {}
         self._seq = 0
         self._wake: float | None = None  # see wake_at
+        self._app_first: dict[str, float] = {}  # application -> when its first workload was submitted
 
     def _build(self, conf: QueueConf, parent: YQueue | None) -> None:
         queue = YQueue(conf.path, parent, conf.leaf, guaranteed=conf.guaranteed, maximum=conf.max,
@@ -409,6 +426,7 @@ class YunikornAdmission:
                 min_counts[ps.name] = count
             minimum = _add(minimum, to_yunikorn({k: v * count for k, v in ps.requests.items()}, count))
         app = _App(workload, self._seq, total, minimum if gang else total, gang, min_counts)
+        app.app_created = self._app_first.setdefault(app.application, workload.created)
         path, reason = self.place(workload.queue, {"namespace": workload.namespace})
         if path is None:
             self._rejected[workload.key] = reason
@@ -426,7 +444,7 @@ class YunikornAdmission:
         if app.admitted_at is None:
             app.queue.remove_pending(app)
         else:
-            app.queue.charge(app.charged, -1)
+            app.queue.charge(app.charged, -1, app.application)
             app.queue.apps.pop(key, None)
 
     def cycle(self, now: float) -> list[Admit | EvictWorkload]:
@@ -468,8 +486,9 @@ class YunikornAdmission:
 
     def not_modelled(self) -> list[str]:
         out = list(self._notes)
-        out.append("YuniKorn schedules pods one by one; here an application (a workload) is admitted whole when "
-                   "its request (its gang minimum for a gang) fits every headroom, and holds that until it ends")
+        out.append("a v1.37 gang (a PodGroup with minCount) is admitted whole at its minimum, as YuniKorn's task "
+                   "groups reserve placeholders; YuniKorn itself knows no v1.37 gang and would take its pods one by "
+                   "one")
         for path, queue in sorted(self.queues.items()):
             out.extend(f"queue {path}: property {bad} cannot be read; YuniKorn logs it and uses its default, as here"
                        for bad in queue.bad_properties)
@@ -492,8 +511,8 @@ class YunikornAdmission:
         out.append("gang placeholders are reserved all at once, so the placeholder timeout (which starts at the "
                    "first placeholder) never fires: gangSchedulingStyle Soft or Hard has no effect here; the pods "
                    "above a gang's minimum are not admitted later when it starts on its minimum alone")
-        out.append("preemption picks victims across the cluster (YuniKorn picks them per node) and evicts whole "
-                   "applications; allow-preemption annotations and the preemption retry interval are not modelled")
+        out.append("preemption picks victims across the cluster (YuniKorn picks them per node), pods (a gang "
+                   "whole); allow-preemption annotations and the preemption retry interval are not modelled")
         return out
 
     # --- placement ---
@@ -633,7 +652,8 @@ class YunikornAdmission:
             leaf = self._pick_leaf(blocked)
             if leaf is None:
                 return
-            if not leaf.can_run_app():
+            full = not leaf.can_run_app()  # no new application may start: only running ones' workloads
+            if full and not any(a.application in leaf.app_refs for _, a in leaf.pending):
                 for _, app in leaf.pending:
                     app.reason = f"{MAX_APPS_REACHED} ({self._max_apps_queue(leaf)})"
                 blocked.add(leaf.path)
@@ -644,6 +664,10 @@ class YunikornAdmission:
             chosen: _App | None = None
             while index < len(leaf.pending) and len(shapes) < len(leaf.shapes):
                 app = leaf.pending[index][1]
+                if full and app.application not in leaf.app_refs:
+                    app.reason = f"{MAX_APPS_REACHED} ({self._max_apps_queue(leaf)})"
+                    index += 1
+                    continue
                 if app.shape not in shapes:
                     if fits_headroom(headroom, app.minimum):
                         chosen = app
@@ -676,7 +700,7 @@ class YunikornAdmission:
         app.charged = charged
         app.admitted_at = now
         app.reason = ""
-        queue.charge(charged, 1)
+        queue.charge(charged, 1, app.application)
         queue.apps[app.key] = app
         queue.stats.admitted += 1
         queue.stats.wait_sum += max(0.0, now - app.workload.created)
@@ -691,7 +715,7 @@ class YunikornAdmission:
             leaf = self.queues[path]
             if not leaf.leaf or not leaf.pending or leaf.preemption_policy == "disabled":
                 continue
-            if leaf.remaining_guaranteed() is None or not leaf.can_run_app():
+            if leaf.remaining_guaranteed() is None:
                 continue  # no guarantee on the path: nothing to preempt toward
             tried: set[tuple[tuple[str, int], ...]] = set()
             for _, app in list(leaf.pending):
@@ -701,7 +725,7 @@ class YunikornAdmission:
                     due = app.workload.created + leaf.preemption_delay
                     self._wake = due if self._wake is None else min(self._wake, due)
                     continue
-                if app.shape in tried:
+                if app.shape in tried or not leaf.can_run_app(app.application):
                     continue
                 victims = self.find_victims(app)
                 if victims is None:
@@ -751,13 +775,13 @@ class YunikornAdmission:
     def _fits_without(self, queue: YQueue, ask: Res, victims: list[_App]) -> bool:
         for victim in victims:
             assert victim.queue is not None
-            victim.queue.charge(victim.charged, -1)
+            victim.queue.charge(victim.charged, -1, victim.application)
         try:
             return fits_headroom(queue.headroom(), ask)
         finally:
             for victim in victims:
                 assert victim.queue is not None
-                victim.queue.charge(victim.charged, 1)
+                victim.queue.charge(victim.charged, 1, victim.application)
 
     @staticmethod
     def _fence(queue: YQueue, priority: int, ask: Res) -> tuple[YQueue, dict[str, int]]:

@@ -57,6 +57,7 @@ class _Workload:
     owner: JobSet | TrainingJob | StatefulSet | None = None  # admitted whole: its controller starts it then
     group: PodGroup | None = None
     min_members: int = 1  # members that must have arrived before a group is offered
+    application: str = ""  # a per-pod policy's application (YuniKorn's applicationId)
     held: dict[str, Pod] = field(default_factory=dict)  # pods waiting for admission, as created
     created: dict[str, Pod] = field(default_factory=dict)  # each pod as its owner made it (no flavor)
     started: bool = False  # a Job: its controller has started it
@@ -160,8 +161,10 @@ class AdmissionGate:
             self.owned_jobs[job.key] = job_set  # its JobSet was admitted: the Job starts now, in its workload
             return False
         q = job.queueing
-        queue = self.factory.queue((q,))
         self._unmodelled(q)
+        if self.factory.per_pod:
+            return False  # the Job starts at once; its pods wait for admission one by one (hold_pod)
+        queue = self.factory.queue((q,))
         if queue is None:
             return False
         key = f"Job {job.key}"
@@ -213,6 +216,8 @@ class AdmissionGate:
         else:
             key = f"Pod {pod.key}"
             self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None)
+        if self.factory.per_pod and not self.workloads[key].application:
+            self.workloads[key].application = application_of(pod, q)
         work = self.workloads[key]
         work.pods.add(pod.key)
         self.of_pod[pod.key] = key
@@ -265,8 +270,8 @@ class AdmissionGate:
         if work.kueue_priority_class is not None:
             priority = self.policy.workload_priority(work.kueue_priority_class, priority)
         self.policy.submit(QueuedWorkload(key=work.key, namespace=namespace, queue=work.queue, priority=priority,
-                                          created=now, pod_sets=tuple(pod_sets), priority_class=priority_class),
-                           now)
+                                          created=now, pod_sets=tuple(pod_sets), priority_class=priority_class,
+                                          application=work.application), now)
         work.offered = True
         work.submitted_at = now
         self.changed = True
@@ -389,6 +394,14 @@ def held_lines(rows: Sequence[Mapping[str, object]], shown: int = 3) -> list[str
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
         lines.append(f"{len(names)} workload(s) held: {reason} ({', '.join(names[:shown])}{more})")
     return lines
+
+
+def application_of(pod: Pod, q: Queueing | None) -> str:
+    """The application a pod belongs to, as YuniKorn's k8shim names it (GetApplicationIDFromPod): the app-id it
+    carries, else one application of every such pod in its namespace."""
+    if q is not None and q.yunikorn_app:
+        return q.yunikorn_app
+    return f"yunikorn-{pod.namespace}-autogen"
 
 
 def _kind(obj: Whole) -> str:

@@ -55,6 +55,7 @@ class _AdmitAllFactory:
     name = "admit-all"
     requeues = True
     whole = False
+    per_pod = False
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         return _AdmitAll()

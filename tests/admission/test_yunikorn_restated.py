@@ -338,8 +338,8 @@ def test_headroom() -> None:
                     properties={})
     leaf1 = YQueue("root.parent.leaf1", parent, True, guaranteed={}, maximum={}, max_apps=0, properties={})
     leaf2 = YQueue("root.parent.leaf2", parent, True, guaranteed={}, maximum={}, max_apps=0, properties={})
-    leaf1.charge({"first": 5, "second": 3}, 1)
-    leaf2.charge({"first": 5, "second": 3}, 1)
+    leaf1.charge({"first": 5, "second": 3}, 1, "app-1")
+    leaf2.charge({"first": 5, "second": 3}, 1, "app-2")
     assert root.headroom() == {"first": 10, "second": 4}
     assert parent.headroom() == {"first": 10, "second": 2}
     assert leaf1.headroom() == leaf2.headroom() == {"first": 10, "second": 2}

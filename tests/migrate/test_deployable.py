@@ -121,6 +121,12 @@ def test_what_migrate_writes_validates_and_simulates_as_the_original(
     ("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-a}\nspec: {}",
      "Queue team-a: a KAI queue object"),
     ('actions: "enqueue, allocate"\ntiers: []', "volcano-scheduler.conf: Volcano's scheduler configuration"),
+    ("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: yunikorn-configs, namespace: yunikorn}\n"
+     "data: {queues.yaml: 'partitions: [{name: default}]'}",
+     "ConfigMap yunikorn/yunikorn-configs: YuniKorn's queues.yaml: v1.37 has no native equivalent"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {yunikorn.apache.org/queue: root.a}}\n"
+     "spec: {containers: []}",
+     "Pod p: metadata.annotations[yunikorn.apache.org/queue] root.a: YuniKorn's queue"),
 ])
 def test_what_v137_alone_does_not_act_on_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       doc: str, warning: str) -> None:

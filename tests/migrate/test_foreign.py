@@ -377,3 +377,11 @@ def test_simulate_names_the_file_of_a_refused_count_too(tmp_path: Path, capsys: 
     path = write(tmp_path, _volcano_group('"4"'))
     assert main(["validate", str(path)]) == 2
     assert capsys.readouterr().err.startswith(f"phalanx: error: {path}: PodGroup ml/train: spec.minMember: ")
+
+
+def test_a_kai_podgroups_queue_is_kept_for_the_kai_profile(tmp_path: Path) -> None:
+    """KAI's PodGroup `spec.queue` stays on the translated PodGroup as the label KAI reads, so that the kai
+    profile queues the gang in team-a (v1.37 ignores the label)."""
+    inputs = load_paths([str(write(tmp_path, KAI))])
+    (group,) = inputs.pod_groups
+    assert group.queueing is not None and group.queueing.kai == "team-a"

@@ -5,6 +5,7 @@ and what is not modelled named on stderr."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def test_compare_runs_all_five_profiles_and_names_what_is_not_modelled(capsys: p
     profiles = [r["profile"] for r in json.loads(out)["results"]]
     assert profiles == ["gang", "kueue", "volcano", "kai", "yunikorn"]
     assert "phalanx: kai: not modelled: consolidation" in err
-    assert "phalanx: yunikorn: not modelled: YuniKorn schedules pods one by one" in err
+    assert "phalanx: yunikorn: not modelled: a v1.37 gang (a PodGroup with minCount) is admitted whole" in err
 
 
 def test_yunikorn_task_groups_are_named_not_modelled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,3 +152,44 @@ def test_yunikorn_max_holds_from_a_bare_queues_yaml(tmp_path: Path) -> None:
     assert len(held) == 3 and not any(w["admitted"] for w in held)
     assert {w["reason"] for w in held} == {"Not enough queue quota: its request does not fit the headroom of queue "
                                            "root.research"}
+
+
+YUNIKORN_DATA = Path(__file__).parents[1] / "admission" / "data" / "yunikorn"
+
+
+def _running_by_job(tmp_path: Path, until: float) -> Counter[str]:
+    """The k8shim's preemption example (deployments/examples/preemption, its Jobs and yunikorn-configs.yaml
+    unchanged) on one node, its README's kubectl steps as arrivals: the two low-priority Jobs at 0 s, the
+    normal-priority Job at 60 s, the high-priority one at 600 s; "remove low-priority job" as the low Job's pods
+    ending at 300 s. The running pods of each Job at `until`."""
+    steps = {"low-priority-job-outside-fence": ("0s", "2h"), "low-priority-job": ("0s", "300s"),
+             "normal-priority-job": ("60s", "2h"), "high-priority-job": ("600s", "2h")}
+    docs: list[Doc] = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"},
+                        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}]
+    for name, (arrival, duration) in steps.items():
+        job = yaml.safe_load((YUNIKORN_DATA / "preemption" / f"{name}.yaml").read_text())
+        job["metadata"]["namespace"] = "default"
+        job["metadata"]["annotations"] = {"phalanx.dev/arrival": arrival, "phalanx.dev/duration": duration}
+        docs.append(job)
+    (tmp_path / "jobs.yaml").write_text(yaml.safe_dump_all(docs))
+    inputs = load_paths([str(tmp_path / "jobs.yaml"), str(YUNIKORN_DATA / "preemption-yunikorn-configs.yaml")])
+    sim = Simulation(inputs, builtin("yunikorn"), scenario=scenario_for("yunikorn"), until=until).run()
+    return Counter(str(record.pod.owner).split("/", 1)[1] for record in sim.pods.values() if record.phase == "Running"
+                   and not record.terminating)
+
+
+@pytest.mark.parametrize(("until", "expected"), [
+    # "Should have 10 pods in Running. Expected: 5 outside fence, 5 low-priority."
+    (50, {"low-priority-job-outside-fence": 5, "low-priority-job": 5}),
+    # "Expected: 5 outside fence, 2 low-priority, 3 normal-priority." (a task cannot preempt outside its fence;
+    # preemption brings the queue to its guarantee, 300m)
+    (250, {"low-priority-job-outside-fence": 5, "low-priority-job": 2, "normal-priority-job": 3}),
+    # after the low-priority Job goes: "Expected: 5 outside fence, 5 normal-priority."
+    (500, {"low-priority-job-outside-fence": 5, "normal-priority-job": 5}),
+    # "Preemption can never leave a queue lower than its guaranteed capacity ... Expected: 5 outside fence,
+    # 3 normal-priority, 2 high-priority."
+    (900, {"low-priority-job-outside-fence": 5, "normal-priority-job": 3, "high-priority-job": 2}),
+])
+def test_yunikorn_preemption_example_as_its_readme_expects(tmp_path: Path, until: float,
+                                                           expected: dict[str, int]) -> None:
+    assert _running_by_job(tmp_path, until) == Counter(expected)
