@@ -138,6 +138,11 @@ class PolicyFactory(Protocol):
         """The queue a workload waits in, from what its object (then its PodGroup) names; None: not queued."""
         ...
 
+    def priority_class(self, queueing: Queueing) -> str | None:
+        """The priority class a workload's own label names for the policy (Kueue's WorkloadPriorityClass label,
+        KAI's `priorityClassName` label), which `AdmissionPolicy.workload_priority` turns into its priority."""
+        ...
+
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
         """A note for a JobSet, LeaderWorkerSet or Kubeflow job that names one of the policy's queues when the
         policy does not queue it whole (`whole` False); None when it names none."""

@@ -52,6 +52,8 @@ UNLIMITED = -1.0
 DEFAULT_QUEUE = "default-queue"  # the pod grouper's queue for a workload naming none (constants.DefaultQueueName)
 DEFAULT_PARENT_QUEUE = "default-parent-queue"  # both made by KAI's Helm chart (values.yaml defaultQueue)
 NON_PREEMPTIBLE_PRIORITY = 100  # podgroup.CalculatePreemptibility
+# The PriorityClasses KAI's chart deploys (docs/priority/README.md, "Priority Classes").
+KAI_PRIORITY_CLASSES = {"train": 50, "build-preemptible": 75, "build": 100, "inference": 125}
 MB = 1_000_000  # KAI's memory unit (proportion.go: `mebibytes = 1000 * 1000`)
 PHALANX_NAMES = {"cpu": "cpu", "memory": "memory", "gpu": "nvidia.com/gpu"}
 _NO_FAIR_SHARE_DRF = 1000.0  # noFairShareDrfMultiplier
@@ -413,14 +415,22 @@ class KaiAdmission:
         self._jobs: dict[str, _Job] = {}
         self._stats: dict[str, _Stats] = {}
         self._missing: set[str] = set()
+        self._unknown_classes: set[str] = set()  # priorityClassName labels naming no class KAI deploys
         self._shape_reason: dict[tuple[str, tuple[Any, ...]], str] = {}
         self._fair_done = False
 
     # --- the AdmissionPolicy protocol ---
 
     def workload_priority(self, priority_class: str, priority: int) -> int:
-        """KAI takes a PodGroup's priority from its priority class: the pods' priority."""
-        return priority
+        """The priority of a workload whose `priorityClassName` label names `priority_class` (KAI reads the label
+        before the pods' spec.priorityClassName): the value of the class KAI's chart deploys under that name
+        (train 50, build-preemptible 75, build 100, inference 125); another name keeps the pods' priority, and is
+        named under not_modelled (its PriorityClass object is not read)."""
+        value = KAI_PRIORITY_CLASSES.get(priority_class)
+        if value is None:
+            self._unknown_classes.add(priority_class)
+            return priority
+        return value
 
     def submit(self, workload: QueuedWorkload, now: float) -> None:
         self.finished(workload.key, now)
@@ -465,7 +475,9 @@ class KaiAdmission:
         capacity_failed: dict[str, set[tuple[Any, ...]]] = {}
         self._allocate(now, out, failed, capacity_failed)
         self._evict_for(now, out, capacity_failed, reclaim=True)
-        self._evict_for(now, out, capacity_failed, reclaim=False)
+        # Victims in the preemptor's own queue free its queue's allocation too: a job held by its queue's limit may
+        # preempt (the solver checks the limit with the victims gone), as well as one held by the cluster's room.
+        self._evict_for(now, out, failed, reclaim=False)
         return out
 
     def queue_rows(self) -> list[dict[str, object]]:
@@ -528,6 +540,8 @@ class KaiAdmission:
                            f"workload requesting {resource} runs in the queue (-1 means no limit)")
         for name in sorted(self._missing):
             out.append(f"Queue {name} is named by workloads but not defined: they stay Pending, as in KAI")
+        out.extend(f"label priorityClassName {name}: not one of KAI's built-in classes (train, build-preemptible, "
+                   "build, inference); the pods' priority is used" for name in sorted(self._unknown_classes))
         return out
 
     # --- fair share ---
@@ -635,6 +649,12 @@ class KaiAdmission:
                 limit = node.limits.max_allowed[i]
                 if limit != UNLIMITED and job.req[i] and limit < allocated[i] + job.req[i]:
                     return over_limit_message(node.shown, i, limit, allocated[i], job.req[i])
+        return self._over_quota(q, job)
+
+    @staticmethod
+    def _over_quota(q: _Q, job: _Job) -> str:
+        """IsNonPreemptibleJobOverQueueQuota: "" unless `job` is non-preemptible and would take the non-preemptible
+        allocation of a queue on its path over its quota; else KAI's message."""
         if not job.preemptible:
             for node in q.path():
                 for i in range(3):
@@ -683,9 +703,9 @@ class KaiAdmission:
     # --- reclaim and preempt ---
 
     def _evict_for(self, now: float, out: list[Admit | EvictWorkload],
-                   capacity_failed: dict[str, set[tuple[Any, ...]]], *, reclaim: bool) -> None:
-        # Only jobs that failed on the cluster's capacity alone can be helped by evicting others.
-        skips = {name: {s for s in q.shapes if s not in capacity_failed.get(name, set())}
+                   helpable: dict[str, set[tuple[Any, ...]]], *, reclaim: bool) -> None:
+        # Only jobs that failed where evicting others can help (`helpable`) are tried.
+        skips = {name: {s for s in q.shapes if s not in helpable.get(name, set())}
                  for name, q in self._q.items() if not q.children}
         for name, skip in skips.items():
             q = self._q[name]
@@ -802,12 +822,11 @@ class KaiAdmission:
         return True
 
     def _may_preempt(self, q: _Q, job: _Job) -> bool:
-        return (job.preemptible or not self._gate(q, job)) and any(
-            v.workload.priority < job.workload.priority for _, v in q.running)
+        return not self._over_quota(q, job) and any(v.workload.priority < job.workload.priority for _, v in q.running)
 
     def _preempt_victims(self, q: _Q, job: _Job) -> list[_Job] | None:
-        if not job.preemptible and self._gate(q, job):
-            return None  # IsNonPreemptibleJobOverQueueQuota
+        if self._over_quota(q, job):
+            return None  # IsNonPreemptibleJobOverQueueQuota; the queue's limit is checked with the victims gone
         chosen: list[_Job] = []
         freed: dict[str, float] = {}
         freed_vec = ZERO

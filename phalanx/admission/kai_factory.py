@@ -43,6 +43,9 @@ class KaiFactory:
         `kai.scheduler/queue` label there (podgrouper/plugins/defaultgrouper CalcPodGroupQueue)."""
         return next((q.kai for q in queueing if q is not None and q.kai), DEFAULT_QUEUE)
 
+    def priority_class(self, queueing: Queueing) -> str | None:
+        return queueing.kai_priority_class
+
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
         return None  # whole: every kind is queued
 

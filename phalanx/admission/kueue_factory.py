@@ -64,6 +64,9 @@ class KueueFactory:
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         return next((q.kueue for q in queueing if q is not None and q.kueue), None)
 
+    def priority_class(self, queueing: Queueing) -> str | None:
+        return queueing.kueue_priority_class
+
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
         return None  # Kueue queues them whole (`whole`)
 

@@ -41,6 +41,9 @@ class VolcanoFactory:
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         return next((q.volcano for q in queueing if q is not None and q.volcano), DEFAULT_QUEUE)
 
+    def priority_class(self, queueing: Queueing) -> str | None:
+        return None
+
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
         if not queueing.volcano:
             return None

@@ -38,6 +38,9 @@ class YunikornFactory:
         """The queue the application is submitted to: the first named, else "" (placement rules decide)."""
         return next((q.yunikorn for q in queueing if q is not None and q.yunikorn), "")
 
+    def priority_class(self, queueing: Queueing) -> str | None:
+        return None
+
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
         if not queueing.yunikorn:
             return None

@@ -189,6 +189,7 @@ KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
 KAI_QUEUE_LABEL = "kai.scheduler/queue"
+KAI_PRIORITY_LABEL = "priorityClassName"  # KAI reads a workload's priority class from this label first
 # YuniKorn's k8shim reads each from a label or an annotation, the yunikorn.apache.org key first.
 YUNIKORN_QUEUE_KEYS = ("yunikorn.apache.org/queue", "queue")
 YUNIKORN_APP_KEYS = ("yunikorn.apache.org/app-id", "applicationId")
@@ -203,10 +204,13 @@ def queueing(meta: Meta) -> Queueing | None:
     yunikorn = _either(meta, YUNIKORN_QUEUE_KEYS)
     app = _either(meta, YUNIKORN_APP_KEYS)
     task_groups = YUNIKORN_TASK_GROUPS in meta.annotations
-    if kueue is None and volcano is None and kai is None and yunikorn is None and app is None and not task_groups:
+    kai_class = meta.labels.get(KAI_PRIORITY_LABEL)
+    if kueue is None and volcano is None and kai is None and yunikorn is None and app is None and not task_groups \
+            and kai_class is None:
         return None
     return Queueing(kueue=kueue, kueue_priority_class=meta.labels.get(KUEUE_PRIORITY_CLASS_LABEL), volcano=volcano,
-                    kai=kai, yunikorn=yunikorn, yunikorn_app=app, yunikorn_task_groups=task_groups)
+                    kai=kai, yunikorn=yunikorn, yunikorn_app=app, yunikorn_task_groups=task_groups,
+                    kai_priority_class=kai_class)
 
 
 def _either(meta: Meta, keys: tuple[str, ...]) -> str | None:

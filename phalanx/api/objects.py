@@ -198,6 +198,7 @@ class Queueing:
     yunikorn: str | None = None
     yunikorn_app: str | None = None
     yunikorn_task_groups: bool = False  # annotation yunikorn.apache.org/task-groups: named, not modelled
+    kai_priority_class: str | None = None  # label priorityClassName: KAI's workload priority
 
 
 @dataclass(slots=True)

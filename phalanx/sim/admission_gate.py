@@ -50,7 +50,7 @@ T = TypeVar("T")
 class _Workload:
     key: str  # "Job ns/name", "PodGroup ns/name" or "Pod ns/name"
     queue: str
-    kueue_priority_class: str | None
+    priority_class: str | None  # what the workload's own label names (Kueue's or KAI's), for the policy
     job: Job | None = None  # a Job not started yet (it starts when first admitted), or as it runs now
     full: Job | None = None  # the Job as written, once an admission changed its counts
     resized: bool = False  # a started Job admitted again with other counts: its controller resizes it
@@ -115,7 +115,7 @@ class AdmissionGate:
             self.group_owners[f"LeaderWorkerSet {obj.key}"] = q
             return False
         key = f"{_kind(obj)} {obj.key}"
-        work = self.workloads[key] = _Workload(key, queue, q.kueue_priority_class, owner=obj)
+        work = self.workloads[key] = _Workload(key, queue, self.factory.priority_class(q), owner=obj)
         templates = _templates(obj)
         named = next((t.priority_class_name for _, _, t in templates if t.priority_class_name), None)
         priority = next((t.priority for _, _, t in templates if t.priority_class_name == named), 0)
@@ -168,7 +168,7 @@ class AdmissionGate:
         if queue is None:
             return False
         key = f"Job {job.key}"
-        work = self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None, job=job)
+        work = self.workloads[key] = _Workload(key, queue, self.factory.priority_class(q) if q else None, job=job)
         self._offer_job(work, now)
         return True
 
@@ -211,11 +211,11 @@ class AdmissionGate:
             key = f"PodGroup {pod.group_key}"
             if key not in self.workloads:
                 min_members = group.min_count if group is not None and group.is_gang else 1
-                self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None, group=group,
+                self.workloads[key] = _Workload(key, queue, self.factory.priority_class(q) if q else None, group=group,
                                                 min_members=min_members)
         else:
             key = f"Pod {pod.key}"
-            self.workloads[key] = _Workload(key, queue, q.kueue_priority_class if q else None)
+            self.workloads[key] = _Workload(key, queue, self.factory.priority_class(q) if q else None)
         if self.factory.per_pod and not self.workloads[key].application:
             self.workloads[key].application = application_of(pod, q)
         work = self.workloads[key]
@@ -267,8 +267,8 @@ class AdmissionGate:
         for ps in pod_sets:
             for name, value in ps.requests.items():
                 work.total[name] = work.total.get(name, 0) + value * ps.count
-        if work.kueue_priority_class is not None:
-            priority = self.policy.workload_priority(work.kueue_priority_class, priority)
+        if work.priority_class is not None:
+            priority = self.policy.workload_priority(work.priority_class, priority)
         self.policy.submit(QueuedWorkload(key=work.key, namespace=namespace, queue=work.queue, priority=priority,
                                           created=now, pod_sets=tuple(pod_sets), priority_class=priority_class,
                                           application=work.application), now)

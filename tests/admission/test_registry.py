@@ -57,6 +57,9 @@ class _AdmitAllFactory:
     whole = False
     per_pod = False
 
+    def priority_class(self, queueing: Queueing) -> str | None:
+        return None
+
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         return _AdmitAll()
 
