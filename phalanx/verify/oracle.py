@@ -43,7 +43,8 @@ from phalanx.verify.kueue_plane import kueue_on
 # catches up.
 PRIORITY_CLASS_SECONDS = 10.0
 # How long the last look waits for a PodGroup whose members were bound to say so.
-GROUP_STATUS_SECONDS = 5.0
+GROUP_STATUS_SECONDS = 3.0
+INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
 QUIET_POLLS = 3  # consecutive unchanged polls (with empty active and backoff queues) that make "quiet"
 POLL_SECONDS = 0.05
 ATTEMPT_SECONDS = 3.0  # how long to wait for the real scheduler to try a pod just created
@@ -749,28 +750,34 @@ class Oracle:
             preemptor = self._keys.get(said.group(2)) if said and said.group(1) == "pod" else None
             if said and preemptor is not None:
                 outcome.pods.setdefault(preemptor, RealPod(preemptor)).preempted_on = said.group(3)
-        for body in self._settled_groups():
+        groups, overwritten = self._settled_groups()
+        for body in groups:
             key = f"{body['metadata']['namespace']}/{body['metadata']['name']}"
             conditions = (body.get("status") or {}).get("conditions") or []
             outcome.groups[key] = {c["type"]: {"status": c.get("status", ""), "reason": c.get("reason", ""),
                                                "message": c.get("message", "")} for c in conditions}
+            if key in overwritten:
+                outcome.groups[key].setdefault(INITIALLY_SCHEDULED, {"status": ""})["overwritten"] = "True"
 
-    def _settled_groups(self) -> list[dict[str, Any]]:
+    def _settled_groups(self) -> tuple[list[dict[str, Any]], set[str]]:
         """The PodGroups, once each one with a member the scheduler bound says PodGroupInitiallyScheduled True:
         the scheduler patches the condition after its group cycle has sent the members to bind, so on a busy
         machine a poll can see the members bound and the condition of an earlier failed cycle. After a few
-        seconds, as they are."""
+        seconds, as they are, with the groups still not True: a group the scheduler placed has had True, and
+        ends otherwise only when a retry of its leftover members, reading the group from an informer that had not
+        seen the True yet, overwrote it (v1.37.2's `updatePodGroupCondition`; docs/fidelity.md)."""
         deadline = time.monotonic() + GROUP_STATUS_SECONDS
         while True:
             groups = [group.to_dict() for group in self._listed(PodGroup)]
             bound = {(pod["metadata"]["namespace"], name) for pod in self._pods()
                      if _node_of(pod) and self.key(pod) not in self._created_bound
                      for name in [((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")] if name}
-            lagging = [g for g in groups if (g["metadata"]["namespace"], g["metadata"]["name"]) in bound
-                       and not any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True"
-                                   for c in (g.get("status") or {}).get("conditions") or [])]
+            lagging = {f"{g['metadata']['namespace']}/{g['metadata']['name']}" for g in groups
+                       if (g["metadata"]["namespace"], g["metadata"]["name"]) in bound
+                       and not any(c.get("type") == INITIALLY_SCHEDULED and c.get("status") == "True"
+                                   for c in (g.get("status") or {}).get("conditions") or [])}
             if not lagging or time.monotonic() >= deadline:
-                return groups
+                return groups, lagging
             time.sleep(POLL_SECONDS * 4)
 
 

@@ -30,6 +30,26 @@ def test_same_decisions_agree() -> None:
     assert verdict.total["outcome"] == 2 and verdict.total["node"] == 1
 
 
+def _group_verdict(mine: str, real: dict[str, str]) -> Verdict:
+    verdict = Verdict("gang")
+    report = {"pods": [_pod("a/m-0", "n1", group="a/g")],
+              "podGroups": [{"name": "a/g", "conditions": [{"type": "PodGroupInitiallyScheduled", "status": mine}]}]}
+    outcome = RealOutcome(pods={"a/m-0": RealPod("a/m-0", node="n1", bound_at=0.0)},
+                          groups={"a/g": {"PodGroupInitiallyScheduled": real}})
+    _compare(verdict, report, outcome, {}, set())
+    return verdict
+
+
+def test_a_true_overwritten_by_a_retry_reads_as_true_with_a_note() -> None:
+    """v1.37.2's updatePodGroupCondition race: the oracle marks a group whose members the real scheduler bound but
+    whose condition stayed False; the comparison reads it as True and says so; a plain False still differs."""
+    raced = _group_verdict("True", {"status": "False", "overwritten": "True"})
+    assert raced.agrees and any("overwrote the True" in note for note in raced.notes)
+    assert not _group_verdict("False", {"status": "False", "overwritten": "True"}).agrees
+    plain = _group_verdict("True", {"status": "False"})
+    assert not plain.agrees and not plain.notes
+
+
 def test_a_pod_bound_on_one_side_only_differs() -> None:
     verdict = _verdict([_pod("a/p", "n1")], {"a/p": RealPod("a/p")})
     assert not verdict.agrees
