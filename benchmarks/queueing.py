@@ -148,8 +148,10 @@ def yunikorn_configs() -> dict[str, Any]:
         for q in range(QUEUES_PER_COHORT)]} for c in range(COHORTS)]
     conf = {"partitions": [{"name": "default", "placementrules": [{"name": "provided"}],
                             "queues": [{"name": "root", "submitacl": "*", "queues": cohorts}]}]}
+    # One line of flow YAML: a block scalar in the List would send the whole file to PyYAML's slow path.
+    text = yaml.dump(conf, Dumper=_Dumper, sort_keys=False, default_flow_style=True, width=1 << 30).strip()
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "yunikorn-configs", "namespace": "yunikorn"},
-            "data": {"queues.yaml": yaml.dump(conf, Dumper=_Dumper, sort_keys=False)}}
+            "data": {"queues.yaml": text}}
 
 
 def _cohort_of(queue: str) -> str:
@@ -225,7 +227,7 @@ def manifests(workloads: int, node_count: int) -> list[dict[str, Any]]:
 def write(path: str, items: list[dict[str, Any]]) -> int:
     document = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
     with open(path, "w", encoding="utf-8") as handle:
-        yaml.dump(document, handle, Dumper=_Dumper, default_flow_style=False, sort_keys=True)
+        yaml.dump(document, handle, Dumper=_Dumper, default_flow_style=False, sort_keys=True, width=1 << 30)
     return os.path.getsize(path)
 
 
