@@ -6,9 +6,14 @@ or a fraction. The controllers decode the fields into Go int32s, so a value past
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
-from phalanx.api.fields import fail
+import yaml
+
+from phalanx.api.fields import Manifest, Meta, fail, mapping, text
+from phalanx.api.reading import MAX_NESTING, check_nesting
+from phalanx.errors import InputError
 
 MAX_INT32 = 2**31 - 1
 _MAX_JSON_INTEGER = 2**53 - 1  # swag.IsFloat64AJSONInteger: the largest float read as an integer
@@ -46,3 +51,26 @@ def shown(value: object, limit: int = 40) -> str:
         return f"a number of about {int(abs(value).bit_length() * math.log10(2)) + 1} digits"
     text = repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def crd_header(doc: Manifest, kind: str, versions: tuple[str, ...]) -> tuple[Meta, Mapping[str, Any]]:
+    """A cluster-scoped custom object's apiVersion (one of `versions`) and kind checked; its metadata and spec."""
+    api = text(doc.get("apiVersion"), "apiVersion", required=True)
+    if api not in versions:
+        raise fail("apiVersion", f"unsupported version {api!r} (supported: {', '.join(versions)})")
+    if doc.get("kind") != kind:
+        raise fail("kind", f"must be {kind}, got {doc.get('kind')!r}")
+    return Meta(doc, namespaced=False), mapping(doc.get("spec"), "spec")
+
+
+def embedded_yaml(raw: str, where: str) -> Any:
+    """A configuration file held as text (a ConfigMap key, named by `where`), parsed; bad YAML fails naming it."""
+    try:
+        check_nesting(raw, file="")
+        return yaml.safe_load(raw)
+    except InputError:
+        raise fail(where, f"nests deeper than {MAX_NESTING} levels") from None
+    except yaml.YAMLError as exc:
+        raise fail(where, f"is not valid YAML: {str(exc).splitlines()[0]}") from None
+    except (ValueError, RecursionError):  # an integer past Python's digit limit
+        raise fail(where, "is not valid YAML here: a number is too long or the nesting too deep") from None

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.admission.crd import crd_int, shown
-from phalanx.api.fields import Manifest, Meta, fail, mapping, text
+from phalanx.admission.crd import crd_header, crd_int, shown
+from phalanx.api.fields import Manifest, fail, mapping, text
 from phalanx.errors import InputError
 
 KAI_SCHEDULING_GROUP = "scheduling.run.ai"
@@ -105,13 +105,7 @@ def _resource(value: Any, where: str) -> tuple[KaiResource, bool]:
 
 
 def _parse_queue(doc: Manifest) -> KaiQueue:
-    api = text(doc.get("apiVersion"), "apiVersion", required=True)
-    if api not in QUEUE_API_VERSIONS:
-        raise fail("apiVersion", f"unsupported version {api!r} (supported: {', '.join(QUEUE_API_VERSIONS)})")
-    if doc.get("kind") != "Queue":
-        raise fail("kind", f"must be Queue, got {doc.get('kind')!r}")
-    meta = Meta(doc, namespaced=False)
-    spec = mapping(doc.get("spec"), "spec")
+    meta, spec = crd_header(doc, "Queue", QUEUE_API_VERSIONS)
     if spec.get("resources") is None:
         raise fail("spec.resources", "resources must be specified (KAI's queue webhook refuses the Queue)")
     raw_resources = mapping(spec["resources"], "spec.resources")

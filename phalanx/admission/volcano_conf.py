@@ -23,11 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from phalanx.admission.crd import shown
+from phalanx.admission.crd import embedded_yaml, shown
 from phalanx.api.fields import fail, mapping, object_name, sequence, text
-from phalanx.api.reading import MAX_NESTING, check_nesting
 from phalanx.errors import InputError
 
 CONF_KEY = "volcano-scheduler.conf"
@@ -121,7 +118,7 @@ def parse_volcano_conf(source: str | Mapping[str, Any]) -> VolcanoConf:
     """A conf from its YAML text, its parsed mapping, or a ConfigMap holding it under `volcano-scheduler.conf`.
     InputError names the object (the ConfigMap, else `volcano-scheduler.conf`) and the field."""
     try:
-        doc = _load_text(source, "(text)") if isinstance(source, str) else source
+        doc = embedded_yaml(source, "(text)") if isinstance(source, str) else source
         doc = mapping(doc, "(document)", required=True)
     except InputError as exc:
         raise exc.at(obj="volcano-scheduler.conf") from None
@@ -145,21 +142,8 @@ def _config_map_text(doc: Mapping[str, Any]) -> Any:
     if CONF_KEY not in data:
         raise fail("data", f"has no {CONF_KEY!r} key")
     raw = text(data[CONF_KEY], f"data[{CONF_KEY}]", required=True)
-    return mapping(_load_text(raw, f"data[{CONF_KEY}]"), f"data[{CONF_KEY}]", required=True)
+    return mapping(embedded_yaml(raw, f"data[{CONF_KEY}]"), f"data[{CONF_KEY}]", required=True)
 
-
-def _load_text(raw: str, where: str) -> Any:
-    try:
-        check_nesting(raw, file="")
-        return yaml.safe_load(raw)
-    except InputError:
-        raise fail(where, f"nests deeper than {MAX_NESTING} levels") from None
-    except yaml.YAMLError as exc:
-        raise fail(where, f"is not valid YAML: {str(exc).splitlines()[0]}") from None
-    except ValueError:  # an integer past Python's digit limit
-        raise fail(where, "is not valid YAML here: a number has too many digits") from None
-    except RecursionError:
-        raise fail(where, f"nests deeper than {MAX_NESTING} levels") from None
 
 
 def _conf(doc: Mapping[str, Any]) -> VolcanoConf:

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.admission.crd import crd_int
-from phalanx.api.fields import Manifest, Meta, boolean, fail, mapping, text
+from phalanx.admission.crd import crd_header, crd_int
+from phalanx.api.fields import Manifest, boolean, fail, mapping, text
 from phalanx.api.quantity import QuantityError, resource_value
 from phalanx.errors import InputError
 
@@ -81,13 +81,7 @@ def parse_queue(doc: Manifest) -> VolcanoQueue:
 
 
 def _parse_queue(doc: Manifest) -> VolcanoQueue:
-    api = text(doc.get("apiVersion"), "apiVersion", required=True)
-    if api not in QUEUE_API_VERSIONS:
-        raise fail("apiVersion", f"unsupported version {api!r} (supported: {', '.join(QUEUE_API_VERSIONS)})")
-    if doc.get("kind") != "Queue":
-        raise fail("kind", f"must be Queue, got {doc.get('kind')!r}")
-    meta = Meta(doc, namespaced=False)
-    spec = mapping(doc.get("spec"), "spec")
+    meta, spec = crd_header(doc, "Queue", QUEUE_API_VERSIONS)
     status = mapping(doc.get("status"), "status")
     weight = 1 if spec.get("weight") is None else crd_int(spec["weight"], "spec.weight", minimum=1,
                                                           maximum=MAX_WEIGHT)

@@ -33,12 +33,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import yaml
-
-from phalanx.admission.crd import shown
+from phalanx.admission.crd import embedded_yaml, shown
 from phalanx.api.fields import fail, mapping, object_name, sequence, text
 from phalanx.api.kinds import YUNIKORN_QUEUES_KEY
-from phalanx.api.reading import MAX_NESTING, check_nesting
 from phalanx.errors import InputError
 
 ROOT = "root"
@@ -205,7 +202,7 @@ def parse_yunikorn_conf(source: str | Mapping[str, Any]) -> YunikornConf:
     """`queues.yaml` from its text, its parsed mapping, the `yunikorn-configs` ConfigMap holding it (or that
     ConfigMap's `data` alone). InputError names the object and the field."""
     try:
-        doc = _load_text(source, "(text)") if isinstance(source, str) else source
+        doc = embedded_yaml(source, "(text)") if isinstance(source, str) else source
         doc = mapping(doc, "(document)", required=True)
     except InputError as exc:
         raise exc.at(obj=YUNIKORN_QUEUES_KEY) from None
@@ -230,7 +227,7 @@ def _in_data(data: Mapping[str, Any], where: str) -> YunikornConf:
     if YUNIKORN_QUEUES_KEY not in data:
         raise fail("data", f"has no {YUNIKORN_QUEUES_KEY!r} key")
     raw = text(data[YUNIKORN_QUEUES_KEY], where)
-    loaded = _load_text(raw, where)
+    loaded = embedded_yaml(raw, where)
     # An empty queues.yaml decodes to an empty SchedulerConfig (io.EOF is skipped): no partitions.
     doc = mapping(loaded, where)
     try:
@@ -238,17 +235,6 @@ def _in_data(data: Mapping[str, Any], where: str) -> YunikornConf:
     except InputError as exc:
         raise InputError(exc.detail, field=f"{where}.{exc.field}" if exc.field else where) from None
 
-
-def _load_text(raw: str, where: str) -> Any:
-    try:
-        check_nesting(raw, file="")
-        return yaml.safe_load(raw)
-    except InputError:
-        raise fail(where, f"nests deeper than {MAX_NESTING} levels") from None
-    except yaml.YAMLError as exc:
-        raise fail(where, f"is not valid YAML: {str(exc).splitlines()[0]}") from None
-    except (ValueError, RecursionError):
-        raise fail(where, "is not valid YAML here: a number is too long or the nesting too deep") from None
 
 
 def _strict(value: Any, where: str, keys: tuple[str, ...] | None, *, required: bool = False) -> Mapping[str, Any]:
