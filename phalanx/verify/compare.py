@@ -411,18 +411,20 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
 def _pair_interchangeable(report: Mapping[str, Any], real: RealOutcome, groups: Mapping[str, list[str]]) -> None:
     """The pods of a Job without completion indexes are alike, and named in creation order on both sides
     (`Oracle.interchangeable`): pair each of Phalanx's with a real one bound to the same node at the same time
-    where there is one (then the same node), so that which name went where is not counted as a difference."""
+    where there is one, then at the same time (which of a Job's pods runs when is the Job's doing; the node is the
+    scheduler's, judged on its own), then on the same node, so that which name went where is not counted as a
+    difference."""
     mine = {pod["name"]: pod for pod in report["pods"]}
     for keys in groups.values():
         free = [real.pods[key] for key in keys if key in real.pods]
         paired: dict[str, RealPod] = {}
-        for also_time in (True, False):
+        for by_node, by_time in ((True, True), (False, True), (True, False)):
             for key in keys:
                 pod = mine.get(key)
                 if key in paired or pod is None or pod["node"] is None:
                     continue
-                match = next((r for r in free if r.node == pod["node"]
-                              and (not also_time or r.bound_at == pod["boundAt"])), None)
+                match = next((r for r in free if (not by_node or r.node == pod["node"])
+                              and (not by_time or r.bound_at == pod["boundAt"])), None)
                 if match is not None:
                     free.remove(match)
                     paired[key] = match

@@ -6,7 +6,8 @@ from typing import Any
 
 from phalanx.api.objects import Source
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.verify.compare import Verdict, _compare, normalise_message, scheduler_config, timeline
+from phalanx.verify.compare import (Verdict, _compare, _pair_interchangeable, normalise_message, scheduler_config,
+                                    timeline)
 from phalanx.verify.oracle import RealOutcome, RealPod, pod_key, prepare
 
 
@@ -28,6 +29,19 @@ def test_same_decisions_agree() -> None:
                        {"a/p": RealPod("a/p", node="n1", bound_at=0.0), "a/q": RealPod("a/q", message="0/2 nodes")})
     assert verdict.agrees and not verdict.differences
     assert verdict.total["outcome"] == 2 and verdict.total["node"] == 1
+
+
+def test_a_jobs_alike_pods_pair_by_time_before_node() -> None:
+    # Kueue differential seed 22: a partially admitted Job runs one pod after the other; the first ran on another
+    # node than Phalanx's (the scheduler's choice), which must not swap the two pods' times.
+    mine = [_pod("a/j-0", "n1", bound=698.0), _pod("a/j-1", "n2", bound=1492.0)]
+    real = RealOutcome(pods={"a/j-0": RealPod("a/j-0", node="n1", bound_at=1492.0),
+                             "a/j-1": RealPod("a/j-1", node="n3", bound_at=698.0)})
+    _pair_interchangeable({"pods": mine}, real, {"a/j": ["a/j-0", "a/j-1"]})
+    assert real.pods["a/j-0"].bound_at == 698.0 and real.pods["a/j-1"].bound_at == 1492.0
+    verdict = Verdict("kueue")
+    _compare(verdict, {"pods": mine, "podGroups": []}, real, {}, set())
+    assert [(d.category, d.name) for d in verdict.differences] == [("node", "a/j-0"), ("node", "a/j-1")]
 
 
 def _group_verdict(mine: str, real: dict[str, str]) -> Verdict:
