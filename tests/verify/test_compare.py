@@ -6,8 +6,14 @@ from typing import Any
 
 from phalanx.api.objects import Source
 from phalanx.scheduler.profiles import Profile, builtin
-from phalanx.verify.compare import (Verdict, _compare, _pair_interchangeable, normalise_message, scheduler_config,
-                                    timeline)
+from phalanx.verify.compare import (
+    Verdict,
+    _compare,
+    _pair_interchangeable,
+    normalise_message,
+    scheduler_config,
+    timeline,
+)
 from phalanx.verify.oracle import RealOutcome, RealPod, pod_key, prepare
 
 
