@@ -89,3 +89,12 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         write(f"memory (tracemalloc, retained): per node {memory['node_object']:,.0f} B as a Node object + "
               f"{memory['node_engine']:,.0f} B in the engine; per pod {memory['pod_object']:,.0f} B as a Pod "
               f"object + {memory['pod_engine']:,.0f} B in the engine and simulator")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # The tests' addopts spread them over workers (pytest-xdist) and turn pytest-benchmark's timing off (a test
+    # there runs its function once); benchmarks run in one process, timed.
+    if getattr(config.option, "numprocesses", None):
+        config.option.numprocesses = 0
+    config.option.benchmark_enable = True
