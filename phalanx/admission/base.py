@@ -24,6 +24,8 @@ class PodSet:
     min_count: int | None = None  # the gang minimum if less than count (Kueue partial admission, minAvailable)
     node_selector: Mapping[str, str] = field(default_factory=dict)
     tolerations: tuple[Toleration, ...] = ()  # the pods' own tolerations (a flavor's nodeTaints must be tolerated)
+    # per pod, thousandths of a GPU asked by KAI's gpu-fraction annotation (times its devices); only KAI counts it
+    gpu_share_milli: int = 0
 
 
 @dataclass(frozen=True, slots=True)

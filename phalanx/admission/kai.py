@@ -23,7 +23,8 @@ Restated from `pkg/scheduler`, function by function:
 - preemptibility (`pkg/common/podgroup/preemptible.go`): priority below 100 is preemptible.
 
 Simplifications (named by `not_modelled()`): the cluster is one pool of the given capacity; jobs are admitted
-and evicted whole; consolidation, minimum runtimes, time-based fair share and GPU sharing are left out.
+and evicted whole; consolidation, minimum runtimes and time-based fair share are left out. A gpu-fraction pod's
+share counts against its queue's GPU quota (the `kai` profile's GpuShare plugin places shares on devices).
 Speed: within one cycle the checks only get stricter as jobs are admitted, so once a job of one shape fails in a
 queue, the queue's other jobs of that shape (same requests and preemptibility) are not tried again that cycle.
 """
@@ -437,6 +438,9 @@ class KaiAdmission:
         queue = workload.queue or DEFAULT_QUEUE
         total = workload.total()
         req = vec(total)
+        shares = sum(ps.gpu_share_milli * ps.count for ps in workload.pod_sets)
+        if shares:  # KAI counts a gpu-fraction pod's share of a GPU against the queue's GPU quota
+            req = (req[0], req[1], req[2] + shares / 1000)
         preemptible = workload.priority < NON_PREEMPTIBLE_PRIORITY
         shape = (preemptible, tuple(sorted(total.items())))
         job = _Job(workload, queue, total, req, preemptible, now, shape)
@@ -532,7 +536,8 @@ class KaiAdmission:
                "spec.preemptibility and the kai.scheduler/preemptibility label are not read",
                "time-based fair share (historical usage, kValue) is not modelled: over-quota resources are "
                "divided by overQuotaWeight alone",
-               "GPU sharing (gpu-fraction, gpu-memory annotations), topology and node pools are not modelled"]
+               "a gpu-memory pod's share of a GPU is not counted in its queue (KAI knows it once placed, from the "
+               "node's GPU memory); topology and node pools are not modelled"]
         for name, spec in sorted(self.specs.items()):
             out.extend(f"Queue {name}: {f} (not modelled)" for f in spec.unmodelled)
             for resource in spec.unset_limits:

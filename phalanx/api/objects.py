@@ -173,13 +173,14 @@ class Node:
 
 @dataclass(frozen=True, slots=True)
 class GpuRequest:
-    """A pod's GPU ask (the openb trace's `num_gpu`, `gpu_milli`, `gpu_spec`): `count` GPUs with `milli`
-    thousandths free on each (1000 = whole GPUs, less = a share of one), on a node whose GPU model is one of
-    `models` (empty: any GPU node)."""
+    """A pod's GPU ask (the openb trace's `num_gpu`, `gpu_milli`, `gpu_spec`; KAI's `gpu-fraction`, `gpu-memory`
+    annotations, api/kai_gpu.py): `count` GPUs with `milli` thousandths free on each (1000 = whole GPUs, less = a
+    share of one), on a node whose GPU model is one of `models` (empty: any GPU node)."""
 
     count: int
     milli: int
     models: tuple[str, ...] = ()
+    memory: int = 0  # KAI's gpu-memory (MiB of each GPU): its share depends on the node's GPU memory; milli is 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from phalanx.api.fields import seconds as _seconds
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
 from phalanx.api.host_ports import parse_host_ports
+from phalanx.api.kai_gpu import kai_gpu_request
 from phalanx.api.names import check, label_value_problem, qualified_name_problem, subdomain_problem
 from phalanx.api.objects import (
     CHECKPOINT_ANNOTATION,
@@ -258,6 +259,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         startup=_seconds(meta.annotations, STARTUP_ANNOTATION, "metadata.annotations"),
         resource_claims=dra.parse_pod_claims(spec, field), queueing=queueing(meta),
         host_ports=parse_host_ports(spec, field), scheduling_gates=_scheduling_gates(spec, field),
+        gpu=kai_gpu_request(meta.annotations, spec, field),
     )
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from phalanx.api.objects import Pod
+from phalanx.api.objects import GpuRequest, Pod
 from phalanx.cluster.state import ClusterState, StateCorrupted
 
 IntArray = npt.NDArray[np.int64]
@@ -31,6 +31,12 @@ MILLI = 1000  # one whole GPU
 GPU_COUNT = "alibabacloud.com/gpu-count"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
 GPU_MODEL_LABEL = "alibabacloud.com/gpu-card-model"
+# A node's GPUs as the NVIDIA device plugin and GPU feature discovery publish them (KAI's GPU sharing): the
+# count where the openb trace's column is missing, and each GPU's memory (MiB) for `gpu-memory` asks.
+NVIDIA_GPU = "nvidia.com/gpu"
+GPU_MEMORY_LABEL = "nvidia.com/gpu.memory"
+DEFAULT_GPU_MEMORY = 100  # KAI's node_info.DefaultGpuMemory (MiB) for a node without the label
+TIB_IN_MIB = 1024 * 1024
 SHARE_TAG = 0  # tag column of pods holding a share of one GPU; column k: pods holding k whole GPUs
 
 
@@ -55,7 +61,8 @@ class GpuTable:
     """Free GPU milli per node and device, with per-node summaries kept in step."""
 
     def __init__(self, counts: Sequence[int], models: Sequence[str | None],
-                 record: Callable[[Callable[[], object]], None] | None = None) -> None:
+                 record: Callable[[Callable[[], object]], None] | None = None,
+                 memory: Sequence[int] | None = None) -> None:
         self.record = record  # journals a change's inverse while a ClusterState trial is open
         self.model_names: list[str] = []
         self._model_ids: dict[str, int] = {}
@@ -69,7 +76,8 @@ class GpuTable:
         self.version: IntArray = np.zeros(0, dtype=np.int64)
         self.assigned: dict[str, Assignment] = {}
         self._model_masks: dict[tuple[str, ...], BoolArray] = {}
-        self.extend(counts, models)
+        self.memory: IntArray = np.zeros(0, dtype=np.int64)  # MiB of each of the node's GPUs
+        self.extend(counts, models, memory)
 
     def __len__(self) -> int:
         return int(self.count.shape[0])
@@ -78,9 +86,11 @@ class GpuTable:
     def width(self) -> int:
         return int(self.free.shape[1])
 
-    def extend(self, counts: Sequence[int], models: Sequence[str | None]) -> None:
+    def extend(self, counts: Sequence[int], models: Sequence[str | None], memory: Sequence[int] | None = None) -> None:
         """Append nodes (all GPUs free)."""
         new_counts = np.asarray(list(counts), dtype=np.int64).reshape(-1)
+        self.memory = np.concatenate([self.memory, np.asarray(
+            list(memory) if memory is not None else [DEFAULT_GPU_MEMORY] * new_counts.size, dtype=np.int64)])
         ids = np.array([self._model_ids.setdefault(m, len(self._model_ids)) if m else -1 for m in models],
                        dtype=np.int32)
         self.model_names = list(self._model_ids)
@@ -128,6 +138,19 @@ class GpuTable:
 
     def fits(self, count: int, milli: int, models: tuple[str, ...]) -> BoolArray:
         return self.model_mask(models) & self.device_mask(count, milli)
+
+    def milli_on(self, memory: int) -> IntArray:
+        """Per node, the thousandths of one of its GPUs that `memory` MiB take (KAI's gpu-memory ask); more than
+        a GPU where the node's GPUs have less memory."""
+        return np.asarray(-(-memory * MILLI // np.maximum(self.memory, 1)), dtype=np.int64)
+
+    def fits_request(self, gpu: GpuRequest) -> BoolArray:
+        """`fits` for a pod's request; a gpu-memory ask converted on each node by its GPUs' memory."""
+        if gpu.memory <= 0:
+            return self.fits(gpu.count, gpu.milli, gpu.models)
+        milli = self.milli_on(gpu.memory)
+        enough = ((self.free >= milli[:, None]) & (np.arange(self.width) < self.count[:, None])).sum(axis=1)
+        return np.asarray(self.model_mask(gpu.models) & (milli <= MILLI) & (enough >= gpu.count), dtype=bool)
 
     # --- device choice --------------------------------------------------------------------------------
 
@@ -199,14 +222,31 @@ def device_table(cluster: ClusterState) -> GpuTable:
         return table
     start = 0 if table is None else len(table)
     col = cluster.column.get(GPU_COUNT)
-    counts = [0 if col is None else int(cluster.allocatable[i, col]) for i in range(start, len(cluster))]
+    nvidia = cluster.column.get(NVIDIA_GPU)
+    counts = [(0 if col is None else int(cluster.allocatable[i, col]))
+              or (0 if nvidia is None else int(cluster.allocatable[i, nvidia])) for i in range(start, len(cluster))]
     models = [cluster.labels.labels(i).get(GPU_MODEL_LABEL) for i in range(start, len(cluster))]
+    memory = [gpu_memory(cluster.labels.labels(i).get(GPU_MEMORY_LABEL)) for i in range(start, len(cluster))]
     if table is None:
-        table = GpuTable(counts, models, cluster.record)
+        table = GpuTable(counts, models, cluster.record, memory)
         cluster.add_extension(table)
     else:
-        table.extend(counts, models)
+        table.extend(counts, models, memory)
     return table
+
+
+def gpu_memory(label: str | None) -> int:
+    """A node's GPU memory in MiB as KAI reads its `nvidia.com/gpu.memory` label (node_info.getNodeGpuMemory):
+    100 without a readable one; a value of a TiB or more is bytes (a GPU feature discovery bug); floored to 100."""
+    try:
+        value = int(label) if label is not None else None
+    except ValueError:
+        value = None
+    if value is None:
+        return DEFAULT_GPU_MEMORY
+    if value >= TIB_IN_MIB:
+        value //= 1024 * 1024
+    return value - value % 100
 
 
 # --- the FGD fragmentation measure --------------------------------------------------------------------

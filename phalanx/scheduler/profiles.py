@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from phalanx.api.reading import read_yaml
+from phalanx.cluster.gpus import NVIDIA_GPU
 from phalanx.errors import InputError
 from phalanx.extras import require
 from phalanx.scheduler.plugins.registry import (
@@ -154,8 +155,13 @@ def builtin(name: str) -> Profile:
         return Profile("default")
     if name == "gang":
         return Profile("gang", feature_gates=dict(WORKLOAD_GATES))
-    if name in ("kueue", "kai", "yunikorn"):  # the peer's queues in front of v1.37 gang placement
+    if name in ("kueue", "yunikorn"):  # the peer's queues in front of v1.37 gang placement
         return Profile(name, feature_gates=dict(WORKLOAD_GATES))
+    if name == "kai":  # and KAI's GPU sharing: shares (gpu-fraction, gpu-memory) beside whole nvidia.com/gpu
+        filters = [*FILTERS[:FILTERS.index("NodeResourcesFit") + 1], "GpuShare",
+                   *FILTERS[FILTERS.index("NodeResourcesFit") + 1:]]
+        return Profile(name, feature_gates=dict(WORKLOAD_GATES), filters=filters, reserve=reserve_plugins(filters),
+                       plugin_args={"GpuShare": {"deviceSelection": "best", "wholeGpuResource": NVIDIA_GPU}})
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as

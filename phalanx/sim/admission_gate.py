@@ -120,7 +120,8 @@ class AdmissionGate:
         named = next((t.priority_class_name for _, _, t in templates if t.priority_class_name), None)
         priority = next((t.priority for _, _, t in templates if t.priority_class_name == named), 0)
         self._offer(work, [PodSet(name, count, dict(t.requests), None, dict(t.placement.node_selector),
-                                  t.placement.tolerations) for name, count, t in templates], priority, named, now)
+                                  t.placement.tolerations, gpu_share_milli(t)) for name, count, t in templates],
+                    priority, named, now)
         return True
 
     def created_at(self, pod: Pod) -> float | None:
@@ -187,7 +188,8 @@ class AdmissionGate:
         else:
             min_count = job.policy.min_count if job.policy is not None and job.policy.kind == "gang" else None
         self._offer(work, [PodSet("main", count, dict(job.template.requests), min_count,
-                                  dict(job.template.placement.node_selector), job.template.placement.tolerations)],
+                                  dict(job.template.placement.node_selector), job.template.placement.tolerations,
+                                  gpu_share_milli(job.template))],
                     job.template.priority, job.template.priority_class_name, now)
 
     def hold_pod(self, pod: Pod, group: PodGroup | None, now: float) -> Pod | None:
@@ -434,11 +436,20 @@ def _not_created(work: _Workload) -> int:
 
 def _pod_sets(members: list[Pod]) -> list[PodSet]:
     """Members grouped by what each requests (a pod set per shape, in arrival order)."""
-    shapes: dict[tuple[tuple[str, int], ...], list[Pod]] = {}
+    shapes: dict[tuple[tuple[tuple[str, int], ...], int], list[Pod]] = {}
     for pod in members:
-        shapes.setdefault(tuple(sorted(pod.requests.items())), []).append(pod)
+        shapes.setdefault((tuple(sorted(pod.requests.items())), gpu_share_milli(pod)), []).append(pod)
     return [PodSet(f"set-{i}", len(pods), dict(shape), None, dict(pods[0].placement.node_selector),
-                   pods[0].placement.tolerations) for i, (shape, pods) in enumerate(shapes.items())]
+                   pods[0].placement.tolerations, share) for i, ((shape, share), pods) in enumerate(shapes.items())]
+
+
+def gpu_share_milli(pod: Pod) -> int:
+    """Thousandths of a GPU a pod's gpu-fraction share asks for over all its devices (0 for none, for whole
+    GPUs, which its requests carry, and for a gpu-memory ask, whose share depends on the node)."""
+    gpu = pod.gpu
+    if gpu is None or gpu.memory > 0 or gpu.milli >= 1000:
+        return 0
+    return gpu.count * gpu.milli
 
 
 def _partially(job: Job, count: int) -> Job:

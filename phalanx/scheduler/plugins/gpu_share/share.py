@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from phalanx.api.objects import Pod
+from phalanx.api.objects import GpuRequest, Pod
 from phalanx.cluster.gpus import MILLI, Assignment, device_table, pod_shape, pod_tag
 from phalanx.cluster.state import ClusterState
 from phalanx.errors import InputError
@@ -39,23 +39,33 @@ class GpuShare:
             raise InputError(f"unknown device selection {selection!r} (known: {', '.join(SELECTIONS)})",
                              field="pluginConfig[GpuShare].args.deviceSelection")
         self.selection = selection
+        # A resource whose whole-device requests hold GPUs of the table too (KAI: `nvidia.com/gpu`), so that a
+        # share never lands on a GPU a whole-GPU pod holds; unset: only pods with a GPU request hold GPUs.
+        self.whole_resource = str((args or {}).get("wholeGpuResource") or "")
         self.rng = np.random.default_rng([seed_arg(args, self.name), 2])
         self.fgd = FgdEngine(workload_arg(args, self.name)) if selection == "fgd" else None
         self._everywhere: BoolArray = np.ones(0, dtype=bool)
 
     # --- Filter ---
 
+    def ask(self, pod: Pod) -> GpuRequest | None:
+        """The pod's GPU request: its own, or whole GPUs of `wholeGpuResource` it requests."""
+        if pod.gpu is not None or not self.whole_resource:
+            return pod.gpu
+        whole = int(pod.requests.get(self.whole_resource, 0))
+        return GpuRequest(whole, MILLI) if whole > 0 else None
+
     def filter(self, state: CycleState, cluster: ClusterState) -> BoolArray:
-        gpu = state.pod.gpu
+        gpu = self.ask(state.pod)
         if gpu is None or gpu.count <= 0:
             if self._everywhere.shape[0] != len(cluster):
                 self._everywhere = np.ones(len(cluster), dtype=bool)
                 self._everywhere.flags.writeable = False
             return self._everywhere
-        return device_table(cluster).fits(gpu.count, gpu.milli, gpu.models)
+        return device_table(cluster).fits_request(gpu)
 
     def reasons(self, state: CycleState, cluster: ClusterState, failed: BoolArray) -> Counter[str]:
-        gpu = state.pod.gpu
+        gpu = self.ask(state.pod)
         out: Counter[str] = Counter()
         if gpu is None:
             return out
@@ -74,11 +84,15 @@ class GpuShare:
 
     def reserve(self, state: CycleState, cluster: ClusterState, node: int) -> None:
         pod = state.pod
-        gpu = pod.gpu
+        gpu = self.ask(pod)
         if gpu is None or gpu.count <= 0:
             return
         table = device_table(cluster)
         shape = pod_shape(pod)
+        if gpu.memory > 0:  # KAI's gpu-memory: its share of this node's GPUs, on the most used that fit (gpupack)
+            milli = int(table.milli_on(gpu.memory)[node])
+            table.allocate(pod.key, node, table.best(node, gpu.count, milli), milli, pod_tag(gpu.count, milli))
+            return
         if gpu.milli >= MILLI:
             devices = table.exclusive(node, gpu.count)
         elif shape.sharing and self.selection == "random":
