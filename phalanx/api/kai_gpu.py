@@ -21,6 +21,7 @@ GPU_MEMORY = "gpu-memory"
 GPU_FRACTION_DEVICES = "gpu-fraction-num-devices"
 NVIDIA_GPU = "nvidia.com/gpu"
 MILLI = 1000
+CAP = 1 << 40
 
 
 def kai_gpu_request(annotations: Mapping[str, str], spec: Mapping[str, Any], field: str) -> GpuRequest | None:
@@ -73,6 +74,7 @@ def _whole_gpu_limit(spec: Mapping[str, Any]) -> str:
 
 def _positive_int(value: str, where: str, message: str) -> int:
     text = str(value).strip()
-    if not text.isdigit() or int(text) == 0:
+    if not text.isascii() or not text.isdigit() or int(text) == 0:
         raise fail(where, f"{message}, got {value!r}")
-    return int(text)
+    # KAI reads a uint64; past any node's GPUs (or their memory) every larger ask fits nowhere alike
+    return min(int(text), CAP)

@@ -143,3 +143,9 @@ def test_kais_allowed_multi_device_shares_take_a_share_of_each_of_n_gpus(tmp_pat
                                                                         annotations: dict[str, str]) -> None:
     assert _phases(tmp_path, [_node("gpu-0", 2, "4000"), _pod("multi", annotations)]) == {"multi": "Running"}
     assert _phases(tmp_path, [_node("gpu-0", 1, "4000"), _pod("multi", annotations)]) == {"multi": "Pending"}
+
+
+@pytest.mark.parametrize("annotations", [{"gpu-memory": "9" * 30}, {"gpu-fraction-num-devices": "9" * 30,
+                                                                     "gpu-fraction": "0.5"}])
+def test_an_ask_larger_than_any_node_waits(tmp_path: Path, annotations: dict[str, str]) -> None:
+    assert _phases(tmp_path, [_node("gpu-0", 8), _pod("huge", annotations)]) == {"huge": "Pending"}
