@@ -373,6 +373,13 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     oracle.reset()
     if uses_gated_api(docs):
         oracle.use_gates(server_gates(profile))
+    else:
+        # The scheduler watches the kinds its gates turn on: a server an earlier replay left without one (a run
+        # under `default` with PodGroups) would keep it from ever being ready.
+        served = oracle.plane.gates
+        missing = {gate: True for gate, on in scheduler_gates(profile).items() if on and not served.get(gate)}
+        if missing:
+            oracle.use_gates(missing)
     settings: dict[str, Any] = {}
     if kueue:
         config = kueue_configuration(inputs.queue_docs)
