@@ -157,11 +157,16 @@ def builtin(name: str) -> Profile:
         return Profile("gang", feature_gates=dict(WORKLOAD_GATES))
     if name in ("kueue", "yunikorn"):  # the peer's queues in front of v1.37 gang placement
         return Profile(name, feature_gates=dict(WORKLOAD_GATES))
-    if name == "kai":  # and KAI's GPU sharing: shares (gpu-fraction, gpu-memory) beside whole nvidia.com/gpu
+    if name == "kai":
+        # KAI's GPU sharing: shares (gpu-fraction, gpu-memory) beside whole nvidia.com/gpu, on the most used GPU
+        # that fits (gpupack); nodes scored as KAI's default placement strategy (binpack for gpu and cpu) packs.
         filters = [*FILTERS[:FILTERS.index("NodeResourcesFit") + 1], "GpuShare",
                    *FILTERS[FILTERS.index("NodeResourcesFit") + 1:]]
+        binpack = {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
+                                                          {"name": NVIDIA_GPU, "weight": 1}]}
         return Profile(name, feature_gates=dict(WORKLOAD_GATES), filters=filters, reserve=reserve_plugins(filters),
-                       plugin_args={"GpuShare": {"deviceSelection": "best", "wholeGpuResource": NVIDIA_GPU}})
+                       plugin_args={"GpuShare": {"deviceSelection": "best", "wholeGpuResource": NVIDIA_GPU},
+                                    "NodeResourcesFit": {"scoringStrategy": binpack}})
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as

@@ -149,3 +149,20 @@ def test_kais_allowed_multi_device_shares_take_a_share_of_each_of_n_gpus(tmp_pat
                                                                      "gpu-fraction": "0.5"}])
 def test_an_ask_larger_than_any_node_waits(tmp_path: Path, annotations: dict[str, str]) -> None:
     assert _phases(tmp_path, [_node("gpu-0", 8), _pod("huge", annotations)]) == {"huge": "Pending"}
+
+
+def test_kai_packs_nodes_as_its_default_binpack_placement(tmp_path: Path) -> None:
+    """KAI's default placementStrategy (gpu and cpu: binpack, docs/operator/README.md): a second 1-GPU pod goes to
+    the node the first already uses; v1.37's default scoring (LeastAllocated) spreads it."""
+    path = tmp_path / "cluster.yaml"
+    pods = [_pod("a", whole=1), _pod("b", whole=1)]
+    for pod in pods:  # and 4 cpu each, so that v1.37's default spreading sees the first on its node
+        pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "4"
+    path.write_text(yaml.safe_dump_all([_node("gpu-0", 8), _node("gpu-1", 8), *pods]))
+    nodes = {}
+    for profile in ("kai", "gang"):
+        sim = Simulation(load_paths([str(path)]), builtin(profile), scenario=scenario_for(profile))
+        report = build_report(sim.run())
+        nodes[profile] = {p["name"]: p["node"] for p in report["pods"]}
+    assert nodes["kai"]["default/a"] == nodes["kai"]["default/b"]
+    assert nodes["gang"]["default/a"] != nodes["gang"]["default/b"]
