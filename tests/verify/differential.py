@@ -95,7 +95,7 @@ def run_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> ShardRes
     for seed in sorted(seeds, key=lambda s: generate_case(s).profile):
         case = generate_case(seed)
         path = directory / f"case-{seed}.yaml"
-        path.write_text(yaml.safe_dump_all(case.manifests, sort_keys=False))
+        path.write_text(yaml.dump_all(case.manifests, Dumper=yaml.CSafeDumper, sort_keys=False))
         result.replay(seed, partial(verify, [str(path)], builtin(case.profile), oracle, seed=seed))
     return result
 
@@ -105,7 +105,7 @@ def run_kueue_shard(seeds: Sequence[int], oracle: Oracle, directory: Path) -> Sh
     result = ShardResult()
     for seed in seeds:
         path = directory / f"kueue-case-{seed}.yaml"
-        path.write_text(yaml.safe_dump_all(generate_kueue_case(seed), sort_keys=False))
+        path.write_text(yaml.dump_all(generate_kueue_case(seed), Dumper=yaml.CSafeDumper, sort_keys=False))
         result.replay(seed, partial(verify, [str(path)], builtin("kueue"), oracle, seed=seed,
                                     scenario=scenario_for("kueue")))
     return result

@@ -83,7 +83,7 @@ def test_wide_cases_load_and_cover_every_family(tmp_path: Path) -> None:
         case = generate_wide_case(seed)
         assert case == generate_wide_case(seed)  # seeded: the same case again
         path = tmp_path / f"case-{seed}.yaml"
-        path.write_text(yaml.safe_dump_all(case.manifests, sort_keys=False))
+        path.write_text(yaml.dump_all(case.manifests, Dumper=yaml.CSafeDumper, sort_keys=False))  # libyaml: 5× faster
         inputs = load_paths([str(path)])
         assert 20 <= len(inputs.nodes) <= 60
         assert case.pods() <= MAX_PODS
