@@ -25,6 +25,16 @@ QUEUE_KEYS: tuple[tuple[str, str, str], ...] = (
     ("labels", "yunikorn.apache.org/queue", "YuniKorn"),
     ("annotations", "yunikorn.apache.org/queue", "YuniKorn"),
 )
+# Pod annotations a peer acts on that v1.37 has no field for: (key, what the native route is)
+PEER_ANNOTATIONS: dict[str, str] = {
+    "gpu-fraction": "KAI's GPU sharing; kube-scheduler ignores it and the pod gets no GPU (a DRA ResourceClaim "
+                    "for a shared device is the native route)",
+    "gpu-memory": "KAI's GPU sharing; kube-scheduler ignores it and the pod gets no GPU (a DRA ResourceClaim "
+                  "for a shared device is the native route)",
+    "gpu-fraction-num-devices": "KAI's GPU sharing; kube-scheduler ignores it",
+    "yunikorn.apache.org/task-groups": "YuniKorn's gang (placeholders); a v1.37 PodGroup with minCount is the "
+                                       "native gang (phalanx migrate does not write one from task groups)",
+}
 # (API group, kind) -> whose queue object
 QUEUE_OBJECTS: dict[tuple[str, str], str] = {
     **{("kueue.x-k8s.io", kind): "Kueue" for kind in ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
@@ -62,6 +72,12 @@ def leftovers(doc: Mapping[str, Any], own_metadata: bool = True) -> list[str]:
             if isinstance(values, Mapping) and key in values:
                 out.append(f"{where}metadata.{part}[{key}] {values[key]}: {peer}'s queue; v1.37 has no native "
                            f"equivalent (only {peer} reads it)")
+    for where, pod in _pods(doc):
+        meta = pod.get("metadata")
+        annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+        if isinstance(annotations, Mapping):
+            out.extend(f"{where}metadata.annotations[{key}]: {why}" for key, why in PEER_ANNOTATIONS.items()
+                       if key in annotations)
     return out
 
 

@@ -127,6 +127,14 @@ def test_what_migrate_writes_validates_and_simulates_as_the_original(
     ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {yunikorn.apache.org/queue: root.a}}\n"
      "spec: {containers: []}",
      "Pod p: metadata.annotations[yunikorn.apache.org/queue] root.a: YuniKorn's queue"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {gpu-fraction: '0.5'}}\nspec: {containers: []}",
+     "Pod p: metadata.annotations[gpu-fraction]: KAI's GPU sharing; kube-scheduler ignores it and the pod gets no GPU"),
+    ("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n"
+     "    metadata: {annotations: {gpu-memory: '2000'}}\n    spec: {containers: []}",
+     "Job j: spec.template.metadata.annotations[gpu-memory]: KAI's GPU sharing"),
+    ("apiVersion: v1\nkind: Pod\nmetadata: {name: p, annotations: {yunikorn.apache.org/task-groups: '[]'}}\n"
+     "spec: {containers: []}",
+     "Pod p: metadata.annotations[yunikorn.apache.org/task-groups]: YuniKorn's gang (placeholders)"),
 ])
 def test_what_v137_alone_does_not_act_on_is_a_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       doc: str, warning: str) -> None:
