@@ -34,8 +34,8 @@ Restated from apache/yunikorn-core `pkg/scheduler` (commit be3bb487):
   all eligible, or out of reach when its offset is above the request's priority), newest first, while what is
   taken still fits the asking queue's remaining guarantee; the partition's `preemption.enabled: false` turns
   it off.
-- Gangs (k8shim task groups): a workload whose pod sets have a gang minimum reserves the minimum's
-  resources as placeholders, all at once here; it is admitted when the minimum fits the headroom.
+- Gangs: k8shim task groups are placeholder pods of the application (phalanx/sim/placeholders.py), each a
+  workload here; a v1.37 gang (a PodGroup) reserves its minimum all at once, admitted when it fits the headroom.
 
 Workload granularity: as the k8shim hands YuniKorn each pod (the factory's `per_pod`), a workload is one pod,
 of the application its `applicationId` names (`QueuedWorkload.application`; the k8shim's
@@ -45,9 +45,9 @@ submission. A v1.37 gang (a PodGroup) is one workload admitted at its minimum. R
 YuniKorn's `pods` resource (one a pod); cpu is YuniKorn's `vcore`. not_modelled() names the rest.
 
 Upstream cases not restated, and why: per-node predicates and node sorting (the engine places pods), user and
-group limits (no user identity in the input), recovery queue and forced placement (no restarts), placeholder
-replacement and timeouts (placeholders are taken all at once here), quota preemption (`quota.preemption.delay`:
-max lowered at run time, which the input cannot do), application state machine events.
+group limits (no user identity in the input), recovery queue and forced placement (no restarts), quota
+preemption (`quota.preemption.delay`: max lowered at run time, which the input cannot do), application state
+machine events.
 """
 
 from __future__ import annotations
@@ -90,6 +90,11 @@ def to_yunikorn(requests: Mapping[str, int], pods: int = 1) -> Res:
     out = {(VCORE if k == "cpu" else k): v for k, v in requests.items() if v}
     out["pods"] = out.get("pods", 0) + pods
     return out
+
+
+def _show(res: Mapping[str, int]) -> str:
+    """A resource as the core's Resource.String prints it: map[name:value ...], names sorted."""
+    return "map[" + " ".join(f"{k}:{v}" for k, v in sorted(res.items())) + "]"
 
 
 def _add(a: Mapping[str, int], b: Mapping[str, int], sign: int = 1) -> Res:
@@ -371,6 +376,7 @@ class YunikornAdmission:
         self.conf = conf if conf is not None else default_conf()
         part = self.conf.partition(partition)
         self._notes: list[str] = []
+        self._v137_gangs = False  # a v1.37 PodGroup or a gang minimum was submitted
         if part is None:
             self._notes.append(f"queues.yaml has no {partition!r} partition: YuniKorn's default configuration "
                                "is used")
@@ -425,6 +431,7 @@ class YunikornAdmission:
                 gang = True
                 min_counts[ps.name] = count
             minimum = _add(minimum, to_yunikorn({k: v * count for k, v in ps.requests.items()}, count))
+        self._v137_gangs |= gang or workload.key.startswith("PodGroup ")
         app = _App(workload, self._seq, total, minimum if gang else total, gang, min_counts)
         app.app_created = self._app_first.setdefault(app.application, workload.created)
         path, reason = self.place(workload.queue, {"namespace": workload.namespace})
@@ -486,9 +493,11 @@ class YunikornAdmission:
 
     def not_modelled(self) -> list[str]:
         out = list(self._notes)
-        out.append("a v1.37 gang (a PodGroup with minCount) is admitted whole at its minimum, as YuniKorn's task "
-                   "groups reserve placeholders; YuniKorn itself knows no v1.37 gang and would take its pods one by "
-                   "one")
+        if self._v137_gangs:
+            out.append("a v1.37 gang (a PodGroup with minCount) is admitted whole at its minimum, as if placeholders "
+                       "had reserved it at once (so no placeholder timeout; the pods above the minimum are not "
+                       "admitted later when it starts on its minimum alone); YuniKorn itself knows no v1.37 gang and "
+                       "would take its pods one by one")
         for path, queue in sorted(self.queues.items()):
             out.extend(f"queue {path}: property {bad} cannot be read; YuniKorn logs it and uses its default, as here"
                        for bad in queue.bad_properties)
@@ -508,12 +517,33 @@ class YunikornAdmission:
             out.append(f"placement rule filters: matched against user {DEFAULT_USER!r} with no groups")
         if self.partition.node_sort_policy:
             out.append(f"nodesortpolicy {self.partition.node_sort_policy}: node sorting is the profile's")
-        out.append("gang placeholders are reserved all at once, so the placeholder timeout (which starts at the "
-                   "first placeholder) never fires: gangSchedulingStyle Soft or Hard has no effect here; the pods "
-                   "above a gang's minimum are not admitted later when it starts on its minimum alone")
         out.append("preemption picks victims across the cluster (YuniKorn picks them per node), pods (a gang "
                    "whole); allow-preemption annotations and the preemption retry interval are not modelled")
         return out
+
+    def task_group_refusal(self, queue_name: str, namespace: str, application: str,
+                           groups: Iterable[tuple[Mapping[str, int], int]]) -> str | None:
+        """Why the core refuses an application with task groups (partition.go AddApplication), or None: its
+        queue must be a leaf sorting applications fifo (SupportTaskGroup), and the task groups' total (each
+        group's minResource times minMember, with its pods) must fit every max under root (GetMaxQueueSet).
+        A queue that placement cannot find or make is left to placement's own rejection (None here)."""
+        path, _ = self.place(queue_name, {"namespace": namespace})
+        queue = self.queues.get(path) if path is not None else None
+        if queue is None:
+            return None
+        if not queue.leaf or queue.sort_policy != "fifo":
+            return f"queue {path} cannot run application {application} with task group request: unsupported sort type"
+        ask: Res = {}
+        for requests, members in groups:
+            ask = _add(ask, to_yunikorn({k: v * members for k, v in requests.items()}, members))
+        limits: Res = {}
+        for node in queue.ancestry()[:-1]:  # root's max (the cluster) is not a queue's set max
+            for name, value in (node.max or {}).items():
+                limits[name] = min(value, limits.get(name, value))
+        if not fits_headroom(limits or None, ask):
+            return (f"queue {path} cannot fit application {application}: task group request "
+                    f"{_show(ask)} larger than max queue allocation {_show(limits)}")
+        return None
 
     # --- placement ---
 

@@ -20,6 +20,7 @@ class YunikornFactory:
     requeues = False  # an evicted application's pods come back through the gate, as the k8shim re-adds them
     whole = False  # the k8shim groups pods into applications by applicationId; the gate's workloads stand in
     per_pod = True  # the k8shim hands YuniKorn each pod, of the application its labels name
+    gang_placeholders = True  # task groups reserve with placeholder pods first (phalanx/sim/placeholders.py)
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.yunikorn import load_yunikorn

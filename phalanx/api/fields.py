@@ -194,6 +194,8 @@ KAI_PRIORITY_LABEL = "priorityClassName"  # KAI reads a workload's priority clas
 YUNIKORN_QUEUE_KEYS = ("yunikorn.apache.org/queue", "queue")
 YUNIKORN_APP_KEYS = ("yunikorn.apache.org/app-id", "applicationId")
 YUNIKORN_TASK_GROUPS = "yunikorn.apache.org/task-groups"
+YUNIKORN_TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
+YUNIKORN_GANG_POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
 
 
 def queueing(meta: Meta) -> Queueing | None:
@@ -203,13 +205,16 @@ def queueing(meta: Meta) -> Queueing | None:
     kai = meta.labels.get(KAI_QUEUE_LABEL)
     yunikorn = _either(meta, YUNIKORN_QUEUE_KEYS)
     app = _either(meta, YUNIKORN_APP_KEYS)
-    task_groups = YUNIKORN_TASK_GROUPS in meta.annotations
+    task_groups = meta.annotations.get(YUNIKORN_TASK_GROUPS)
+    task_group = meta.annotations.get(YUNIKORN_TASK_GROUP_NAME)
     kai_class = meta.labels.get(KAI_PRIORITY_LABEL)
-    if kueue is None and volcano is None and kai is None and yunikorn is None and app is None and not task_groups \
-            and kai_class is None:
+    if kueue is None and volcano is None and kai is None and yunikorn is None and app is None and task_groups is None \
+            and task_group is None and kai_class is None:
         return None
     return Queueing(kueue=kueue, kueue_priority_class=meta.labels.get(KUEUE_PRIORITY_CLASS_LABEL), volcano=volcano,
                     kai=kai, yunikorn=yunikorn, yunikorn_app=app, yunikorn_task_groups=task_groups,
+                    yunikorn_task_group=task_group,
+                    yunikorn_gang_policy=meta.annotations.get(YUNIKORN_GANG_POLICY),
                     kai_priority_class=kai_class)
 
 

@@ -198,7 +198,9 @@ class Queueing:
     kai: str | None = None
     yunikorn: str | None = None
     yunikorn_app: str | None = None
-    yunikorn_task_groups: bool = False  # annotation yunikorn.apache.org/task-groups: named, not modelled
+    yunikorn_task_groups: str | None = None  # annotation yunikorn.apache.org/task-groups (JSON), as written
+    yunikorn_task_group: str | None = None  # annotation yunikorn.apache.org/task-group-name
+    yunikorn_gang_policy: str | None = None  # annotation yunikorn.apache.org/schedulingPolicyParameters
     kai_priority_class: str | None = None  # label priorityClassName: KAI's workload priority
 
 

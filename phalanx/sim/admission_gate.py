@@ -38,6 +38,8 @@ from phalanx.api.tolerations import parse_toleration
 from phalanx.api.training import TrainingJob
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
+from phalanx.sim.placeholders import NOTE as PLACEHOLDER_NOTE
+from phalanx.sim.placeholders import Reservations
 from phalanx.sim.report_schema import AdmissionWorkload, Queue
 
 WAITING_FOR_ADMISSION = "waiting for admission"
@@ -71,10 +73,6 @@ class _Workload:
     total: dict[str, int] = field(default_factory=dict)  # what it asks of its queue (every pod set)
 
 
-TASK_GROUPS_NOTE = ("yunikorn.apache.org/task-groups: YuniKorn's task groups are not read (a Job's gang minimum, "
-                    "or its PodGroup's, is the application's gang; pods with one applicationId are not joined "
-                    "into one application)")
-
 
 class AdmissionGate:
     """Holds and releases workloads for one admission policy. The simulator asks it, for each Job and pending
@@ -94,6 +92,11 @@ class AdmissionGate:
         self.owned_jobs: dict[str, str] = {}  # a queued JobSet's child Job -> the JobSet's workload key
         # LeaderWorkerSets whose groups are queued (key "LeaderWorkerSet ns/name"): their queue and priority class
         self.group_owners: dict[str, Queueing] = {}
+        # YuniKorn's task groups: placeholders reserve for a gang application before its pods are scheduled
+        self.reservations = Reservations(refuse=getattr(policy, "task_group_refusal", None)) \
+            if getattr(factory, "gang_placeholders", False) else None
+        self.replacing: dict[str, str] = {}  # a pod bound in a placeholder's place -> the placeholder
+        self.requeued: list[str] = []  # pods a reservation released to wait for admission as any pod
 
     def not_queued(self, kind: str, key: str, queueing: Queueing | None) -> None:
         """A JobSet, LeaderWorkerSet or Kubeflow job arrived: the peers admit these whole, which the gate does
@@ -148,10 +151,55 @@ class AdmissionGate:
     def wake_at(self) -> float | None:
         """When the policy's answer changes with time alone, if it does (YuniKorn's preemption delay)."""
         wake = getattr(self.policy, "wake_at", None)
-        return wake() if wake is not None else None
+        times = [t for t in (wake() if wake is not None else None,
+                             self.reservations.wake_at() if self.reservations is not None else None) if t is not None]
+        return min(times) if times else None
 
     def not_modelled(self) -> list[str]:
-        return [*self.policy.not_modelled(), *self.notes]
+        r = self.reservations
+        placeholders = ([PLACEHOLDER_NOTE] if r.used else []) + r.warnings if r is not None else []
+        return [*self.policy.not_modelled(), *self.notes, *placeholders]
+
+    # --- YuniKorn's placeholders ----------------------------------------------------------------------------
+
+    def is_placeholder(self, pod_key: str) -> bool:
+        return self.reservations is not None and self.reservations.is_placeholder(pod_key)
+
+    def pod_message(self, pod: Pod) -> str:
+        """Why a pod the gate holds waits."""
+        if self.reservations is not None:
+            message = self.reservations.message(pod.key, application_of(pod, pod.queueing), pod.namespace)
+            if message is not None:
+                return message
+        return WAITING_FOR_ADMISSION
+
+    def pod_bound(self, pod_key: str, node: str, now: float) -> bool:
+        """A pod was bound: True if the gate needs a pass now (a placeholder started its application's timer or
+        let the application's pods go)."""
+        if self.reservations is None or not self.reservations.bound(pod_key, node, now):
+            return False
+        self.changed = True
+        return True
+
+    def placeholder_work(self) -> tuple[list[Pod], list[tuple[str, str]], list[tuple[str, str]], list[str]]:
+        """What the simulator carries out for the placeholders now, and forgets: pods to create, placeholders to
+        delete (key, why), pods failed with their application (key, message), and pods released from their
+        application's reservation to wait for admission as any pod."""
+        r = self.reservations
+        if r is None or not (r.create or r.delete or r.failed or self.requeued):
+            return [], [], [], []
+        out = (r.create, r.delete, r.failed, self.requeued)
+        r.create, r.delete, r.failed, self.requeued = [], [], [], []
+        return out
+
+    def _replace(self, pod: Pod, placeholder: str, node: str) -> Pod:
+        """The pod takes the placeholder's place: it joins the placeholder's admitted workload, bound to its node."""
+        work = self.workloads[self.of_pod[placeholder]]
+        work.pods.add(pod.key)
+        work.created[pod.key] = pod
+        self.of_pod[pod.key] = work.key
+        self.replacing[pod.key] = placeholder
+        return dataclasses.replace(pod, node_name=node)
 
     # --- what is queued ---------------------------------------------------------------------------------
 
@@ -162,7 +210,6 @@ class AdmissionGate:
             self.owned_jobs[job.key] = job_set  # its JobSet was admitted: the Job starts now, in its workload
             return False
         q = job.queueing
-        self._unmodelled(q)
         if self.factory.per_pod:
             return False  # the Job starts at once; its pods wait for admission one by one (hold_pod)
         queue = self.factory.queue((q,))
@@ -172,11 +219,6 @@ class AdmissionGate:
         work = self.workloads[key] = _Workload(key, queue, self.factory.priority_class(q) if q else None, job=job)
         self._offer_job(work, now)
         return True
-
-    def _unmodelled(self, q: Queueing | None) -> None:
-        """Name once what a workload asks of the policy that the gate does not read."""
-        if self.which == "yunikorn" and q is not None and q.yunikorn_task_groups and TASK_GROUPS_NOTE not in self.notes:
-            self.notes.append(TASK_GROUPS_NOTE)
 
     def _offer_job(self, work: _Workload, now: float) -> None:
         job = work.job
@@ -206,9 +248,19 @@ class AdmissionGate:
         if pod.group_key is not None and f"{pod.controller} {pod.owner}" in self.group_owners:
             q = self.group_owners[f"{pod.controller} {pod.owner}"]  # a LeaderWorkerSet's group: its set's queue
         queue = self.factory.queue((q, gq))
-        self._unmodelled(q)
         if queue is None:
             return pod
+        if self.reservations is not None and pod.group_key is None:
+            application = application_of(pod, q)
+            if self.reservations.arrive(pod, application, now) != "pass":
+                self.changed = True
+                return None
+            swap = self.reservations.replacement(pod, application)
+            if swap is not None:
+                return self._replace(pod, *swap)
+        return self._queue_new(pod, group, q, queue, now)
+
+    def _queue_new(self, pod: Pod, group: PodGroup | None, q: Queueing | None, queue: str, now: float) -> Pod | None:
         if pod.group_key is not None:
             key = f"PodGroup {pod.group_key}"
             if key not in self.workloads:
@@ -240,9 +292,16 @@ class AdmissionGate:
     def forget(self, pod_key: str) -> None:
         """A user deleted the pod: it no longer waits."""
         key = self.of_pod.get(pod_key)
+        if self.reservations is not None:
+            self.reservations.gone(pod_key)
         if key is not None:
-            self.workloads[key].held.pop(pod_key, None)
-            self.workloads[key].created.pop(pod_key, None)
+            work = self.workloads[key]
+            work.held.pop(pod_key, None)
+            work.created.pop(pod_key, None)
+            if key == f"Pod {pod_key}" and work.offered and work.admission is None and not work.done:
+                work.done = True  # a pod alone, deleted while it waits: its workload is withdrawn
+                self.policy.finished(key, 0.0)
+                self.changed = True
 
     def nodes_changed(self, allocatable: Mapping[str, int]) -> None:
         """Nodes arrived: a policy that shares the cluster's capacity (Volcano's proportion) sees the new total."""
@@ -289,6 +348,20 @@ class AdmissionGate:
         self.changed = False
         admitted: list[tuple[_Workload, list[Pod]]] = []
         evicted: list[tuple[_Workload, EvictWorkload]] = []
+        if self.reservations is not None:
+            self.reservations.tick(now)
+            released, self.reservations.released = self.reservations.released, []
+            for pod in released:
+                application = application_of(pod, pod.queueing)
+                swap = self.reservations.replacement(pod, application)
+                if swap is not None:
+                    pinned = self._replace(pod, *swap)
+                    admitted.append((self.workloads[self.of_pod[pod.key]], [pinned]))
+                    continue
+                queue = self.factory.queue((pod.queueing,))
+                if queue is not None and self._queue_new(pod, None, pod.queueing, queue, now) is not None:
+                    raise AssertionError(f"{pod.key} admitted before it was offered")
+                self.requeued.append(pod.key)
         for decision in self.policy.cycle(now):
             work = self.workloads.get(decision.key)
             if work is None:
@@ -330,6 +403,8 @@ class AdmissionGate:
         """A pod of a workload ended (succeeded, failed or was deleted): once none of its pods is pending or
         running, and its controller makes no more, its quota goes back to the policy."""
         key = self.of_pod.get(pod_key)
+        if self.reservations is not None:
+            self.reservations.gone(pod_key)
         if key is None:
             return
         work = self.workloads[key]

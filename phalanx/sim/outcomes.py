@@ -41,7 +41,7 @@ def time_averaged_allocation(sim: Simulation) -> dict[str, float]:
 def censored_waits(sim: Simulation) -> list[float]:
     """How long each pod still pending at the end has waited (created during the run)."""
     return [sim.end_time - r.created for r in sim.pods.values()
-            if r.phase == "Pending" and r.pod.node_name is None and sim.end_time >= r.created]
+            if not r.placeholder and r.phase == "Pending" and r.pod.node_name is None and sim.end_time >= r.created]
 
 
 def _completion(records: list[PodRecord]) -> tuple[float | None, float | None]:
@@ -76,7 +76,7 @@ def not_admitted(held: dict[str, tuple[str, int]]) -> NotAdmitted:
 def makespan(sim: Simulation, held: dict[str, tuple[str, int]]) -> Makespan:
     """From the first pod created to the last pod finished, over the pods that arrived during the run; open
     while a workload is held (its pods not created count as unfinished)."""
-    arrived = [r for r in sim.pods.values() if r.pod.node_name is None]
+    arrived = [r for r in sim.pods.values() if r.pod.node_name is None and not r.placeholder]
     unfinished = sum(1 for r in arrived if r.phase not in ("Succeeded", "Failed"))
     unfinished += not_admitted(held)["podsNotCreated"]
     if not arrived or unfinished or held:
@@ -92,6 +92,8 @@ def workloads(sim: Simulation, wait_stats: Callable[[list[float]], WaitStats],
     with why (`held`), and, never started, the pods it did not create."""
     owned: dict[tuple[str, str], list[PodRecord]] = defaultdict(list)
     for record in sim.pods.values():
+        if record.placeholder:
+            continue
         pod = record.pod
         if pod.owner is not None:
             owned[(pod.controller or "Owner", pod.owner)].append(record)

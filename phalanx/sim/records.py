@@ -30,6 +30,7 @@ class PodRecord:
     devices: list[str] = field(default_factory=list)  # DRA devices its claims held when it was bound
     counted_live: bool = False  # counted in its group's members running (and not terminating)
     counted_done: bool = False  # counted in its group's members running or succeeded
+    placeholder: bool = False  # YuniKorn's placeholder pod: holds room for a gang, does no work, not reported
 
 
 @dataclass(slots=True)

@@ -60,7 +60,7 @@ def _hours(values: dict[str, float]) -> dict[str, float]:
 def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Report:
     """The JSON contract for one finished simulation; with `series` (the recorder that watched it), plus
     the `series` block (time series and per-pod waits), which `--report DIR` writes and `-o json` leaves out."""
-    pods = list(sim.pods.values())
+    pods = [r for r in sim.pods.values() if not r.placeholder]
     phases = {phase: sum(1 for r in pods if r.phase == phase) for phase in ("Running", "Pending", "Succeeded",
                                                                                "Failed")}
     gang_keys = {k for k, g in sim.groups.items() if g.group.is_gang}
@@ -120,6 +120,8 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
         report["admission"] = {"policy": sim.gate.which, "admitted": sim.gate.admitted,
                                "evicted": sim.gate.evicted, "notModelled": sim.gate.not_modelled(),
                                "workloads": sim.gate.workload_rows()}
+        if sim.gate.reservations is not None and sim.gate.reservations.used:
+            report["admission"]["placeholders"] = sim.gate.reservations.counts()
         report["queues"] = queue_report(sim.gate)
     claims = sim.scheduler.claim_statuses()
     if claims:

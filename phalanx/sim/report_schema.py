@@ -173,12 +173,24 @@ class AdmissionWorkload(TypedDict):
     reason: str | None  # why it is held at the end (None once admitted)
 
 
+class Placeholders(TypedDict):
+    """YuniKorn's gang applications (task groups) and their placeholder pods, which the pod counts leave out."""
+
+    applications: int
+    placeholders: int
+    replaced: int
+    timedOut: int
+    failed: int  # Hard style at the timeout, or rejected
+    rejected: int  # refused by the core: the task groups pass a queue max, or the queue does not sort fifo
+
+
 class Admission(TypedDict):
     policy: str
     admitted: int
     evicted: int
     notModelled: list[str]
     workloads: list[AdmissionWorkload]
+    placeholders: NotRequired[Placeholders]
 
 
 class Queue(TypedDict):

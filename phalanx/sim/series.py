@@ -117,7 +117,7 @@ class SeriesRecorder:
         if not self.time or self.time[-1] < _round(sim.end_time):
             self._sample(sim, sim.end_time)
         pod_waits = sorted(_round(r.bound_at - r.created) for r in sim.pods.values()
-                           if r.bound_at is not None and r.pod.node_name is None)
+                           if r.bound_at is not None and r.pod.node_name is None and not r.placeholder)
         group_waits = sorted(_round(w) for g in sim.groups.values() for w in g.waits)
         out: Series = {
             "sampleInterval": self.interval,

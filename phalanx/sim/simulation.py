@@ -353,7 +353,8 @@ class Simulation:
     # --- pods -----------------------------------------------------------------------------------------
 
     def _arrive(self, pod: Pod, created: float | None = None) -> None:
-        if pod.duration is None and self.durations:
+        placeholder = self.gate is not None and self.gate.is_placeholder(pod.key)
+        if pod.duration is None and self.durations and not placeholder:
             kind = pod.controller or "Pod"
             default = self.durations.get(kind)
             if default is not None:
@@ -361,7 +362,7 @@ class Simulation:
                 self.defaulted[kind] += 1
         if created is None and self.gate is not None:
             created = self.gate.created_at(pod)
-        record = PodRecord(pod, created=pod.arrival if created is None else created)
+        record = PodRecord(pod, created=pod.arrival if created is None else created, placeholder=placeholder)
         earlier = self.pods.get(pod.key)
         if earlier is not None:  # made again under the name of one deleted before it ran: its evictions stay
             record.preempted_count, record.preempted_by = earlier.preempted_count, earlier.preempted_by
@@ -375,8 +376,13 @@ class Simulation:
             if self.gate is not None:
                 group = self.groups.get(pod.group_key) if pod.group_key is not None else None
                 released = self.gate.hold_pod(pod, group.group if group is not None else None, self.now)
+                self._placeholder_work()
                 if released is None:
-                    record.message = WAITING_FOR_ADMISSION
+                    if record.phase == "Pending":
+                        record.message = self.gate.pod_message(pod)
+                    return
+                if released.node_name is not None:
+                    self._take_place(released)
                     return
                 pod = record.pod = released
             self.scheduler.add_pod(pod, self.now)
@@ -402,6 +408,8 @@ class Simulation:
         record.devices = self.scheduler.pod_devices(pod.key)
         self.books.hold(record.pod.requests)  # the pod as created (the scheduler's view may move requests to claims)
         self._refresh(pod)
+        if self.gate is not None and self.gate.pod_bound(pod.key, node, self.now):
+            self.events.push(self.now, ARRIVAL, _AdmissionWake())  # an admission pass before the next round
         self._act(self.workloads.bound(pod, self.now))
 
     def _can_progress(self, group_key: str | None) -> bool:
@@ -452,7 +460,7 @@ class Simulation:
                 group.waiting_since = self.now
         for key in keys:
             record = self.pods[key]
-            if record.phase != "Running" or record.terminating:
+            if record.phase != "Running" or record.terminating or record.placeholder:
                 continue
             if ok and record.since is None:
                 record.since = self.now
@@ -636,6 +644,7 @@ class Simulation:
         starts), evicted ones' pods stop (running ones as preemption victims do) and wait again."""
         assert self.gate is not None
         admitted, evicted = self.gate.cycle(self.now)
+        self._placeholder_work()
         wake = self.gate.wake_at()
         if wake is not None and wake > self.now and wake not in self._admission_wakes:
             self._admission_wakes.add(wake)
@@ -668,9 +677,57 @@ class Simulation:
                 record = self.pods[pod.key]
                 if record.phase != "Pending":
                     continue
+                if pod.node_name is not None and pod.key in self.gate.replacing:
+                    self._take_place(pod)
+                    continue
                 record.pod = pod
                 self.scheduler.add_pod(pod, self.now)
                 record.message = self.scheduler.pod_message(pod.key)
+
+    def _placeholder_work(self) -> None:
+        """YuniKorn's placeholders: create those the gate asks for, delete those released, fail the pods of an
+        application that failed (Hard style at the placeholder timeout)."""
+        assert self.gate is not None
+        create, delete, failed, requeued = self.gate.placeholder_work()
+        for key in requeued:
+            if self.pods[key].phase == "Pending" and self.pods[key].node is None:
+                self.pods[key].message = self.gate.policy.pending_reason(f"Pod {key}") or WAITING_FOR_ADMISSION
+        for key, why in delete:
+            self._drop_placeholder(key, why)
+        if delete and self.gate.changed:  # the room they held goes back to their queue: a pass before the next round
+            self.events.push(self.now, ARRIVAL, _AdmissionWake())
+        for key, message in failed:
+            record = self.pods.get(key)
+            if record is not None and record.phase == "Pending":
+                self.scheduler.delete_pod(key, self.now)
+                record.phase = "Failed"
+                record.finished_at = self.now
+                record.message = message
+                self._refresh(record.pod)
+        for pod in create:
+            self.events.push(self.now, ARRIVAL, pod)
+
+    def _drop_placeholder(self, key: str, why: str) -> None:
+        record = self.pods.get(key)
+        if record is None or record.phase not in ("Pending", "Running"):
+            return
+        self._user_delete(PodDeletion(key))
+        record.message = why
+
+    def _take_place(self, pod: Pod) -> None:
+        """A pod takes a placeholder's place: the placeholder goes, the pod is bound to its node."""
+        assert self.gate is not None and pod.node_name is not None
+        node = pod.node_name
+        self._drop_placeholder(self.gate.replacing.pop(pod.key), f"replaced by {pod.key}")
+        plain = dataclasses.replace(pod, node_name=None)
+        record = self.pods[pod.key]
+        record.pod = plain
+        if self.scheduler.shortfall(plain, node):
+            self.scheduler.add_pod(plain, self.now)
+            record.message = self.scheduler.pod_message(plain.key)
+            return
+        self.scheduler.add_pod(plain, self.now, node=node)
+        self._bind(plain, node)
 
     def _resize_job(self, job: Job, pods: list[Pod]) -> list[Pod]:
         """A started Job admitted again with other counts: the pods beyond them are deleted before they run, more

@@ -106,7 +106,10 @@ def test_compare_runs_all_five_profiles_and_names_what_is_not_modelled(capsys: p
     assert "phalanx: yunikorn: not modelled: a v1.37 gang (a PodGroup with minCount) is admitted whole" in err
 
 
-def test_yunikorn_task_groups_are_named_not_modelled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_yunikorn_task_groups_the_k8shim_cannot_read_are_named_and_leave_no_gang(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """k8shim GetTaskGroupsFromAnnotation refuses a group without minResource; the shim warns (TaskGroupsError)
+    and schedules the application without a gang: the pod runs at once, and stderr names why."""
     nodes = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"},
              "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
     pod = {"apiVersion": "v1", "kind": "Pod",
@@ -115,8 +118,12 @@ def test_yunikorn_task_groups_are_named_not_modelled(tmp_path: Path, capsys: pyt
                                         "yunikorn.apache.org/task-group-name": "g"}},
            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
     (tmp_path / "in.yaml").write_text(yaml.safe_dump_all([nodes, pod]))
-    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "yunikorn"]) == 0
-    assert "yunikorn.apache.org/task-groups: YuniKorn's task groups are not read" in capsys.readouterr().err
+    assert main(["simulate", str(tmp_path / "in.yaml"), "--profile", "yunikorn", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert ("Pod default/p0: yunikorn.apache.org/task-groups: unable to get taskGroups for pod, reason: can't get "
+            "taskGroup MinResource from pod annotation") in err
+    report = json.loads(out)
+    assert report["summary"]["pods"]["running"] == 1 and "placeholders" not in report["admission"]
 
 
 @pytest.mark.parametrize(("text", "field"), [

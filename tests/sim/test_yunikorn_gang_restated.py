@@ -1,7 +1,6 @@
 """YuniKorn's gang scheduling (k8shim task groups and placeholders) as k8shim's own end-to-end tests expect it,
-restated from apache/yunikorn-k8shim test/e2e/gang_scheduling/gang_scheduling_test.go (23b6b47f): marked as
-expected failures, strictly, because the `yunikorn` profile does not model placeholders yet (docs/peers.md):
-each fails today by doing what native scheduling does, and passes the day placeholders are modelled.
+restated from apache/yunikorn-k8shim test/e2e/gang_scheduling/gang_scheduling_test.go (23b6b47f): the placeholders
+(phalanx/sim/placeholders.py) decide both; without them each does what native scheduling does, and fails.
 
 Each case runs the test's Job (`createJob`: the pods labelled with the application, the task groups and the
 scheduling policy in their annotations) on a node with room for it, under `yunikorn`."""
@@ -12,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from phalanx.inputs.load import load_paths
@@ -23,8 +21,6 @@ from phalanx.sim.simulation import Simulation
 
 MIN_RESOURCE = {"cpu": "10m", "memory": "10M"}  # the test's minResource
 UNSATISFIABLE = {"kubernetes.io/hostname": "unsatisfiable_node"}
-NOT_MODELLED = pytest.mark.xfail(strict=True, raises=AssertionError,
-                                 reason="YuniKorn placeholders are not modelled (docs/peers.md)")
 
 
 def _gang_job(groups: list[dict[str, Any]], parallelism: int, policy: str, group: str | None = None) -> dict[str, Any]:
@@ -49,7 +45,6 @@ def _pods(tmp_path: Path, job: dict[str, Any]) -> list[dict[str, Any]]:
     return [p for p in build_report(sim.run())["pods"] if p["name"].startswith("default/gangjob")]
 
 
-@NOT_MODELLED
 def test_verify_hard_gs_failed_state(tmp_path: Path) -> None:
     """Verify_Hard_GS_Failed_State: task group A's 3 placeholders cannot be placed (a node selector no node
     matches), B's 3 can; Hard style, placeholder timeout 20 s: the application fails at the timeout, and its
@@ -61,7 +56,6 @@ def test_verify_hard_gs_failed_state(tmp_path: Path) -> None:
     assert pods and all(p["boundAt"] is None for p in pods)
 
 
-@NOT_MODELLED
 def test_verify_default_gs_style(tmp_path: Path) -> None:
     """Verify_Default_GS_Style: group A (3) fits, group B's one placeholder cannot; Soft style (the default),
     timeout 20 s: the placeholders time out and the 3 real pods are then scheduled as ordinary pods, not before."""
