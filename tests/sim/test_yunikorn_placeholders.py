@@ -265,3 +265,39 @@ def test_timer_starts_with_the_first_placeholder_bound(tmp_path: Path) -> None:
     _, report = _simulate(tmp_path, [_node("n0"), job], until=300)
     assert {p["phase"] for p in _pods(report, "default/gang")} == {"Pending"}
     assert report["admission"]["placeholders"]["timedOut"] == 0
+
+
+GANG_DATA = Path(__file__).parents[1] / "admission" / "data" / "yunikorn" / "gang"
+
+
+def _run_files(tmp_path: Path, nodes: list[Doc], files: list[str], until: float) -> tuple[Simulation, dict[str, Any]]:
+    path = tmp_path / "nodes.yaml"
+    path.write_text(yaml.safe_dump_all(nodes))
+    sim = Simulation(load_paths([str(path), *(str(GANG_DATA / f) for f in files)]), builtin("yunikorn"),
+                     scenario=scenario_for("yunikorn"), until=until)
+    return sim, dict(build_report(sim.run()))
+
+
+def test_guide_example_runs_on_its_placeholders(tmp_path: Path) -> None:
+    """The gang-scheduling guide's example Job, unchanged: "YuniKorn will create 2 placeholder pods ... When all 2
+    placeholders are allocated, the scheduler will bind the real 2 sleep pods using the spot reserved by the
+    placeholders"."""
+    sim, report = _run_files(tmp_path, [_node("n0"), _node("n1")], ["gang-scheduling-job-example.yaml"], 60)
+    placeholders = _placeholders(sim)
+    assert len(placeholders) == 2
+    assert {(r.pod.requests["cpu"], r.pod.requests["memory"]) for r in placeholders.values()} == {(100, 50_000_000)}
+    pods = _pods(report, "default/gang-scheduling-job-example")
+    assert sorted(p["node"] for p in pods) == sorted(str(r.node) for r in placeholders.values())
+    assert report["admission"]["placeholders"]["replaced"] == 2
+
+
+def test_guide_hard_style_example_fails_at_its_timeout(tmp_path: Path) -> None:
+    """The guide's Hard-style example, unchanged, on a node with room for 3 of its 4 one-cpu placeholders: the
+    timer starts with the first placeholder bound, and at 60 s the application fails ("marked as failed, without
+    retrying"): its pods fail and its placeholders go."""
+    sim, report = _run_files(tmp_path, [_node("n0", cpu="3")], ["gang-app-timeout.yaml"], 300)
+    assert sorted(str(r.bound_at) for r in _placeholders(sim).values()) == ["0.0", "0.0", "0.0", "None"]
+    assert all(r.finished_at == 60 for r in _placeholders(sim).values())
+    pods = _pods(report, "default/gang-app-timeout")
+    assert len(pods) == 4 and all(p["phase"] == "Failed" and p["boundAt"] is None for p in pods)
+    assert report["admission"]["placeholders"]["failed"] == 1
