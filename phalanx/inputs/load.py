@@ -89,7 +89,19 @@ def _load_paths(paths: Sequence[str]) -> Inputs:
             + ", ".join(f"{name}: {count}" for name, count in sorted(others.items()))
             + "): the simulated profile schedules them as its own, a what-if of moving them to it (the volcano, "
               "kai and yunikorn profiles queue them as those schedulers do)")
+    task_groups = _task_group_pods(inputs)
+    if task_groups:
+        inputs.notices.append(f"{task_groups} pod(s) and pod template(s) carry YuniKorn task groups "
+                              "(yunikorn.apache.org/task-groups): only the yunikorn profile reads them (its "
+                              "placeholders); `phalanx migrate` writes them as native gangs for the others")
     return inputs
+
+
+def _task_group_pods(inputs: Inputs) -> int:
+    templates = [template for obj in (*inputs.jobs, *inputs.controllers())
+                 if isinstance(template := getattr(obj, "template", None), Pod)]
+    return sum(1 for pod in (*inputs.pods, *templates)
+               if pod.queueing is not None and pod.queueing.yunikorn_task_groups)
 
 
 def _other_schedulers(inputs: Inputs) -> Counter[str]:

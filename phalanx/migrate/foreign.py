@@ -38,7 +38,7 @@ from phalanx.api.fields import KAI_QUEUE_LABEL, VOLCANO_QUEUE_ANNOTATION, fail, 
 from phalanx.api.names import label_problem
 from phalanx.api.parse import MAX_JOB_PODS
 from phalanx.errors import InputError
-from phalanx.migrate import native
+from phalanx.migrate import native, task_groups
 
 Doc = dict[str, Any]
 
@@ -351,8 +351,9 @@ def translator(doc: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], tuple[li
     return GROUPS.get((group, str(doc.get("kind"))))
 
 
-def pointer(pod: Mapping[str, Any]) -> tuple[str, str, str] | None:
-    """The foreign group a pod names: (group name, whose, the key it was found under), or None."""
+def pointer(pod: Mapping[str, Any], yunikorn: bool = False) -> tuple[str, str, str] | None:
+    """The foreign group a pod names: (group name, whose, the key it was found under), or None. With
+    `yunikorn`, a YuniKorn task group member names its application's gang (phalanx.migrate.task_groups)."""
     meta = pod.get("metadata")
     if not isinstance(meta, Mapping):
         return None
@@ -360,4 +361,5 @@ def pointer(pod: Mapping[str, Any]) -> tuple[str, str, str] | None:
         values = meta.get(where)
         if isinstance(values, Mapping) and isinstance(values.get(key), str) and values[key]:
             return values[key], whose, key
-    return None
+    app = task_groups.pointer(meta) if yunikorn else None
+    return (app[0], "YuniKorn", "applicationId") if app is not None else None

@@ -33,7 +33,8 @@ PEER_ANNOTATIONS: dict[str, str] = {
                   "for a shared device is the native route)",
     "gpu-fraction-num-devices": "KAI's GPU sharing; kube-scheduler ignores it",
     "yunikorn.apache.org/task-groups": "YuniKorn's gang (placeholders); a v1.37 PodGroup with minCount is the "
-                                       "native gang (phalanx migrate does not write one from task groups)",
+                                       "native gang (phalanx migrate writes one per application for the pods "
+                                       "that name a task group)",
 }
 # (API group, kind) -> whose queue object
 QUEUE_OBJECTS: dict[tuple[str, str], str] = {

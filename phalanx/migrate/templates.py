@@ -24,9 +24,9 @@ PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def linked(doc: Mapping[str, Any]) -> tuple[Doc, list[str], str] | None:
+def linked(doc: Mapping[str, Any], yunikorn: bool = False) -> tuple[Doc, list[str], str] | None:
     """The controller with its template linked to the gang the template names: (copy, notes, whose), or None
-    when it names none or is linked already."""
+    when it names none or is linked already (`yunikorn`: YuniKorn task groups name one too)."""
     path = PATHS.get(str(doc.get("kind")))
     if path is None or not isinstance(doc.get("apiVersion"), str):
         return None
@@ -36,7 +36,7 @@ def linked(doc: Mapping[str, Any]) -> tuple[Doc, list[str], str] | None:
     spec = template.get("spec")
     if not isinstance(spec, Mapping) or spec.get("schedulingGroup"):
         return None
-    found = foreign.pointer(template)
+    found = foreign.pointer(template, yunikorn)
     if found is None:
         return None
     group, whose, key = found
