@@ -23,7 +23,8 @@ Restated from `pkg/scheduler`, function by function:
 - preemptibility (`pkg/common/podgroup/preemptible.go`): priority below 100 is preemptible.
 
 Simplifications (named by `not_modelled()`): the cluster is one pool of the given capacity; jobs are admitted
-and evicted whole; consolidation, minimum runtimes and time-based fair share are left out. A gpu-fraction pod's
+and evicted whole; minimum runtimes and time-based fair share are left out (consolidation is the engine's, under
+the kai profile: phalanx/scheduler/consolidation.py). A gpu-fraction pod's
 share counts against its queue's GPU quota (the `kai` profile's GpuShare plugin places shares on devices).
 Speed: within one cycle the checks only get stricter as jobs are admitted, so once a job of one shape fails in a
 queue, the queue's other jobs of that shape (same requests and preemptibility) are not tried again that cycle.
@@ -528,7 +529,8 @@ class KaiAdmission:
                 or f"waiting for its turn in queue {q.shown}")
 
     def not_modelled(self) -> list[str]:
-        out = ["consolidation (a node-level action: moves running pods to make room) is not modelled",
+        out = ["consolidation moves only pods outside a PodGroup that their controller makes again, for a pod "
+               "outside a PodGroup; the moved pods are scheduled anew, not pipelined to the nodes KAI's solver chose",
                "reclaim/preempt evict whole workloads (KAI evicts only the pods above an elastic job's minimum)",
                "the cluster is one pool of the given capacity; an admitted workload counts as allocated with its "
                "whole request (the engine finds the nodes)",

@@ -1,10 +1,12 @@
 """The pod cycle as the Scheduler runs it for a pod's queue entry: the Filter and Score pass (cycle.py's
 PodCycle, or an equivalent pod's failure at the same books), then the assumed Bind, or the pod waits with the
-Filter's reasons and preempts if it may (PostFilter)."""
+Filter's reasons and, under a profile with KAI's consolidation, moves running pods to make room, else preempts
+if it may (PostFilter)."""
 
 from __future__ import annotations
 
 from phalanx.api.objects import Pod
+from phalanx.scheduler.consolidation import consolidate
 from phalanx.scheduler.cycle import Result
 from phalanx.scheduler.decisions import Unschedulable
 from phalanx.scheduler.handle import Handle
@@ -41,6 +43,11 @@ class PodCycles:
         self.s.queue.failed(entry, now)
         self.s.out.append(Unschedulable(pod, message))
         priority = self.s.priority_of(pod)
+        if self.s.profile.consolidation and not known:
+            moves = consolidate(self.s, pod, priority)
+            if moves is not None:
+                self.s.preempt(pod_key, False, moves, f"pod {pod_key}", reason="Consolidated for")
+                return
         if self.s.profile.preemption and self.s.preemptor.eligible(pod, priority, self.s.nominated.get(pod_key),
                                                                    result.unresolvable):
             if known:

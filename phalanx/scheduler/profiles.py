@@ -89,6 +89,8 @@ class Profile:
     # `plugins.postFilter.disabled` turns it off, and so does `volcano` (Volcano's allocate never evicts; only its
     # preempt and reclaim actions do, in the admission policy).
     preemption: bool = True
+    # KAI's consolidation (phalanx/scheduler/consolidation.py): a pod that fits nowhere moves running pods first.
+    consolidation: bool = False
 
     @property
     def gang(self) -> bool:
@@ -122,6 +124,7 @@ class Profile:
                 "percentageOfNodesToScore": self.percentage_of_nodes_to_score, "tieBreak": self.tie_break,
                 "notImplemented": self.missing_plugins, "placementScores": dict(self.placement_scores),
                 "gpuSharing": self.gpu_sharing, "groupRetry": self.group_retry, "preemption": self.preemption,
+                "consolidation": self.consolidation,
                 "exactPlacement": None if self.exact_placement is None else
                 {"budgetSeconds": self.exact_placement.budget, "seed": self.exact_placement.seed}}
 
@@ -166,7 +169,7 @@ def builtin(name: str) -> Profile:
                                                           {"name": NVIDIA_GPU, "weight": 1}]}
         return Profile(name, feature_gates=dict(WORKLOAD_GATES), filters=filters, reserve=reserve_plugins(filters),
                        plugin_args={"GpuShare": {"deviceSelection": "best", "wholeGpuResource": NVIDIA_GPU},
-                                    "NodeResourcesFit": {"scoringStrategy": binpack}})
+                                    "NodeResourcesFit": {"scoringStrategy": binpack}}, consolidation=True)
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as

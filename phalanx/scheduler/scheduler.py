@@ -340,16 +340,16 @@ class Scheduler:
                 self.out.append(Nominate(pod, ""))
 
     def preempt(self, preemptor: str, group: bool, outcome: Outcome, who: str,
-                kind: PreemptorKind | None = None) -> None:
+                kind: PreemptorKind | None = None, reason: str = "Preempted by") -> None:
         """Carry out a preemption decision: evict the victims, nominate the preemptor's nodes. `kind` defaults to
-        a PodGroup's when `group`, else a pod's."""
+        a PodGroup's when `group`, else a pod's; `reason` leads the victims' message."""
         kind = kind or ("podgroup" if group else "pod")
         if outcome.victims:
             self.out.append(Preemption(preemptor, group, tuple(outcome.victims)))
         for key in outcome.victims:
             node = self.cluster.names[self.running.node_of[key]]
             self.running.mark_terminating(key, preemptor)
-            self.out.append(Evict(self.pods[key], preemptor, node, f"Preempted by {who} on node {node}", kind))
+            self.out.append(Evict(self.pods[key], preemptor, node, f"{reason} {who} on node {node}", kind))
         for key, node in outcome.nominations.items():
             self.nominated[key] = node
             pod = self.pods[key]

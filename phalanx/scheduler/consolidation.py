@@ -1,0 +1,77 @@
+"""KAI Scheduler's consolidation, for a pod that fits no node: move running pods to other nodes to make room.
+
+Restated from NVIDIA/KAI-Scheduler `pkg/scheduler/actions/consolidation/consolidation.go` and the jobs solver it
+drives (`actions/common/solvers`):
+- Only a preemptible pending job is consolidated for (FilterNonPreemptible: priority below 100, KAI's `build`
+  and `inference` classes are not), and only preemptible running jobs move (IsPreemptibleJob), at most
+  `maxNumberConsolidationPreemptees` of them (16 by default), never the preemptor's own.
+- Nothing is tried when the cluster as a whole has no room for the pod (IsEnoughGPUsAllocatableForJob, here for
+  every resource the pod asks).
+- The victims are taken in KAI's victim order (lowest priority first, then the latest started) and tried in
+  growing prefixes: the first n are lifted off their nodes, the pod is placed on what is left, then each victim
+  must be placed again (pipelined) on what remains; the first n for which every victim finds a place wins
+  (allPodsReallocated). A victim that lands back on its own node is not moved.
+- The moved pods are evicted as preemption victims are, and the pod is nominated to its node; the victims'
+  pods, made again by their controllers, are scheduled as any pod (the node the pod waits for is held for it).
+
+Here only pods that their controller makes again move (a bare pod evicted is gone, so consolidating it would
+kill it, not move it), and only pods outside a PodGroup: a gang's consolidation, and KAI's pipelining of the
+moved pods to the very nodes the solver chose, are not modelled (named in the kai profile's notModelled).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from phalanx.api.objects import Pod
+from phalanx.scheduler.handle import Handle
+from phalanx.scheduler.preemption import Outcome
+
+NON_PREEMPTIBLE = 100  # KAI pkg/common/podgroup CalculatePreemptibility: priority below it is preemptible
+MAX_PREEMPTEES = 16  # KAI cmd/scheduler options: --max-consolidation-preemptees
+
+
+def consolidate(s: Handle, pod: Pod, priority: int) -> Outcome | None:
+    """Victims to move and the node the pod then takes, or None when no consolidation makes room."""
+    if priority >= NON_PREEMPTIBLE or pod.group_key is not None or not _room_somewhere(s, pod):
+        return None
+    running = s.running
+    victims = [key for key, node in running.node_of.items()
+               if key not in running.terminating and key != pod.key and running.priority[key] < NON_PREEMPTIBLE
+               and _movable(s.pods.get(key))]
+    victims.sort(key=lambda k: (running.priority[k], -running.started[k], -running.seq[k]))
+    victims = victims[:MAX_PREEMPTEES]
+    cluster, cycle = s.cluster, s.cycle
+    for n in range(1, len(victims) + 1):
+        with cluster.trial():
+            lifted = [cycle.lift(key, s.pods[key]) for key in victims[:n]]
+            placed = cycle.schedule(pod)
+            if placed.node is None:
+                continue
+            cycle.reserve(pod, placed.node)
+            moved: list[str] = []
+            for lift in lifted:
+                again = cycle.schedule(lift.pod)
+                if again.node is None:
+                    break
+                cycle.reserve(lift.pod, again.node)
+                if again.node != lift.node:
+                    moved.append(lift.pod.key)
+            else:
+                if not moved:
+                    return None
+                return Outcome(victims=moved, nominations={pod.key: cluster.names[placed.node]},
+                               node=cluster.names[placed.node], priority=priority)
+    return None
+
+
+def _movable(pod: Pod | None) -> bool:
+    return pod is not None and pod.controller is not None and pod.owner is not None and pod.group_key is None
+
+
+def _room_somewhere(s: Handle, pod: Pod) -> bool:
+    """The cluster's free room, summed over nodes, covers what the pod asks (IsEnoughGPUsAllocatableForJob)."""
+    demand = s.cluster.demand(pod)
+    cols = list(demand.columns)
+    free = np.clip(s.cluster.free()[:, cols], 0, None).sum(axis=0)
+    return bool(np.all(free >= demand.requests[cols]))

@@ -1,0 +1,161 @@
+"""KAI's consolidation under the `kai` profile (phalanx/scheduler/consolidation.py), restated from
+NVIDIA/KAI-Scheduler `pkg/scheduler/actions/consolidation/consolidation_test.go` TestConsolidation: each case's
+running jobs (one pod each, on the node it names, made by a Job), its pending jobs, two nodes of whole GPUs and
+queue `queue0` (deserved 2 GPUs). KAI's test runs the consolidation action alone and reads the pipelined
+placements; here the whole run goes on, so a moved pod is evicted, made again and scheduled (30 s later), and the
+pending pod is bound to the node consolidation freed for it.
+
+Not restated: "verify build job allocation isn't handled by consolidation" (the pending build job fits without
+moving anything, so the run's allocation places it: the case checks the action alone), the cases with several
+queues' shares, a pending job of several tasks (a gang: consolidation for gangs is not modelled), and the
+subgroup and GPU-memory files."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from phalanx.inputs.load import load_paths
+from phalanx.scheduler.profiles import builtin
+from phalanx.sim.report import build_report
+from phalanx.sim.scenario import scenario_for
+from phalanx.sim.simulation import Simulation
+
+Doc = dict[str, Any]
+TRAIN, BUILD = "train", "build"
+
+
+def _node(name: str, gpus: int) -> Doc:
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110", "nvidia.com/gpu": str(gpus)}}}
+
+
+def _spec(gpus: int, priority: str) -> Doc:
+    return {"schedulerName": "kai-scheduler", "restartPolicy": "Never", "priorityClassName": priority,
+            "containers": [{"name": "c", "image": "x",
+                            "resources": {"limits": {"nvidia.com/gpu": str(gpus)}, "requests": {"cpu": "1"}}}]}
+
+
+def _running(name: str, gpus: int, node: str, priority: str = TRAIN) -> Doc:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": name, "namespace": "default", "labels": {"kai.scheduler/queue": "queue0"},
+        "annotations": {"phalanx.dev/duration": "3600s"},
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": name, "controller": True}]},
+        "spec": {**_spec(gpus, priority), "nodeName": node},
+        "status": {"phase": "Running", "startTime": "2026-12-01T00:00:00Z"}}
+
+
+def _pending(name: str, gpus: int, priority: str = TRAIN, arrival: int = 10) -> Doc:
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {
+        "name": name, "namespace": "default", "labels": {"kai.scheduler/queue": "queue0"},
+        "annotations": {"phalanx.dev/arrival": f"{arrival}s"}},
+        "spec": {"parallelism": 1, "completions": 1, "template": {
+            "metadata": {"labels": {"kai.scheduler/queue": "queue0"}, "annotations": {"phalanx.dev/duration": "3600s"}},
+            "spec": _spec(gpus, priority)}}}
+
+
+FIXED: list[Doc] = [
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": TRAIN}, "value": 50},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": BUILD}, "value": 100},
+    {"apiVersion": "scheduling.run.ai/v2", "kind": "Queue", "metadata": {"name": "queue0"}, "spec": {"resources": {
+        "gpu": {"quota": 2, "limit": -1, "overQuotaWeight": 1},
+        "cpu": {"quota": -1, "limit": -1, "overQuotaWeight": 1},
+        "memory": {"quota": -1, "limit": -1, "overQuotaWeight": 1}}}},
+]
+
+
+def _run(tmp_path: Path, gpus: int, docs: list[Doc]) -> dict[str, tuple[str, str | None]]:
+    """Pod name (its Job's, for a pending job) -> (phase, node) at the end; a job its queue holds has none."""
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([_node("node0", gpus), _node("node1", gpus), *FIXED, *docs]))
+    sim = Simulation(load_paths([str(path)]), builtin("kai"), scenario=scenario_for("kai"), until=300)
+    out: dict[str, tuple[str, str | None]] = {}
+    for pod in build_report(sim.run())["pods"]:
+        name = pod["name"].split("/", 1)[1]
+        out[name.removesuffix("-0") if name.startswith("pending") else name] = (pod["phase"], pod["node"])
+    return out
+
+
+CASES: dict[str, tuple[int, list[Doc], dict[str, tuple[str, str | None]]]] = {
+    "2 jobs of 1 task running on different GPUs, two pending jobs, only first can be consolidated": (4, [
+        _running("running-job0", 2, "node0"), _running("running-job1", 2, "node1"),
+        _pending("pending-job0", 3), _pending("pending-job1", 2, arrival=11)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node0"),
+         "pending-job0": ("Running", "node1")}),
+    "2 jobs of 2 & 1 GPUs running, two pending jobs, only second can be consolidated": (4, [
+        _running("running-job0", 2, "node0"), _running("running-job1", 1, "node1"),
+        _running("running-job2", 2, "node1"), _pending("pending-job1", 3)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node1"),
+         "running-job2": ("Running", "node0"), "pending-job1": ("Running", "node1")}),
+    "2 jobs of 1 task running on different GPUs, 2 pending jobs, only second can be consolidated": (4, [
+        _running("running-job0", 2, "node0"), _running("running-job1", 2, "node1"),
+        _pending("pending-job0", 5), _pending("pending-job1", 3, arrival=11)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node0"),
+         "pending-job1": ("Running", "node1")}),
+    "2 jobs of 1 task running on different GPUs, two pending jobs - can't Consolidate": (4, [
+        _running("running-job0", 3, "node0"), _running("running-job1", 3, "node1"),
+        _pending("pending-job0", 2), _pending("pending-job1", 2, arrival=11)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node1"),
+         "pending-job0": ("Pending", None)}),
+    "2 jobs of 1 task running on different GPUs, 1 job of 3 gpus is pending - can't Consolidate": (4, [
+        _running("running-job0", 3, "node0"), _running("running-job1", 3, "node1"), _pending("pending-job0", 3)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node1"),
+         "pending-job0": ("Pending", None)}),
+    "3 jobs are running on different GPUs, 1 job pending - Consolidate and verify not all preemptors are evicted as "
+    "well": (4, [
+        _running("running-job0", 3, "node0"), _running("running-job1", 1, "node1"),
+        _running("running-job2", 2, "node1"), _pending("pending-job0", 2)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node0"),
+         "running-job2": ("Running", "node1"), "pending-job0": ("Running", "node1")}),
+    "2 build jobs are running on different GPUs - never consoliate": (2, [
+        _running("running-job0", 1, "node0", BUILD), _running("running-job1", 1, "node1", BUILD),
+        _pending("pending-job0", 2, BUILD)],
+        {"running-job0": ("Running", "node0"), "running-job1": ("Running", "node1"),
+         "pending-job0": ("Pending", None)}),
+}
+
+
+FIRST = next(iter(CASES))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_consolidation(tmp_path: Path, case: str) -> None:
+    gpus, docs, expected = CASES[case]
+    outcome = _run(tmp_path, gpus, docs)
+    # a pending job the queue holds has no pod yet: pending all the same
+    assert {name: outcome.get(name, ("Pending", None)) for name in expected} == expected
+
+
+def test_a_moved_pod_says_why(tmp_path: Path) -> None:
+    gpus, docs, _ = copy.deepcopy(CASES[FIRST])
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([_node("node0", gpus), _node("node1", gpus), *FIXED, *docs]))
+    report = build_report(Simulation(load_paths([str(path)]), builtin("kai"), scenario=scenario_for("kai"),
+                                     until=300).run())
+    moved = next(p for p in report["pods"] if p["name"] == "default/running-job1")
+    assert [e["message"] for e in moved["preemptedBy"]] == [
+        "Consolidated for pod default/pending-job0-0 on node node1"]
+    assert report["summary"]["evictions"] == 1
+
+
+def test_bare_pods_are_not_moved(tmp_path: Path) -> None:
+    """A bare pod evicted is gone (nothing makes it again): consolidation would kill it, so it does not move it."""
+    gpus, docs, _ = copy.deepcopy(CASES[FIRST])
+    for doc in docs:
+        doc["metadata"].pop("ownerReferences", None)
+    outcome = _run(tmp_path, gpus, docs)
+    assert outcome["pending-job0"] == ("Pending", None)
+    assert outcome["running-job1"] == ("Running", "node1")
+
+
+def test_other_profiles_do_not_consolidate(tmp_path: Path) -> None:
+    gpus, docs, _ = copy.deepcopy(CASES[FIRST])
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([_node("node0", gpus), _node("node1", gpus), *FIXED, *docs]))
+    report = build_report(Simulation(load_paths([str(path)]), builtin("gang"), until=300).run())
+    assert {p["name"]: p["node"] for p in report["pods"]}["default/running-job1"] == "node1"
+    assert report["summary"]["evictions"] == 0
