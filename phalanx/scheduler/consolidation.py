@@ -21,9 +21,13 @@ moved pods to the very nodes the solver chose, are not modelled (named in the ka
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 
 from phalanx.api.objects import Pod
+from phalanx.scheduler.cycle import PodCycle
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.preemption import Outcome
 
@@ -43,7 +47,7 @@ def consolidate(s: Handle, pod: Pod, priority: int) -> Outcome | None:
     victims = victims[:MAX_PREEMPTEES]
     cluster, cycle = s.cluster, s.cycle
     for n in range(1, len(victims) + 1):
-        with cluster.trial():
+        with cluster.trial(), _dry_run(cycle):
             lifted = [cycle.lift(key, s.pods[key]) for key in victims[:n]]
             placed = cycle.schedule(pod)
             if placed.node is None:
@@ -63,6 +67,16 @@ def consolidate(s: Handle, pod: Pod, priority: int) -> Outcome | None:
                 return Outcome(victims=moved, nominations={pod.key: cluster.names[placed.node]},
                                node=cluster.names[placed.node], priority=priority)
     return None
+
+
+@contextmanager
+def _dry_run(cycle: PodCycle) -> Iterator[None]:
+    """The cycle's node rotation and tie-breaking draws as they were: a dry run leaves no trace on later cycles."""
+    start, drawn = cycle.next_start, cycle.rng.bit_generator.state
+    try:
+        yield
+    finally:
+        cycle.next_start, cycle.rng.bit_generator.state = start, drawn
 
 
 def _movable(pod: Pod | None) -> bool:
