@@ -529,8 +529,9 @@ class KaiAdmission:
                 or f"waiting for its turn in queue {q.shown}")
 
     def not_modelled(self) -> list[str]:
-        out = ["consolidation moves only pods outside a PodGroup that their controller makes again, for a pod "
-               "outside a PodGroup; the moved pods are scheduled anew, not pipelined to the nodes KAI's solver chose",
+        out = ["consolidation moves only pods outside a PodGroup that their controller makes again (not for a "
+               "gang placed by topology); the moved pods are scheduled anew, not pipelined to the nodes KAI's "
+               "solver chose",
                "reclaim/preempt evict whole workloads (KAI evicts only the pods above an elastic job's minimum)",
                "the cluster is one pool of the given capacity; an admitted workload counts as allocated with its "
                "whole request (the engine finds the nodes)",

@@ -14,20 +14,23 @@ drives (`actions/common/solvers`):
 - The moved pods are evicted as preemption victims are, and the pod is nominated to its node; the victims'
   pods, made again by their controllers, are scheduled as any pod (the node the pod waits for is held for it).
 
-Here only pods that their controller makes again move (a bare pod evicted is gone, so consolidating it would
-kill it, not move it), and only pods outside a PodGroup: a gang's consolidation, and KAI's pipelining of the
-moved pods to the very nodes the solver chose, are not modelled (named in the kai profile's notModelled).
+A gang (a KAI PodGroup of several pods, read as a v1.37 PodGroup) is consolidated for as one job: its members are
+placed by the group cycle on what the lifted victims leave (a group a placement plugin places, by topology, is
+not). Here only pods that their controller makes again move (a bare pod evicted is gone, so consolidating it
+would kill it, not move it), and only pods outside a PodGroup; KAI's pipelining of the moved pods to the very
+nodes the solver chose is not modelled (named in the kai profile's notModelled).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
 
-from phalanx.api.objects import Pod
+from phalanx.api.objects import Pod, PodGroup
 from phalanx.scheduler.cycle import PodCycle
+from phalanx.scheduler.gang import schedule_group
 from phalanx.scheduler.handle import Handle
 from phalanx.scheduler.preemption import Outcome
 
@@ -37,11 +40,40 @@ MAX_PREEMPTEES = 16  # KAI cmd/scheduler options: --max-consolidation-preemptees
 
 def consolidate(s: Handle, pod: Pod, priority: int) -> Outcome | None:
     """Victims to move and the node the pod then takes, or None when no consolidation makes room."""
-    if priority >= NON_PREEMPTIBLE or pod.group_key is not None or not _room_somewhere(s, pod):
+    if priority >= NON_PREEMPTIBLE or pod.group_key is not None or not _room_somewhere(s, [pod]):
         return None
+
+    def place() -> list[tuple[Pod, int]]:
+        found = s.cycle.schedule(pod)
+        if found.node is None:
+            return []
+        s.cycle.reserve(pod, found.node)
+        return [(pod, found.node)]
+
+    return _solve(s, place, priority, exclude=pod.key)
+
+
+def consolidate_group(s: Handle, group: PodGroup, priority: int, pending: Sequence[Pod]) -> Outcome | None:
+    """For a gang that fits nowhere (a KAI PodGroup of several pods): victims to move and the nodes its members
+    then take, placed by the group cycle on what the victims leave; None when no consolidation makes room."""
+    running = s.running_members(group.key)
+    short = max(group.min_count - running, 1) if group.is_gang else 1
+    if priority >= NON_PREEMPTIBLE or not _room_somewhere(s, pending[:short]):
+        return None
+
+    def place() -> list[tuple[Pod, int]]:
+        outcome = schedule_group(s.cycle, group, pending, running)
+        return list(outcome.placed) if outcome.success else []
+
+    return _solve(s, place, priority, exclude=group.key)
+
+
+def _solve(s: Handle, place: Callable[[], list[tuple[Pod, int]]], priority: int, exclude: str) -> Outcome | None:
+    """KAI's jobs solver for consolidation: growing prefixes of the victims lifted, the preemptor placed by
+    `place` (its pods stay reserved), every victim placed again; the first prefix that works."""
     running = s.running
-    victims = [key for key, node in running.node_of.items()
-               if key not in running.terminating and key != pod.key and running.priority[key] < NON_PREEMPTIBLE
+    victims = [key for key in running.node_of
+               if key not in running.terminating and key != exclude and running.priority[key] < NON_PREEMPTIBLE
                and _movable(s.pods.get(key))]
     victims.sort(key=lambda k: (running.priority[k], -running.started[k], -running.seq[k]))
     victims = victims[:MAX_PREEMPTEES]
@@ -49,10 +81,9 @@ def consolidate(s: Handle, pod: Pod, priority: int) -> Outcome | None:
     for n in range(1, len(victims) + 1):
         with cluster.trial(), _dry_run(cycle):
             lifted = [cycle.lift(key, s.pods[key]) for key in victims[:n]]
-            placed = cycle.schedule(pod)
-            if placed.node is None:
+            placed = place()
+            if not placed:
                 continue
-            cycle.reserve(pod, placed.node)
             moved: list[str] = []
             for lift in lifted:
                 again = cycle.schedule(lift.pod)
@@ -64,8 +95,9 @@ def consolidate(s: Handle, pod: Pod, priority: int) -> Outcome | None:
             else:
                 if not moved:
                     return None
-                return Outcome(victims=moved, nominations={pod.key: cluster.names[placed.node]},
-                               node=cluster.names[placed.node], priority=priority)
+                names = cluster.names
+                return Outcome(victims=moved, nominations={p.key: names[node] for p, node in placed},
+                               node=names[placed[0][1]], priority=priority)
     return None
 
 
@@ -83,9 +115,9 @@ def _movable(pod: Pod | None) -> bool:
     return pod is not None and pod.controller is not None and pod.owner is not None and pod.group_key is None
 
 
-def _room_somewhere(s: Handle, pod: Pod) -> bool:
-    """The cluster's free room, summed over nodes, covers what the pod asks (IsEnoughGPUsAllocatableForJob)."""
-    demand = s.cluster.demand(pod)
-    cols = list(demand.columns)
+def _room_somewhere(s: Handle, pods: Sequence[Pod]) -> bool:
+    """The cluster's free room, summed over nodes, covers what the pods ask (IsEnoughGPUsAllocatableForJob)."""
+    asked = sum((s.cluster.demand(pod).requests for pod in pods), np.zeros(len(s.cluster.resources), dtype=np.int64))
+    cols = np.flatnonzero(asked)
     free = np.clip(s.cluster.free()[:, cols], 0, None).sum(axis=0)
-    return bool(np.all(free >= demand.requests[cols]))
+    return bool(np.all(free >= asked[cols]))

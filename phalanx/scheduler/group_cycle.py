@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from phalanx.api.objects import Pod, PodGroup
 from phalanx.cluster.state import StateCorrupted
+from phalanx.scheduler.consolidation import consolidate_group
 from phalanx.scheduler.cycle_errors import error_message
 from phalanx.scheduler.entries import GROUP, group_priority
 from phalanx.scheduler.gang import GroupOutcome, schedule_group, with_note
@@ -151,7 +152,10 @@ class GroupCycles:
         # PodGroupEvaluator.Preempt: an ongoing preemption succeeds with the nominations it made, which stay.
         ongoing = self.s.profile.preemption and eligible and self.s.preemptor.group_preempting(group)
         found: Outcome | Refusal | None = None
-        if self.s.profile.preemption and not ongoing:
+        moves = self._consolidate(group, pending) if not ongoing else None
+        if moves is not None:
+            found = moves
+        elif self.s.profile.preemption and not ongoing:
             found = self._preempt(group, pending) if eligible else NOT_ELIGIBLE
         released = self.s.devices.post_filtered if self.s.devices is not None else None
         dra = DRA_RELEASED if released is not None and released[0] == group_key else None
@@ -174,7 +178,8 @@ class GroupCycles:
         self._failed(group, pending, message, "Unschedulable", entry, now, messages)
         self.s.rejected(entry, outcome.rejectors)
         if isinstance(found, Outcome):
-            self.s.preempt(group_key, True, found, f"pod group {group_key}")
+            self.s.preempt(group_key, True, found, f"pod group {group_key}",
+                           reason="Consolidated for" if found is moves else "Preempted by")
         elif not ongoing:  # submitPodGroupResult: a rejected group not waiting on preemption clears its nominations
             self.s.clear_nominations(pending)
         if dra is not None:
@@ -206,6 +211,13 @@ class GroupCycles:
         if result.outcome.exact is not None and not self.s.cluster.journaling:
             exact_decisions(self.s.cluster).add(group.key, result.outcome.exact, time.perf_counter() - start)
         return result.outcome, result.error
+
+    def _consolidate(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | None:
+        """KAI's consolidation (a profile's `consolidation`), before preemption, for a group no placement plugin
+        places."""
+        if not self.s.profile.consolidation or self._placement(group) is not None:
+            return None
+        return consolidate_group(self.s, group, self.s.group_priority(group.key), pending)
 
     def _preempt(self, group: PodGroup, pending: Sequence[Pod]) -> Outcome | Refusal:
         """Workload-aware preemption. For a group a placement plugin places, as the PodGroupSchedulingFunc that

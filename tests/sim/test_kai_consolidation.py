@@ -7,8 +7,8 @@ pending pod is bound to the node consolidation freed for it.
 
 Not restated: "verify build job allocation isn't handled by consolidation" (the pending build job fits without
 moving anything, so the run's allocation places it: the case checks the action alone), the cases with several
-queues' shares, a pending job of several tasks (a gang: consolidation for gangs is not modelled), and the
-subgroup and GPU-memory files."""
+queues' shares, and the subgroup and GPU-memory files. A gang (a KAI PodGroup of several pods) is consolidated
+for as one job: the partially allocated elastic case is restated below, and a strict gang is Phalanx's own case."""
 
 from __future__ import annotations
 
@@ -159,3 +159,48 @@ def test_other_profiles_do_not_consolidate(tmp_path: Path) -> None:
     report = build_report(Simulation(load_paths([str(path)]), builtin("gang"), until=300).run())
     assert {p["name"]: p["node"] for p in report["pods"]}["default/running-job1"] == "node1"
     assert report["summary"]["evictions"] == 0
+
+
+def _group(name: str, min_member: int) -> Doc:
+    return {"apiVersion": "scheduling.run.ai/v2alpha2", "kind": "PodGroup", "metadata": {"name": name,
+            "namespace": "default"}, "spec": {"minMember": min_member, "queue": "queue0", "priorityClassName": TRAIN}}
+
+
+def _member(group: str, index: int, gpus: int) -> Doc:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"{group}-{index}", "namespace": "default", "labels": {"kai.scheduler/queue": "queue0"},
+        "annotations": {"pod-group-name": group, "phalanx.dev/arrival": "10s", "phalanx.dev/duration": "3600s"}},
+        "spec": _spec(gpus, TRAIN)}
+
+
+def test_elastic_job_partially_allocated(tmp_path: Path) -> None:
+    """"2 jobs of 1 task running on different GPUs, 2 pending jobs with multiple tasks, one job can partially be
+    allocated": a job of two 3-GPU tasks that needs one (minMember 1; KAI's pending_job1, a KAI PodGroup here)
+    takes node1 once running_job1 moves to node0; its second task and the 4-GPU job stay pending."""
+    outcome = _run(tmp_path, 4, [
+        _running("running-job0", 2, "node0"), _running("running-job1", 2, "node1"),
+        _running("running-job2", 1, "node1"), _pending("pending-job0", 4),
+        _group("elastic-job1", 1), _member("elastic-job1", 0, 3), _member("elastic-job1", 1, 3)])
+    assert outcome["running-job0"] == ("Running", "node0")
+    assert outcome["running-job1"] == ("Running", "node0")
+    assert outcome["running-job2"] == ("Running", "node1")
+    assert sorted(outcome[f"elastic-job1-{i}"] for i in range(2)) == [("Pending", None), ("Running", "node1")]
+    assert outcome.get("pending-job0", ("Pending", None)) == ("Pending", None)
+
+
+def test_a_gang_is_consolidated_for_as_one_job(tmp_path: Path) -> None:
+    """Phalanx's own case: a gang of two 4-GPU pods (minMember 2) on three 4-GPU nodes holding 1, 1 and 2 GPUs:
+    no single move makes room for both members; moving the two latest (2 GPUs from node2, 1 from node1) to node0
+    does, and the gang takes node1 and node2."""
+    nodes = [_node("node0", 4), _node("node1", 4), _node("node2", 4)]
+    docs = [_running("running-a", 1, "node0"), _running("running-b", 1, "node1"), _running("running-c", 2, "node2"),
+            _group("gang", 2), _member("gang", 0, 4), _member("gang", 1, 4)]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([*nodes, *FIXED, *docs]))
+    report = build_report(Simulation(load_paths([str(path)]), builtin("kai"), scenario=scenario_for("kai"),
+                                     until=300).run())
+    where = {p["name"].split("/", 1)[1]: p["node"] for p in report["pods"]}
+    assert where == {"running-a": "node0", "running-b": "node0", "running-c": "node0", "gang-0": where["gang-0"],
+                     "gang-1": where["gang-1"]}
+    assert {where["gang-0"], where["gang-1"]} == {"node1", "node2"}
+    assert report["summary"]["evictions"] == 2
