@@ -18,12 +18,15 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
 from phalanx.sim.report import build_report
 from phalanx.sim.scenario import scenario_for
 from phalanx.sim.simulation import Simulation
+from tests.sim.test_invariants import Watched
 
 Doc = dict[str, Any]
 TRAIN, BUILD = "train", "build"
@@ -204,3 +207,39 @@ def test_a_gang_is_consolidated_for_as_one_job(tmp_path: Path) -> None:
                      "gang-1": where["gang-1"]}
     assert {where["gang-0"], where["gang-1"]} == {"node1", "node2"}
     assert report["summary"]["evictions"] == 2
+
+
+@st.composite
+def _fleets(draw: st.DrawFn) -> tuple[list[Doc], list[Doc]]:
+    """Two or three 4-GPU nodes, each with Job-made pods holding 2 or 3 of its GPUs (one pod or two), and pending
+    Jobs of 2 to 4 GPUs: fragments that consolidation can often join, and sometimes cannot."""
+    nodes = [_node(f"node{i}", 4) for i in range(draw(st.integers(2, 3)))]
+    docs: list[Doc] = []
+    for node in nodes:
+        name = node["metadata"]["name"]
+        used = draw(st.sampled_from([2, 3]))
+        split = [used] if draw(st.booleans()) else [1, used - 1]
+        for j, gpus in enumerate(split):
+            docs.append(_running(f"running-{name}-{j}", gpus, name, draw(st.sampled_from([TRAIN, TRAIN, BUILD]))))
+    for i in range(draw(st.integers(1, 3))):
+        docs.append(_pending(f"pending-{i}", draw(st.integers(2, 4)), draw(st.sampled_from([TRAIN, TRAIN, BUILD])),
+                             arrival=10 + i))
+    return nodes, docs
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fleet=_fleets())
+def test_consolidation_keeps_the_invariants(tmp_path_factory: pytest.TempPathFactory,
+                                            fleet: tuple[list[Doc], list[Doc]]) -> None:
+    """No node over-committed around any step (test_invariants' Watched), and a moved pod is never lost: it runs
+    again or waits, it does not fail."""
+    nodes, docs = fleet
+    path = tmp_path_factory.mktemp("fleet") / "in.yaml"
+    path.write_text(yaml.safe_dump_all([*nodes, *FIXED, *docs]))
+    sim = Simulation(load_paths([str(path)]), builtin("kai"), scenario=scenario_for("kai"), until=600)
+    Watched(sim)
+    sim.run()
+    moved = [r for r in sim.pods.values() if any(e["message"].startswith("Consolidated for") for e in r.preempted_by)]
+    event(f"pods moved: {min(len(moved), 2)}+" if moved else "pods moved: 0")
+    for record in moved:
+        assert record.phase in ("Running", "Pending"), (record.pod.key, record.phase)
