@@ -74,6 +74,7 @@ from phalanx.admission.yunikorn_conf import (
     parse_yunikorn_conf,
     strictly_positive,
 )
+from phalanx.admission.yunikorn_namespaces import NamespaceTags
 from phalanx.api.quantity import parse_duration
 
 Res = dict[str, int]
@@ -398,6 +399,7 @@ class YunikornAdmission:
         self._seq = 0
         self._wake: float | None = None  # see wake_at
         self._app_first: dict[str, float] = {}  # application -> when its first workload was submitted
+        self._namespaces: dict[str, NamespaceTags] = {}  # namespace -> its YuniKorn annotations (set_namespaces)
 
     def _build(self, conf: QueueConf, parent: YQueue | None) -> None:
         queue = YQueue(conf.path, parent, conf.leaf, guaranteed=conf.guaranteed, maximum=conf.max,
@@ -439,6 +441,9 @@ class YunikornAdmission:
             self._rejected[workload.key] = reason
             return
         queue = self.queues.get(path) or self._create(path)
+        tags = self._namespaces.get(workload.namespace)
+        if tags is not None and queue.dynamic:  # partition.go AddApplication: a dynamic queue takes the tags
+            self._tag(queue, tags)
         app.queue = queue
         self._apps[workload.key] = app
         queue.add_pending(app)
@@ -520,6 +525,22 @@ class YunikornAdmission:
         out.append("preemption picks victims across the cluster (YuniKorn picks them per node), pods (a gang "
                    "whole); allow-preemption annotations and the preemption retry interval are not modelled")
         return out
+
+    def set_namespaces(self, namespaces: Mapping[str, NamespaceTags], warnings: Iterable[str] = ()) -> None:
+        """The Namespaces' YuniKorn annotations (phalanx.admission.yunikorn_namespaces), applied to the dynamic
+        queue each application of theirs is placed in."""
+        self._namespaces = dict(namespaces)
+        self._notes.extend(warnings)
+
+    @staticmethod
+    def _tag(queue: YQueue, tags: NamespaceTags) -> None:
+        """SetResources (both, when either is set) and SetMaxRunningApps, on an unmanaged queue."""
+        if tags.maximum is not None or tags.guaranteed is not None:
+            queue.guaranteed = dict(tags.guaranteed) if tags.guaranteed and strictly_positive(tags.guaranteed) \
+                else None
+            queue.max = dict(tags.maximum) if tags.maximum and strictly_positive(tags.maximum) else None
+        if tags.max_apps:
+            queue.max_apps = tags.max_apps
 
     def task_group_refusal(self, queue_name: str, namespace: str, application: str,
                            groups: Iterable[tuple[Mapping[str, int], int]]) -> str | None:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 
 from phalanx.admission.base import AdmissionPolicy, NodeScoring
 from phalanx.api.fields import Manifest
-from phalanx.api.kinds import is_yunikorn_conf
+from phalanx.api.kinds import is_namespace, is_yunikorn_conf
 from phalanx.api.objects import Queueing, Source
 from phalanx.errors import InputError
 
@@ -25,6 +25,7 @@ class YunikornFactory:
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.yunikorn import load_yunikorn
         from phalanx.admission.yunikorn_conf import parse_yunikorn_conf
+        from phalanx.admission.yunikorn_namespaces import read_namespaces
 
         conf = None
         for doc, source in queue_docs:
@@ -33,7 +34,10 @@ class YunikornFactory:
                     conf = parse_yunikorn_conf(doc)
                 except InputError as exc:
                     raise exc.at(file=source.file) from None
-        return load_yunikorn(conf, capacity)
+        namespaces, warnings = read_namespaces(doc for doc, _ in queue_docs if is_namespace(doc))
+        policy = load_yunikorn(conf, capacity)
+        policy.set_namespaces(namespaces, warnings)
+        return policy
 
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         """The queue the application is submitted to: the first named, else "" (placement rules decide)."""

@@ -301,3 +301,41 @@ def test_guide_hard_style_example_fails_at_its_timeout(tmp_path: Path) -> None:
     pods = _pods(report, "default/gang-app-timeout")
     assert len(pods) == 4 and all(p["phase"] == "Failed" and p["boundAt"] is None for p in pods)
     assert report["admission"]["placeholders"]["failed"] == 1
+
+
+def _namespace(name: str, annotations: dict[str, str]) -> Doc:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations}}
+
+
+def test_gang_app_fifo_order(tmp_path: Path) -> None:
+    """Verify_GangApp_FIFO_Order: the namespace's quota (300m, 300M) is its dynamic queue's max; appA (one pod;
+    its task group of minMember 0 is refused by the shim, so no gang) runs, appB's gang of 3 reserves 2 of its 3
+    placeholders, appC's pod waits; when appA ends, appB's last placeholder binds and its pods run, and appC still
+    waits (300m are appB's)."""
+    resources = {"cpu": "100m", "memory": "100M"}
+    ns = _namespace("default", {"yunikorn.apache.org/namespace.quota": '{"cpu": "300m", "memory": "300M"}'})
+    a = _job("job-a", "app-a", [{"name": "groupa", "minMember": 0, "minResource": resources}], 1, group="groupa",
+             requests=resources, duration=60)
+    b = _job("job-b", "app-b", [{"name": "groupb", "minMember": 3, "minResource": resources}], 3, group="groupb",
+             requests=resources, arrival=5)
+    c = _job("job-c", "app-c", [{"name": "groupc", "minMember": 0, "minResource": resources}], 1, group="groupc",
+             requests=resources, arrival=10)
+    sim, report = _simulate(tmp_path, [_node("n0"), ns, a, b, c], until=300)
+    assert sorted(str(r.bound_at) for r in _placeholders(sim).values()) == ["5.0", "5.0", "60.0"]
+    assert [p["boundAt"] for p in _pods(report, "default/job-a")] == [0]
+    assert [p["boundAt"] for p in _pods(report, "default/job-b")] == [60, 60, 60]
+    assert [p["phase"] for p in _pods(report, "default/job-c")] == ["Pending"]
+    queues = {q["name"]: q for q in report["queues"]}
+    assert queues["root.default"]["details"]["max"] == {"memory": 300_000_000, "vcore": 300}
+
+
+def test_namespace_annotations_the_shim_cannot_read_are_named(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    ns = _namespace("default", {"yunikorn.apache.org/namespace.quota": "300m",
+                                "yunikorn.apache.org/namespace.maxApps": "-1"})
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([_node("n0"), ns]))
+    assert main(["simulate", str(path), "--profile", "yunikorn", "-o", "json"]) == 0
+    err = capsys.readouterr().err
+    assert "Namespace default: annotation yunikorn.apache.org/namespace.quota: is not a JSON map" in err
+    assert "Namespace default: annotation yunikorn.apache.org/namespace.maxApps: '-1' is negative" in err
