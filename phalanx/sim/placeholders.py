@@ -13,13 +13,18 @@ Restated from apache/yunikorn-k8shim `pkg/cache/application.go`, `placeholder.go
   placeholder smaller than the pod is released instead ("resource incompatible") and the next one tried; a pod
   whose group has no placeholder left, or that names none, is scheduled as an ordinary pod.
 - The placeholder timer starts when the first placeholder is bound (none bound: it never starts, and the
-  application waits). When it fires before the application runs: Hard style
-  fails the application (its waiting pods fail: "Scheduling has timed out due to insufficient resources") and
-  Soft style releases every placeholder and schedules the pods as a non-gang application; after the
-  application runs, the placeholders not replaced by then are released.
+  application waits). When it fires before the application runs, Hard style fails the application (its waiting
+  pods fail: "Scheduling has timed out due to insufficient resources") and Soft style releases every placeholder
+  and schedules the pods as a non-gang application; after the application runs, the placeholders not replaced by
+  then are released.
+- The core refuses an application whose task groups pass its queue's max or whose queue does not sort fifo
+  (partition.go AddApplication, through `Reservations.refuse`): its pods fail with the core's words. Task groups
+  the shim cannot read (TaskGroupsError) or placeholders the API server would refuse (PlaceholderCreateFailed)
+  leave the application without a gang (`warnings`).
 Left out (named in not_modelled): predicates of the real pod on the placeholder's node (a replacement fits by
 resources, as the core's swap does, but node affinity and taints of the real pod are not checked again), the
-core's fallback of trying another node for a real pod whose placeholder's node refuses it, and recovery.
+core's fallback of trying another node for a real pod whose placeholder's node refuses it, recovery, and the
+garbage collection of placeholders when their originator's owner is deleted.
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ PLACEHOLDER_FLAG = "yunikorn.apache.org/placeholder"
 DEFAULT_TIMEOUT = 15 * 60.0  # core: defaultPlaceholderTimeout
 TIMED_OUT = "Scheduling has timed out due to insufficient resources"
 NOTE = ("yunikorn.apache.org/task-groups: a pod that takes a placeholder's place is bound to its node by resources "
-        "alone (its own node affinity, taints and spread are not checked again there)")
+        "alone (its own node affinity, taints and spread are not checked again there); placeholders are not "
+        "garbage-collected with their originator's owner (they go when replaced or at the timeout)")
 
 
 @dataclass(slots=True)
