@@ -524,6 +524,8 @@ class YunikornAdmission:
             out.append(f"nodesortpolicy {self.partition.node_sort_policy}: node sorting is the profile's")
         out.append("preemption picks victims across the cluster (YuniKorn picks them per node), pods (a gang "
                    "whole); allow-preemption annotations and the preemption retry interval are not modelled")
+        out.append("a pod counts as allocated in its queue from its admission, before a node takes it (YuniKorn "
+                   "allocates on a node and in the queue at once)")
         return out
 
     def set_namespaces(self, namespaces: Mapping[str, NamespaceTags], warnings: Iterable[str] = ()) -> None:

@@ -261,12 +261,19 @@ class Reservations:
                 "rejected": sum(1 for a in self.apps.values() if a.state == "Failed" and a.reason != TIMED_OUT)}
 
 
+def placeholder_name(namespace: str, application: str, group: str, index: int) -> str:
+    """The name of a task group's index-th placeholder, as the k8shim's GeneratePlaceholderName shapes it
+    (`tg-<application>-<group>-<10 characters>`, both truncated), its tail from a hash rather than random so
+    that a run is reproducible."""
+    digest = hashlib.sha256(f"{namespace}/{application}/{group}/{index}".encode()).hexdigest()[:10]
+    return f"tg-{application[:28]}-{group[:20]}-{digest}".lower()
+
+
 def _placeholder(origin: Pod, application: str, queue: str | None, annotation: str, policy: str,
                  spec: dict[str, Any], index: int, now: float) -> Pod:
     """The placeholder pod the k8shim makes for task group `spec` (newPlaceholder), parsed as any pod is."""
     group = str(spec["name"])
-    digest = hashlib.sha256(f"{origin.namespace}/{application}/{group}/{index}".encode()).hexdigest()[:10]
-    name = f"tg-{application[:28]}-{group[:20]}-{digest}".lower()
+    name = placeholder_name(origin.namespace, application, group, index)
     labels = {**{str(k): str(v) for k, v in dict(spec.get("labels") or {}).items()}, "applicationId": application}
     if queue:
         labels["queue"] = queue

@@ -14,6 +14,7 @@ import yaml
 from phalanx.cli import main
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
+from phalanx.sim.placeholders import placeholder_name
 from phalanx.sim.report import build_report
 from phalanx.sim.scenario import scenario_for
 from phalanx.sim.simulation import Simulation
@@ -339,3 +340,27 @@ def test_namespace_annotations_the_shim_cannot_read_are_named(tmp_path: Path,
     err = capsys.readouterr().err
     assert "Namespace default: annotation yunikorn.apache.org/namespace.quota: is not a JSON map" in err
     assert "Namespace default: annotation yunikorn.apache.org/namespace.maxApps: '-1' is negative" in err
+
+
+def test_deleted_placeholders(tmp_path: Path) -> None:
+    """Verify_Deleted_Placeholders: group A's 3 placeholders run on the node their selector names, group B's one
+    cannot; deleting A's placeholders frees their node and their share of the queue, and the application, never
+    complete, keeps its pods waiting. Upstream's queue then holds nothing; here it holds group B's placeholder,
+    admitted to the queue though no node takes it (the gate counts what it admits, the engine places it)."""
+    groups = [{"name": "groupa", "minMember": 3, "minResource": MIN_RESOURCE,
+               "nodeSelector": {"kubernetes.io/hostname": "n0"}},
+              {"name": "groupb", "minMember": 1, "minResource": MIN_RESOURCE,
+               "nodeSelector": {"kubernetes.io/hostname": "unsatisfiable_node"}}]
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([_node("n0"), _node("n1"), _job("gang", "app-del", groups, 3,
+                                                                         policy="placeholderTimeoutInSeconds=600")]))
+    sim = Simulation(load_paths([str(path)]), builtin("yunikorn"), scenario=scenario_for("yunikorn"), until=120)
+    doomed = [f"default/{placeholder_name('default', 'app-del', 'groupa', i)}" for i in range(3)]
+    for key in doomed:
+        sim.delete_pod_at(30, key)
+    report = dict(build_report(sim.run()))
+    assert all(sim.pods[key].bound_at == 0 and sim.pods[key].finished_at == 30 for key in doomed)
+    assert not sim.scheduler.cluster.bound.keys() & set(doomed)
+    queue = {q["name"]: q for q in report["queues"]}["root.default"]
+    assert queue["details"]["allocated"] == {"memory": 10_000_000, "pods": 1, "vcore": 10}  # group B's one
+    assert {p["phase"] for p in _pods(report, "default/gang")} == {"Pending"}
