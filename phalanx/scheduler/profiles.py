@@ -162,14 +162,17 @@ def builtin(name: str) -> Profile:
         return Profile(name, feature_gates=dict(WORKLOAD_GATES))
     if name == "kai":
         # KAI's GPU sharing: shares (gpu-fraction, gpu-memory) beside whole nvidia.com/gpu, on the most used GPU
-        # that fits (gpupack); nodes scored as KAI's default placement strategy (binpack for gpu and cpu) packs.
+        # that fits (gpupack); nodes scored as KAI's default placement strategy (binpack for gpu and cpu) packs,
+        # a share preferring a node whose shared GPUs fit it (gpusharingorder: above binpack, below the k8s
+        # plugins' preferences, as KAI's score tiers rank them).
         filters = [*FILTERS[:FILTERS.index("NodeResourcesFit") + 1], "GpuShare",
                    *FILTERS[FILTERS.index("NodeResourcesFit") + 1:]]
         binpack = {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
                                                           {"name": NVIDIA_GPU, "weight": 1}]}
         return Profile(name, feature_gates=dict(WORKLOAD_GATES), filters=filters, reserve=reserve_plugins(filters),
                        plugin_args={"GpuShare": {"deviceSelection": "best", "wholeGpuResource": NVIDIA_GPU},
-                                    "NodeResourcesFit": {"scoringStrategy": binpack}}, consolidation=True)
+                                    "NodeResourcesFit": {"scoringStrategy": binpack}}, consolidation=True,
+                       scores={**DEFAULT_SCORE_WEIGHTS, "GpuSharingOrder": 3})
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as

@@ -166,3 +166,33 @@ def test_kai_packs_nodes_as_its_default_binpack_placement(tmp_path: Path) -> Non
         nodes[profile] = {p["name"]: p["node"] for p in report["pods"]}
     assert nodes["kai"]["default/a"] == nodes["kai"]["default/b"]
     assert nodes["gang"]["default/a"] != nodes["gang"]["default/b"]
+
+
+def test_a_share_fills_a_gpu_other_pods_share(tmp_path: Path) -> None:
+    """KAI's gpusharingorder (plugins/gpusharingorder/gpusharingorder.go nodeOrderFn): a node whose shared GPUs have
+    room for the share scores above KAI's binpack, so a half-GPU pod joins the half used on node `shared` although
+    cpu binpacking prefers the busier node `busy`, whose one GPU is free."""
+    docs: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+         "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110", "nvidia.com/gpu": "1"}}}
+        for name in ("busy", "shared")]
+    docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "cpu-load", "namespace": "default"},
+                 "spec": {"nodeName": "busy", "containers": [{"name": "c", "image": "x",
+                                                              "resources": {"requests": {"cpu": "12"}}}]}})
+    for name, arrival in (("first-half", 0), ("second-half", 10)):
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {
+            "name": name, "namespace": "default", "annotations": {"gpu-fraction": "0.5",
+                                                                   "phalanx.dev/arrival": f"{arrival}s"}},
+            "spec": {"schedulerName": "kai-scheduler", "nodeSelector": {"kubernetes.io/hostname": "shared"}
+                     if name == "first-half" else {},
+                     "containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}})
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    report = build_report(Simulation(load_paths([str(path)]), builtin("kai"), scenario=scenario_for("kai"),
+                                     until=60).run())
+    where = {p["name"]: p["node"] for p in report["pods"]}
+    assert where["default/first-half"] == "shared" and where["default/second-half"] == "shared"
+    without = builtin("kai")
+    without.scores.pop("GpuSharingOrder")
+    report = build_report(Simulation(load_paths([str(path)]), without, scenario=scenario_for("kai"), until=60).run())
+    assert {p["name"]: p["node"] for p in report["pods"]}["default/second-half"] == "busy"

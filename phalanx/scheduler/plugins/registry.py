@@ -15,6 +15,7 @@ from phalanx.scheduler.plugins.gpu_share import (
     GpuClusteringScore,
     GpuPackingScore,
     GpuShare,
+    GpuSharingOrder,
     RandomScore,
     StrandingScore,
 )
@@ -78,6 +79,7 @@ PLUGINS: dict[str, PluginSpec] = {
     "BestFitScore": _configurable(BestFitScore, "score"),
     "FGDScore": _configurable(FGDScore, "score"),
     "StrandingScore": _configurable(StrandingScore, "score"),
+    "GpuSharingOrder": _configurable(GpuSharingOrder, "score"),  # KAI's gpusharingorder
 }
 
 
@@ -104,7 +106,7 @@ SCORERS = ("TaintToleration", "NodeAffinity", "NodeResourcesFit", "PodTopologySp
 # Opt-in plugins: not in the default profile, but a profile may enable them.
 GPU_FILTERS = ("GpuShare",)
 GPU_SCORERS = ("RandomScore", "DotProductScore", "GpuClusteringScore", "GpuPackingScore", "BestFitScore",
-               "FGDScore", "StrandingScore")
+               "FGDScore", "StrandingScore", "GpuSharingOrder")
 
 # kube-scheduler's default plugins that Phalanx does not implement yet: a profile lists them as missing.
 NOT_IMPLEMENTED = ("VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone",
