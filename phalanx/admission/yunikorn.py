@@ -925,8 +925,12 @@ def parse_task_groups(annotation: str) -> list[TaskGroup]:
     for item in raw:
         if not isinstance(item, dict) or not item.get("name"):
             raise ValueError(f"can't get taskGroup Name from pod annotation, {annotation}")
+        if not isinstance(item["name"], str):  # json.Unmarshal into the TaskGroup struct fails
+            raise ValueError(f"taskGroup name {item['name']!r} is not a string")
         if item.get("minResource") is None:
             raise ValueError(f"can't get taskGroup MinResource from pod annotation, {annotation}")
+        if not isinstance(item["minResource"], dict):
+            raise ValueError(f"minResource of taskGroup {item['name']!r} is not a map of quantities")
         members = item.get("minMember", 0)
         if isinstance(members, bool) or not isinstance(members, int) or members == 0:
             raise ValueError(f"can't get taskGroup MinMember from pod annotation, {annotation}")

@@ -274,6 +274,9 @@ def _placeholder(origin: Pod, application: str, queue: str | None, annotation: s
     """The placeholder pod the k8shim makes for task group `spec` (newPlaceholder), parsed as any pod is."""
     group = str(spec["name"])
     name = placeholder_name(origin.namespace, application, group, index)
+    for key in ("labels", "annotations"):
+        if spec.get(key) is not None and not isinstance(spec[key], dict):
+            raise InputError("must be a map of strings", field=key)
     labels = {**{str(k): str(v) for k, v in dict(spec.get("labels") or {}).items()}, "applicationId": application}
     if queue:
         labels["queue"] = queue

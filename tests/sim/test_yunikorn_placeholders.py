@@ -364,3 +364,33 @@ def test_deleted_placeholders(tmp_path: Path) -> None:
     queue = {q["name"]: q for q in report["queues"]}["root.default"]
     assert queue["details"]["allocated"] == {"memory": 10_000_000, "pods": 1, "vcore": 10}  # group B's one
     assert {p["phase"] for p in _pods(report, "default/gang")} == {"Pending"}
+
+
+@pytest.mark.parametrize(("annotation", "said"), [
+    ('[{"name": "g", "minMember": 2, "minResource": ["cpu"]}]', "minResource of taskGroup 'g' is not a map"),
+    ('[{"name": 5, "minMember": 2, "minResource": {"cpu": "1"}}]', "taskGroup name 5 is not a string"),
+    ('[{"name": "g", "minMember": 2.5, "minResource": {"cpu": "1"}}]', "can't get taskGroup MinMember"),
+    ('[{"name": "g", "minMember": 2, "minResource": {"cpu": "1e300"}}]', "minResource 'cpu' in taskGroup 'g'"),
+    ('[null]', "can't get taskGroup Name"),
+    ('{}', "task-groups must be a JSON list"),
+    ('[{"name": "g", "minMember": 2, "minResource": {"cpu": "1"}, "labels": ["x"]}]',
+     "task-groups[0].labels: must be a map of strings"),
+    ('[{"name": "g", "minMember": 2, "minResource": {"cpu": "1"}, "tolerations": {"a": 1}}]',
+     "task-groups[0].tolerations: must be a list"),
+    ('[{"name": "g", "minMember": 2, "minResource": {"cpu": "1"}, "topologySpreadConstraints": [1]}]',
+     "task-groups[0].topologySpreadConstraints[0]: must be an object"),
+])
+def test_task_groups_the_shim_would_refuse_leave_no_gang(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         annotation: str, said: str) -> None:
+    """Malformed task groups: no traceback, the pod runs as the shim runs it (no gang), stderr names why."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "p", "labels": {"applicationId": "a"},
+        "annotations": {"yunikorn.apache.org/task-groups": annotation, "yunikorn.apache.org/task-group-name": "g"}},
+        "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+    path = tmp_path / "in.yaml"
+    path.write_text(yaml.safe_dump_all([_node("n0"), pod]))
+    assert main(["simulate", str(path), "--profile", "yunikorn", "--until", "60", "-o", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert said in err and "Traceback" not in err
+    report = json.loads(out)
+    assert "placeholders" not in report["admission"] and [p["boundAt"] for p in report["pods"]] == [0]
