@@ -22,9 +22,11 @@ class JobRecord:
 class JobController:
     jobs: dict[str, JobRecord] = field(default_factory=dict)
 
-    def start(self, job: Job, now: float) -> tuple[PodGroup | None, list[Pod]]:
-        """A Job appears: its PodGroup (None unless it is a gang Job) and the pods it creates now."""
-        record = self.jobs[job.key] = JobRecord(job)
+    def start(self, job: Job, now: float, adopted: int = 0) -> tuple[PodGroup | None, list[Pod]]:
+        """A Job appears: its PodGroup (None unless it is a gang Job) and the pods it creates now. `adopted`: the
+        input's pods it controls, running or pending (a snapshot's), which it counts as created (the Job
+        controller's active pods), so that it makes only the missing ones."""
+        record = self.jobs[job.key] = JobRecord(job, created=adopted)
         return job_pod_group(job), self._fill(record, now)
 
     def succeeded(self, owner: str | None, now: float) -> list[Pod]:

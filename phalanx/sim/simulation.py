@@ -797,7 +797,7 @@ class Simulation:
     def _start_job(self, job: Job, created: float | None = None) -> None:
         """The Job controller starts the Job: its PodGroup and first pods. A Job that waited for admission
         passes its own arrival as `created`, so that its pods' waits count the time it was queued."""
-        group, pods = self.jobs.start(job, self.now)
+        group, pods = self.jobs.start(job, self.now, adopted=len(self.workloads.given.owned(job.key, "Job")))
         if group is not None:
             self.groups[group.key] = GroupRecord(group)
             self.scheduler.add_pod_group(group, self.now)

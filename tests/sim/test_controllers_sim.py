@@ -154,3 +154,25 @@ def test_a_replace_cronjob_deletes_the_running_job(tmp_path: Path, capsys: pytes
     runs = pods_of(report, "report-")
     assert [(p["createdAt"], p["finishedAt"]) for p in runs] == [(600.0, 1200.0), (1200.0, 1800.0), (1800.0, None)]
     assert report["summary"]["pods"]["running"] == 1
+
+
+def test_a_job_adopts_its_snapshot_pods(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A snapshot's Job with two of its three pods running (kubectl get jobs,pods): the Job controller counts them
+    as active and makes the third only; when the three succeed it makes none more."""
+    existing = []
+    for name in ("train-x7k2p", "train-q9m4z"):
+        pod = MakePod(name).req(cpu="1").label("job-name", "train").manifest()
+        pod["metadata"]["ownerReferences"] = [{"apiVersion": "batch/v1", "kind": "Job", "name": "train",
+                                               "uid": "1", "controller": True}]
+        pod["metadata"]["annotations"] = {"phalanx.dev/duration": "10m"}
+        pod["spec"]["nodeName"] = "node-a"
+        existing.append(pod)
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "train", "namespace": "default"},
+           "spec": {"parallelism": 3, "completions": 3, "template": {
+               "metadata": {"annotations": {"phalanx.dev/duration": "10m"}},
+               "spec": {"restartPolicy": "Never", "containers": [
+                   {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}}}
+    report, _ = simulate(tmp_path, capsys, MakeNode("node-a").alloc(cpu="4", memory="8Gi"), *existing, job)
+    assert report["summary"]["pods"]["total"] == 3 and report["summary"]["pods"]["succeeded"] == 3
+    assert sorted(p["name"] for p in pods_of(report, "train-")) == [
+        "default/train-2", "default/train-q9m4z", "default/train-x7k2p"]
