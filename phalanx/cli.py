@@ -15,7 +15,9 @@ import yaml
 from rich.console import Console
 
 from phalanx import __version__
-from phalanx.api.kinds import is_namespace, is_yunikorn_conf
+from phalanx.admission.registry import POLICIES
+from phalanx.api.kinds import is_namespace
+from phalanx.api.peers import PEERS, conf_of
 from phalanx.api.quantity import format_duration, parse_duration
 from phalanx.api.reading import read_yaml
 from phalanx.autoscale.metrics import MetricsSeries
@@ -23,7 +25,9 @@ from phalanx.errors import InputError, PhalanxError
 from phalanx.inputs.load import Inputs, load_paths
 from phalanx.migrate.output import migrate_paths, render_json, render_yaml
 from phalanx.scheduler.profiles import (
+    BUILTIN,
     DEFAULT_GATES,
+    GPU_POLICIES,
     KNOWN_GATES,
     Profile,
     builtin,
@@ -140,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="run the simulation under one profile and print the outcome")
     inputs(sim, paths="*")
-    sim.add_argument("--profile", help="default | gang | kueue | volcano | kai | yunikorn | phalanx | a profile "
-                                       "file; without it, --feature-gates decide")
+    sim.add_argument("--profile", help=" | ".join(BUILTIN[:BUILTIN.index("phalanx") + 1])
+                     + " | a profile file; without it, --feature-gates decide")
     sim.add_argument("--config", metavar="FILE", help="a KubeSchedulerConfiguration-like profile file")
     sim.add_argument("--feature-gates", default="", metavar="GATES",
                      help="e.g. GenericWorkload=true (the v1.37 default is off: pod-at-a-time scheduling)")
@@ -150,9 +154,8 @@ def _parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="run the same input under several profiles, side by side")
     inputs(cmp, paths="*")
     cmp.add_argument("--profiles", default="default,gang",
-                     help="comma-separated built-in profiles (default, gang, kueue, volcano, kai, yunikorn, phalanx; "
-                          "for GPU traces random, dotprod, clustering, packing, bestfit, fgd) or profile files "
-                          "(default: default,gang)")
+                     help=f"comma-separated built-in profiles ({', '.join(BUILTIN[:BUILTIN.index('phalanx') + 1])}; "
+                          f"for GPU traces {', '.join(GPU_POLICIES)}) or profile files (default: default,gang)")
     cmp.add_argument("-o", "--output", choices=("table", "json", "yaml"), default="table")
     trace = cmp.add_argument_group("public traces", "replay a trace's CSV files instead of manifests")
     trace.add_argument("--trace", choices=TRACES, help="the trace format: openb (Alibaba cluster-trace-gpu-v2023)")
@@ -221,8 +224,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="debug logging, with the client's line per API request (the default is info, without them)")
 
     mig = sub.add_parser("migrate", help="print the manifests rewritten for v1.37 native gang scheduling",
-                         description="Rewrite other schedulers' gang objects (Volcano, scheduler-plugins, KAI, "
-                                     "Kueue) and the v1alpha1/v1alpha2 Workload shapes as v1beta1 Workloads and "
+                         description="Rewrite other schedulers' gang objects (Volcano, scheduler-plugins, "
+                                     + "".join(f"{peer.whose}, " for peer in PEERS if peer.gangs)
+                                     + "Kueue) and the v1alpha1/v1alpha2 Workload shapes as v1beta1 Workloads and "
                                      "PodGroups, with the pods linked to them; each change is a comment above its "
                                      "document, and what has no native equivalent is a warning (docs/migrate.md).")
     mig.add_argument("paths", nargs="+", metavar="FILE_OR_DIR")
@@ -252,8 +256,9 @@ def _snapshot_parser(sub: argparse._SubParsersAction[_Parser]) -> None:
         "snapshot", help="read a live cluster's nodes, pods, workloads and queues into a folder simulate reads",
         description="Read what a what-if needs from a live cluster into DIR, one YAML file per kind (nodes.yaml, "
                     "pods.yaml, ...): Nodes, Pods (bound ones are the running load), PriorityClasses, Namespaces, "
-                    "workload controllers, HPAs, PDBs, Workloads and PodGroups, DRA objects, and the Kueue, "
-                    "Volcano, KAI and YuniKorn queue objects, each when the server serves it. Secrets are never "
+                    "workload controllers, HPAs, PDBs, Workloads and PodGroups, DRA objects, and the "
+                    + ", ".join(("Kueue", "Volcano", *(peer.whose for peer in PEERS[:-1])))
+                    + f" and {PEERS[-1].whose} queue objects, each when the server serves it. Secrets are never "
                     "read; managedFields and other server bookkeeping are dropped. All kinds are read before "
                     "any file is written (docs/snapshot.md).")
     snap.add_argument("--kubeconfig", metavar="FILE",
@@ -362,10 +367,10 @@ def _load(paths: Sequence[str], trace_files: Sequence[str] = (), queue_files: Se
               file=sys.stderr)
     queueing = [doc for doc, _ in inputs.queue_docs if not is_namespace(doc)]
     if queueing:
-        counts = Counter(str(doc.get("kind", "queues.yaml" if is_yunikorn_conf(doc) else "volcano-scheduler.conf"))
+        counts = Counter(str(doc.get("kind", peer.conf_name if (peer := conf_of(doc)) else "volcano-scheduler.conf"))
                          for doc in queueing)
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(counts.items()))
-        print(f"phalanx: read {len(queueing)} queueing object(s) for the peer profiles (kueue, volcano, kai, yunikorn) "
+        print(f"phalanx: read {len(queueing)} queueing object(s) for the peer profiles ({', '.join(POLICIES)}) "
               f"({kinds})", file=sys.stderr)
     if inputs.translated:
         kinds = ", ".join(f"{kind}: {count}" for kind, count in sorted(inputs.translated.items()))

@@ -35,7 +35,7 @@ ALLOWED: dict[str, set[str]] = {
     "verify": {"api", "errors", "inputs", "scheduler", "sim"},
     "devcluster": {"api", "errors", "scheduler", "verify"},
     "sweep": {"api", "cluster", "errors", "extras", "inputs", "scheduler", "sim", "traces"},
-    "snapshot": {"errors", "live"},
+    "snapshot": {"api", "errors", "live"},
     "phalanx": {"errors", "inputs", "scheduler", "sim"},
     "cli": {"admission", "api", "autoscale", "cluster", "controllers", "devcluster", "errors", "extras", "inputs",
             "live", "migrate", "phalanx", "scheduler", "sim", "snapshot", "sweep", "traces", "verify"},

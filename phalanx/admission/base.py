@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from phalanx.api.fields import Manifest
-from phalanx.api.objects import Queueing, Source, Toleration
+from phalanx.api.objects import Pod, Queueing, Source, Toleration
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,3 +153,53 @@ class PolicyFactory(Protocol):
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
         """The node scoring the policy's configuration implies; None: the profile's own."""
         ...
+
+    def application(self, pod: Pod, queueing: Queueing | None) -> str:
+        """The application a pod belongs to, where the policy admits pods one by one (`per_pod`); else ""."""
+        ...
+
+    def reservations(self, policy: AdmissionPolicy) -> Reservations | None:
+        """The placeholder pods that reserve room for the policy's gang applications before their pods are
+        scheduled (phalanx.admission.yunikorn_placeholders), if the policy has them; None: it has none."""
+        ...
+
+
+class Reservations(Protocol):
+    """Placeholder pods that hold room for a gang application until all of its groups are bound, and that its
+    pods then replace (YuniKorn's task groups: phalanx.admission.yunikorn_placeholders). The gate asks it of each
+    pod that arrives and is bound; the simulator creates and deletes what it lists in `create` and `delete` and
+    fails the pods in `failed`."""
+
+    create: list[Pod]  # placeholder pods to create
+    delete: list[tuple[str, str]]  # (placeholder key, why) to delete
+    released: list[Pod]  # application pods released to wait for admission as any pod
+    failed: list[tuple[str, str]]  # (pod key, message) of pods failed with their application
+    warnings: list[str]  # task groups that could not be read, for stderr
+    used: bool
+
+    @property
+    def note(self) -> str:
+        """What the reservations do not model, for the report's notModelled once used."""
+        ...
+
+    def is_placeholder(self, pod_key: str) -> bool: ...
+
+    def arrive(self, pod: Pod, application: str, now: float) -> str:
+        """"pass" (scheduled as usual), "hold" (its application reserves) or "fail" (its application failed)."""
+        ...
+
+    def message(self, pod_key: str, application: str, namespace: str) -> str | None: ...
+
+    def bound(self, pod_key: str, node: str, now: float) -> bool: ...
+
+    def gone(self, pod_key: str) -> None: ...
+
+    def replacement(self, pod: Pod, application: str) -> tuple[str, str] | None:
+        """(placeholder, node) whose place the pod takes, if any."""
+        ...
+
+    def wake_at(self) -> float | None: ...
+
+    def tick(self, now: float) -> bool: ...
+
+    def counts(self) -> dict[str, int]: ...

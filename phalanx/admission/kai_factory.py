@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring
+from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
 from phalanx.admission.kai import DEFAULT_QUEUE
 from phalanx.api.fields import Manifest
-from phalanx.api.objects import Queueing, Source
+from phalanx.api.kai_peer import PRIORITY_CLASS, QUEUE
+from phalanx.api.objects import Pod, Queueing, Source
 from phalanx.errors import InputError
 
 
@@ -41,13 +42,19 @@ class KaiFactory:
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         """The first queue named; else `default-queue`: KAI's pod grouper puts a workload without the
         `kai.scheduler/queue` label there (podgrouper/plugins/defaultgrouper CalcPodGroupQueue)."""
-        return next((q.kai for q in queueing if q is not None and q.kai), DEFAULT_QUEUE)
+        return next((name for q in queueing if q is not None and (name := q.value(QUEUE))), DEFAULT_QUEUE)
 
     def priority_class(self, queueing: Queueing) -> str | None:
-        return queueing.kai_priority_class
+        return queueing.value(PRIORITY_CLASS)
 
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
         return None  # whole: every kind is queued
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
         return None  # KAI's binpack/spread placement strategy is a scheduler setting, not in the Queue objects
+
+    def application(self, pod: Pod, queueing: Queueing | None) -> str:
+        return ""  # admits whole workloads
+
+    def reservations(self, policy: AdmissionPolicy) -> Reservations | None:
+        return None

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring
+from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
 from phalanx.admission.kueue_config import KueueConfig, parse_kueue_config
 from phalanx.api.fields import Manifest, Meta, labels, mapping, object_name
 from phalanx.api.kinds import is_kueue_config, is_namespace
-from phalanx.api.objects import Queueing, Source
+from phalanx.api.objects import Pod, Queueing, Source
 from phalanx.errors import InputError
 
 
@@ -71,4 +71,10 @@ class KueueFactory:
         return None  # Kueue queues them whole (`whole`)
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
+        return None
+
+    def application(self, pod: Pod, queueing: Queueing | None) -> str:
+        return ""  # admits whole workloads
+
+    def reservations(self, policy: AdmissionPolicy) -> Reservations | None:
         return None

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring
+from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
 from phalanx.admission.volcano_objects import DEFAULT_QUEUE
 from phalanx.api.fields import Manifest
 from phalanx.api.kinds import is_volcano_conf
-from phalanx.api.objects import Queueing, Source
+from phalanx.api.objects import Pod, Queueing, Source
 from phalanx.errors import InputError
 
 
@@ -63,3 +63,9 @@ class VolcanoFactory:
                     raise exc.at(file=source.file) from None
                 break
         return placement_scoring(conf)
+
+    def application(self, pod: Pod, queueing: Queueing | None) -> str:
+        return ""  # admits whole workloads
+
+    def reservations(self, policy: AdmissionPolicy) -> Reservations | None:
+        return None

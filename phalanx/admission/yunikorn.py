@@ -34,7 +34,7 @@ Restated from apache/yunikorn-core `pkg/scheduler` (commit be3bb487):
   all eligible, or out of reach when its offset is above the request's priority), newest first, while what is
   taken still fits the asking queue's remaining guarantee; the partition's `preemption.enabled: false` turns
   it off.
-- Gangs: k8shim task groups are placeholder pods of the application (phalanx/sim/placeholders.py), each a
+- Gangs: k8shim task groups are placeholder pods of the application (phalanx/admission/yunikorn_placeholders.py), each a
   workload here; a v1.37 gang (a PodGroup) reserves its minimum all at once, admitted when it fits the headroom.
 
 Workload granularity: as the k8shim hands YuniKorn each pod (the factory's `per_pod`), a workload is one pod,

@@ -35,7 +35,7 @@ from typing import Any
 
 from phalanx.admission.crd import embedded_yaml, shown
 from phalanx.api.fields import fail, mapping, object_name, sequence, text
-from phalanx.api.kinds import YUNIKORN_QUEUES_KEY
+from phalanx.api.yunikorn_peer import QUEUES_KEY as YUNIKORN_QUEUES_KEY
 from phalanx.errors import InputError
 
 ROOT = "root"

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring
+from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
 from phalanx.api.fields import Manifest
-from phalanx.api.kinds import is_namespace, is_yunikorn_conf
-from phalanx.api.objects import Queueing, Source
+from phalanx.api.kinds import is_namespace
+from phalanx.api.objects import Pod, Queueing, Source
+from phalanx.api.yunikorn_peer import APP, QUEUE
+from phalanx.api.yunikorn_peer import is_conf as is_yunikorn_conf
 from phalanx.errors import InputError
 
 
@@ -20,7 +22,6 @@ class YunikornFactory:
     requeues = False  # an evicted application's pods come back through the gate, as the k8shim re-adds them
     whole = False  # the k8shim groups pods into applications by applicationId; the gate's workloads stand in
     per_pod = True  # the k8shim hands YuniKorn each pod, of the application its labels name
-    gang_placeholders = True  # task groups reserve with placeholder pods first (phalanx/sim/placeholders.py)
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.yunikorn import load_yunikorn
@@ -41,16 +42,29 @@ class YunikornFactory:
 
     def queue(self, queueing: Sequence[Queueing | None]) -> str | None:
         """The queue the application is submitted to: the first named, else "" (placement rules decide)."""
-        return next((q.yunikorn for q in queueing if q is not None and q.yunikorn), "")
+        return next((name for q in queueing if q is not None and (name := q.value(QUEUE))), "")
 
     def priority_class(self, queueing: Queueing) -> str | None:
         return None
 
     def not_queued(self, kind: str, key: str, queueing: Queueing) -> str | None:
-        if not queueing.yunikorn:
+        queue = queueing.value(QUEUE)
+        if not queue:
             return None
-        return (f"{kind} {key} names YuniKorn queue {queueing.yunikorn}: the k8shim reads the queue from each "
+        return (f"{kind} {key} names YuniKorn queue {queue}: the k8shim reads the queue from each "
                 "pod, and the pods of what this object makes do not carry it unless their template does")
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
         return None  # YuniKorn's node sorting (fair, binpacking) is not mapped: the profile's scoring places pods
+
+    def application(self, pod: Pod, queueing: Queueing | None) -> str:
+        """The application a pod belongs to, as the k8shim names it (GetApplicationIDFromPod): the app-id it
+        carries, else one application of every such pod in its namespace."""
+        app = queueing.value(APP) if queueing is not None else None
+        return app or f"yunikorn-{pod.namespace}-autogen"
+
+    def reservations(self, policy: AdmissionPolicy) -> Reservations | None:
+        """Task groups reserve with placeholder pods first (phalanx/admission/yunikorn_placeholders.py)."""
+        from phalanx.admission.yunikorn_placeholders import Reservations as Placeholders
+
+        return Placeholders(refuse=getattr(policy, "task_group_refusal", None))

@@ -21,7 +21,6 @@ from phalanx.api.fields import (
     fail,
     integer,
     mapping,
-    queueing,
     seconds,
     template_meta,
     text,
@@ -29,6 +28,7 @@ from phalanx.api.fields import (
 from phalanx.api.names import shown
 from phalanx.api.objects import DURATION_ANNOTATION, Job, LabelSelector, OwnerRef, Pod, PriorityClass, Queueing, Source
 from phalanx.api.parse import parse_job, pod_from_spec
+from phalanx.api.peers import queueing
 from phalanx.api.selectors import parse_selector
 from phalanx.errors import InputError
 

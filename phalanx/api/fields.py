@@ -15,7 +15,7 @@ from phalanx.api.names import (
     qualified_name_problem,
     subdomain_problem,
 )
-from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, OwnerRef, Queueing
+from phalanx.api.objects import ARRIVAL_ANNOTATION, DEFAULT_NAMESPACE, OwnerRef
 from phalanx.api.quantity import parse_duration
 from phalanx.errors import InputError
 
@@ -188,40 +188,3 @@ def template_meta(template: Mapping[str, Any], owner: Meta, field: str) -> Meta:
 KUEUE_QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
 VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
-KAI_QUEUE_LABEL = "kai.scheduler/queue"
-KAI_PRIORITY_LABEL = "priorityClassName"  # KAI reads a workload's priority class from this label first
-# YuniKorn's k8shim reads each from a label or an annotation, the yunikorn.apache.org key first.
-YUNIKORN_QUEUE_KEYS = ("yunikorn.apache.org/queue", "queue")
-YUNIKORN_APP_KEYS = ("yunikorn.apache.org/app-id", "applicationId")
-YUNIKORN_TASK_GROUPS = "yunikorn.apache.org/task-groups"
-YUNIKORN_TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
-YUNIKORN_GANG_POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
-
-
-def queueing(meta: Meta) -> Queueing | None:
-    """The admission queues the object names (None when it names none: the common case costs nothing)."""
-    kueue = meta.labels.get(KUEUE_QUEUE_LABEL)
-    volcano = meta.annotations.get(VOLCANO_QUEUE_ANNOTATION)
-    kai = meta.labels.get(KAI_QUEUE_LABEL)
-    yunikorn = _either(meta, YUNIKORN_QUEUE_KEYS)
-    app = _either(meta, YUNIKORN_APP_KEYS)
-    task_groups = meta.annotations.get(YUNIKORN_TASK_GROUPS)
-    task_group = meta.annotations.get(YUNIKORN_TASK_GROUP_NAME)
-    kai_class = meta.labels.get(KAI_PRIORITY_LABEL)
-    if kueue is None and volcano is None and kai is None and yunikorn is None and app is None and task_groups is None \
-            and task_group is None and kai_class is None:
-        return None
-    return Queueing(kueue=kueue, kueue_priority_class=meta.labels.get(KUEUE_PRIORITY_CLASS_LABEL), volcano=volcano,
-                    kai=kai, yunikorn=yunikorn, yunikorn_app=app, yunikorn_task_groups=task_groups,
-                    yunikorn_task_group=task_group,
-                    yunikorn_gang_policy=meta.annotations.get(YUNIKORN_GANG_POLICY),
-                    kai_priority_class=kai_class)
-
-
-def _either(meta: Meta, keys: tuple[str, ...]) -> str | None:
-    """The first of `keys` set as an annotation or a label (annotation first, as YuniKorn's k8shim reads them)."""
-    for key in keys:
-        value = meta.annotations.get(key) or meta.labels.get(key)
-        if value:
-            return value
-    return None

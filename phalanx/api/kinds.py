@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+from phalanx.api import peers
 from phalanx.api.apps import (
     CronJob,
     DaemonSet,
@@ -89,41 +90,26 @@ KINDS: dict[str, Kind] = {
 _KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "WorkloadPriorityClass")
 VOLCANO_CONF_KEY = "volcano-scheduler.conf"
 KUEUE_CONFIG_KEY = "controller_manager_config.yaml"
-YUNIKORN_QUEUES_KEY = "queues.yaml"
-# apache/yunikorn-core pkg/common/configs SchedulerConfig's keys
-_YUNIKORN_CONF_FIELDS = {"partitions", "checksum"}
 # volcano-sh/volcano pkg/scheduler/conf SchedulerConfiguration's keys
 _VOLCANO_CONF_FIELDS = {"actions", "tiers", "configurations", "metrics"}
 
 
 def is_queueing_object(doc: Mapping[str, Any]) -> bool:
-    """Kueue's queueing kinds and its Configuration, Volcano's and KAI's Queue, Volcano's scheduler configuration
-    or YuniKorn's `queues.yaml` (bare or in a ConfigMap)."""
+    """Kueue's queueing kinds and its Configuration, Volcano's Queue and scheduler configuration, and the later
+    peers' queue objects and configuration (phalanx.api.peers)."""
     group, kind = group_of(doc.get("apiVersion")), doc.get("kind")
     if group == "kueue.x-k8s.io":
         return kind in _KUEUE_KINDS
-    if group in ("scheduling.volcano.sh", "scheduling.run.ai"):
+    if group == "scheduling.volcano.sh":
         return kind == "Queue"
-    return is_volcano_conf(doc) or is_kueue_config(doc) or is_yunikorn_conf(doc)
-
-
-def is_yunikorn_conf(doc: Mapping[str, Any]) -> bool:
-    """YuniKorn's `yunikorn-configs` ConfigMap (its `queues.yaml` key), or a bare `queues.yaml` (a top-level
-    `partitions` list and nothing but YuniKorn's other top-level keys)."""
-    data = doc.get("data")
-    if doc.get("kind") == "ConfigMap" and isinstance(data, Mapping):
-        return YUNIKORN_QUEUES_KEY in data
-    return is_bare_yunikorn_conf(doc)
-
-
-def is_bare_yunikorn_conf(doc: Any) -> bool:
-    return (isinstance(doc, Mapping) and "kind" not in doc and "apiVersion" not in doc
-            and isinstance(doc.get("partitions"), list) and set(doc) <= _YUNIKORN_CONF_FIELDS)
+    if peers.is_queue_object(group, kind):
+        return True
+    return is_volcano_conf(doc) or is_kueue_config(doc) or peers.conf_of(doc) is not None
 
 
 def is_bare_conf(doc: Any) -> bool:
     """A peer's configuration file as the project ships it, with no kind (volcano-scheduler.conf, queues.yaml)."""
-    return is_bare_volcano_conf(doc) or is_bare_yunikorn_conf(doc)
+    return is_bare_volcano_conf(doc) or peers.is_bare_conf(doc)
 
 
 def is_kueue_config(doc: Mapping[str, Any]) -> bool:

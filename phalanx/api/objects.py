@@ -186,22 +186,18 @@ class GpuRequest:
 @dataclass(frozen=True, slots=True)
 class Queueing:
     """The admission queues an object names: Kueue's LocalQueue (label `kueue.x-k8s.io/queue-name`) with its
-    WorkloadPriorityClass (label `kueue.x-k8s.io/priority-class`), and Volcano's Queue (annotation
-    `scheduling.volcano.sh/queue-name`, or a Volcano PodGroup's `spec.queue`), KAI's Queue (label
-    `kai.scheduler/queue`, or a KAI PodGroup's `spec.queue`), and YuniKorn's queue and application (label or
-    annotation `queue` / `yunikorn.apache.org/queue`, `applicationId` / `yunikorn.apache.org/app-id`). Only the
-    profiles of those peers read them."""
+    WorkloadPriorityClass (label `kueue.x-k8s.io/priority-class`), Volcano's Queue (annotation
+    `scheduling.volcano.sh/queue-name`, or a Volcano PodGroup's `spec.queue`), and the later peers' marks
+    (phalanx.api.peers: each peer's keys, by the field names its module gives). Only the peers' profiles read
+    them."""
 
     kueue: str | None = None
     kueue_priority_class: str | None = None
     volcano: str | None = None
-    kai: str | None = None
-    yunikorn: str | None = None
-    yunikorn_app: str | None = None
-    yunikorn_task_groups: str | None = None  # annotation yunikorn.apache.org/task-groups (JSON), as written
-    yunikorn_task_group: str | None = None  # annotation yunikorn.apache.org/task-group-name
-    yunikorn_gang_policy: str | None = None  # annotation yunikorn.apache.org/schedulingPolicyParameters
-    kai_priority_class: str | None = None  # label priorityClassName: KAI's workload priority
+    peer: tuple[tuple[str, str], ...] = ()  # (field, value) of the later peers' marks found
+
+    def value(self, name: str) -> str | None:
+        return next((value for field_name, value in self.peer if field_name == name), None)
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from phalanx.api import dra
-from phalanx.api.fields import Manifest, Meta, controller_ref, queueing, template_meta
+from phalanx.api.fields import Manifest, Meta, controller_ref, template_meta
 from phalanx.api.fields import boolean as _bool
 from phalanx.api.fields import fail as _fail
 from phalanx.api.fields import integer as _int
@@ -20,7 +20,6 @@ from phalanx.api.fields import seconds as _seconds
 from phalanx.api.fields import sequence as _list
 from phalanx.api.fields import text as _text
 from phalanx.api.host_ports import parse_host_ports
-from phalanx.api.kai_gpu import kai_gpu_request
 from phalanx.api.names import check, label_value_problem, qualified_name_problem, subdomain_problem
 from phalanx.api.objects import (
     CHECKPOINT_ANNOTATION,
@@ -47,6 +46,7 @@ from phalanx.api.objects import (
     Toleration,
     Workload,
 )
+from phalanx.api.peers import gpu_request, queueing
 from phalanx.api.pod_constraints import parse_pod_affinity, parse_spread
 from phalanx.api.quantity import MAX_INT64, QuantityError, resource_value
 from phalanx.api.selectors import parse_selector
@@ -259,7 +259,7 @@ def pod_from_spec(meta: Meta, spec: Mapping[str, Any], field: str, source: Sourc
         startup=_seconds(meta.annotations, STARTUP_ANNOTATION, "metadata.annotations"),
         resource_claims=dra.parse_pod_claims(spec, field), queueing=queueing(meta),
         host_ports=parse_host_ports(spec, field), scheduling_gates=_scheduling_gates(spec, field),
-        gpu=kai_gpu_request(meta.annotations, spec, field),
+        gpu=gpu_request(meta.annotations, spec, field),
     )
 
 

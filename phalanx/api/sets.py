@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.api.apps import MAX_REPLICAS
-from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, sequence, template_meta, text
+from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, seconds, sequence, template_meta, text
 from phalanx.api.names import check, label_problem
 from phalanx.api.objects import DURATION_ANNOTATION, Job, Pod, Queueing, Source
 from phalanx.api.parse import parse_job, pod_from_spec
+from phalanx.api.peers import queueing
 from phalanx.errors import InputError
 
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"

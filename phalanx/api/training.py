@@ -8,9 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from phalanx.api.apps import MAX_REPLICAS
-from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, queueing, seconds, template_meta, text
+from phalanx.api.fields import Manifest, Meta, fail, integer, mapping, seconds, template_meta, text
 from phalanx.api.objects import DURATION_ANNOTATION, Pod, Queueing, Source
 from phalanx.api.parse import pod_from_spec
+from phalanx.api.peers import queueing
 
 # kind -> (the spec field holding its replica specs, the replica types in the order the pods are made)
 REPLICA_SPECS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -15,6 +15,8 @@ from phalanx.api.documents import raw_documents
 from phalanx.api.fields import with_generated_name
 from phalanx.api.names import first_few
 from phalanx.api.objects import DEFAULT_SCHEDULER, TRANSLATED, Pod, Source
+from phalanx.api.peers import names as peer_names
+from phalanx.api.peers import notices as peer_notices
 from phalanx.api.resolve import resolve
 from phalanx.autoscale.metrics import MetricsSeries
 from phalanx.autoscale.nodegroups import GROUP_ANNOTATIONS, NodeGroup, parse_node_group
@@ -87,28 +89,21 @@ def _load_paths(paths: Sequence[str]) -> Inputs:
         inputs.notices.append(
             f"{sum(others.values())} pending pod(s) and pod template(s) name another scheduler ("
             + ", ".join(f"{name}: {count}" for name, count in sorted(others.items()))
-            + "): the simulated profile schedules them as its own, a what-if of moving them to it (the volcano, "
-              "kai and yunikorn profiles queue them as those schedulers do)")
-    task_groups = _task_group_pods(inputs)
-    if task_groups:
-        inputs.notices.append(f"{task_groups} pod(s) and pod template(s) carry YuniKorn task groups "
-                              "(yunikorn.apache.org/task-groups): only the yunikorn profile reads them (its "
-                              "placeholders); `phalanx migrate` writes them as native gangs for the others")
+            + "): the simulated profile schedules them as its own, a what-if of moving them to it (the "
+            + ", ".join(("volcano", *peer_names()[:-1])) + f" and {peer_names()[-1]} profiles queue them as those "
+            "schedulers do)")
+    inputs.notices.extend(peer_notices([*inputs.pods, *_templates(inputs)]))
     return inputs
 
 
-def _task_group_pods(inputs: Inputs) -> int:
-    templates = [template for obj in (*inputs.jobs, *inputs.controllers())
-                 if isinstance(template := getattr(obj, "template", None), Pod)]
-    return sum(1 for pod in (*inputs.pods, *templates)
-               if pod.queueing is not None and pod.queueing.yunikorn_task_groups)
+def _templates(inputs: Inputs) -> list[Pod]:
+    return [template for obj in (*inputs.jobs, *inputs.controllers())
+            if isinstance(template := getattr(obj, "template", None), Pod)]
 
 
 def _other_schedulers(inputs: Inputs) -> Counter[str]:
     """schedulerName of the pending pods and the pod templates that do not name the default scheduler."""
-    templates = [template for obj in (*inputs.jobs, *inputs.controllers())
-                 if isinstance(template := getattr(obj, "template", None), Pod)]
-    return Counter(pod.scheduler_name for pod in (*inputs.pods, *templates)
+    return Counter(pod.scheduler_name for pod in (*inputs.pods, *_templates(inputs))
                    if pod.node_name is None and pod.scheduler_name != DEFAULT_SCHEDULER)
 
 

@@ -34,11 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from phalanx.admission.crd import MAX_INT32, crd_int, shown
-from phalanx.api.fields import KAI_QUEUE_LABEL, VOLCANO_QUEUE_ANNOTATION, fail, object_name
+from phalanx.api.fields import VOLCANO_QUEUE_ANNOTATION, fail, object_name
 from phalanx.api.names import label_problem
 from phalanx.api.parse import MAX_JOB_PODS
+from phalanx.api.peer import ForeignGang
+from phalanx.api.peers import PEERS
 from phalanx.errors import InputError
-from phalanx.migrate import native, task_groups
+from phalanx.migrate import applications, native
 
 Doc = dict[str, Any]
 
@@ -81,13 +83,14 @@ def _gang_size(total: int, field: str) -> int:
     return total
 
 
-def _keep_queue(docs: list[Doc], queue: object, change: Change, *, kai: bool = False) -> None:
+def _keep_queue(docs: list[Doc], queue: object, change: Change,
+                mark: tuple[str, str] = ("annotations", VOLCANO_QUEUE_ANNOTATION)) -> None:
     """A Volcano queue stays on the translated PodGroup (or the batch/v1 Job that makes one) as the annotation
-    Volcano itself reads on pods and Jobs, a KAI queue as the label KAI reads, so that the volcano or kai profile
-    can queue the gang; v1.37 ignores them."""
+    Volcano itself reads on pods and Jobs, another peer's queue as the mark that peer reads (`mark`), so that the
+    peer's profile can queue the gang; v1.37 ignores them."""
     if not isinstance(queue, str) or not queue:
         return
-    where, key = ("labels", KAI_QUEUE_LABEL) if kai else ("annotations", VOLCANO_QUEUE_ANNOTATION)
+    where, key = mark
     kinds = []
     for doc in docs:
         if doc.get("kind") in ("PodGroup", "Job"):
@@ -139,11 +142,15 @@ def coscheduling_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
     return _group(doc, "scheduler-plugins PodGroup", 1)
 
 
-@_located
-def kai_group(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
-    docs, change = _group(doc, "KAI PodGroup", 1)
-    _keep_queue(docs, _spec(doc).get("queue"), change, kai=True)
-    return docs, change
+def peer_group(gang: ForeignGang) -> Callable[[Mapping[str, Any]], tuple[list[Doc], Change]]:
+    """The translator of a later peer's gang object (phalanx.api.peers)."""
+    @_located
+    def translate(doc: Mapping[str, Any]) -> tuple[list[Doc], Change]:
+        docs, change = _group(doc, gang.label, gang.minimum)
+        if gang.queue is not None:
+            _keep_queue(docs, _spec(doc).get("queue"), change, gang.queue)
+        return docs, change
+    return translate
 
 
 @dataclass(frozen=True)
@@ -329,8 +336,8 @@ GROUPS: dict[tuple[str, str], Callable[[Mapping[str, Any]], tuple[list[Doc], Cha
     ("batch.volcano.sh", "Job"): volcano_job,
     ("scheduling.x-k8s.io", "PodGroup"): coscheduling_group,
     ("scheduling.sigs.k8s.io", "PodGroup"): coscheduling_group,
-    ("scheduling.run.ai", "PodGroup"): kai_group,
     ("kueue.x-k8s.io", "Workload"): kueue_workload,
+    **{(gang.group, gang.kind): peer_group(gang) for peer in PEERS for gang in peer.gangs},
 }
 
 KUEUE_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
@@ -340,8 +347,8 @@ POINTERS: tuple[tuple[str, str, str], ...] = (
     ("annotations", "scheduling.k8s.io/group-name", "Volcano"),
     ("labels", "scheduling.x-k8s.io/pod-group", "scheduler-plugins"),
     ("labels", "pod-group.scheduling.sigs.k8s.io", "scheduler-plugins"),
-    ("annotations", "pod-group-name", "KAI"),
     ("labels", KUEUE_GROUP_LABEL, "Kueue"),
+    *((where, key, peer.whose) for peer in PEERS for where, key in peer.pointers),
 )
 
 
@@ -351,9 +358,9 @@ def translator(doc: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], tuple[li
     return GROUPS.get((group, str(doc.get("kind"))))
 
 
-def pointer(pod: Mapping[str, Any], yunikorn: bool = False) -> tuple[str, str, str] | None:
-    """The foreign group a pod names: (group name, whose, the key it was found under), or None. With
-    `yunikorn`, a YuniKorn task group member names its application's gang (phalanx.migrate.task_groups)."""
+def pointer(pod: Mapping[str, Any], apps: bool = False) -> tuple[str, str, str] | None:
+    """The foreign group a pod names: (group name, whose, the key it was found under), or None. With `apps`, a
+    member of a peer's application gang names it (phalanx.migrate.applications)."""
     meta = pod.get("metadata")
     if not isinstance(meta, Mapping):
         return None
@@ -361,5 +368,5 @@ def pointer(pod: Mapping[str, Any], yunikorn: bool = False) -> tuple[str, str, s
         values = meta.get(where)
         if isinstance(values, Mapping) and isinstance(values.get(key), str) and values[key]:
             return values[key], whose, key
-    app = task_groups.pointer(meta) if yunikorn else None
-    return (app[0], "YuniKorn", "applicationId") if app is not None else None
+    found = applications.pointer(meta) if apps else None
+    return (found.app, found.whose, found.key) if found is not None else None

@@ -11,37 +11,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from phalanx.api.kinds import group_of, is_volcano_conf, is_yunikorn_conf
+from phalanx.api.kinds import group_of, is_volcano_conf
+from phalanx.api.peers import PEERS, conf_of
 from phalanx.migrate.templates import PATHS, at
 
-PEER_SCHEDULERS = {"volcano": "Volcano", "kai-scheduler": "KAI", "yunikorn": "YuniKorn"}
+PEER_SCHEDULERS = {"volcano": "Volcano", **{name: peer.whose for peer in PEERS for name in peer.scheduler_names}}
 # (labels or annotations, key, whose)
 QUEUE_KEYS: tuple[tuple[str, str, str], ...] = (
     ("labels", "kueue.x-k8s.io/queue-name", "Kueue"),
     ("annotations", "scheduling.volcano.sh/queue-name", "Volcano"),
-    ("labels", "kai.scheduler/queue", "KAI"),
-    ("labels", "runai/queue", "KAI"),
-    ("labels", "queue", "YuniKorn"),
-    ("labels", "yunikorn.apache.org/queue", "YuniKorn"),
-    ("annotations", "yunikorn.apache.org/queue", "YuniKorn"),
+    *((where, key, peer.whose) for peer in PEERS for where, key in peer.queue_marks),
 )
 # Pod annotations a peer acts on that v1.37 has no field for: (key, what the native route is)
-PEER_ANNOTATIONS: dict[str, str] = {
-    "gpu-fraction": "KAI's GPU sharing; kube-scheduler ignores it and the pod gets no GPU (a DRA ResourceClaim "
-                    "for a shared device is the native route)",
-    "gpu-memory": "KAI's GPU sharing; kube-scheduler ignores it and the pod gets no GPU (a DRA ResourceClaim "
-                  "for a shared device is the native route)",
-    "gpu-fraction-num-devices": "KAI's GPU sharing; kube-scheduler ignores it",
-    "yunikorn.apache.org/task-groups": "YuniKorn's gang (placeholders); a v1.37 PodGroup with minCount is the "
-                                       "native gang (phalanx migrate writes one per application for the pods "
-                                       "that name a task group)",
-}
+PEER_ANNOTATIONS: dict[str, str] = {key: why for peer in PEERS for key, why in peer.annotations.items()}
 # (API group, kind) -> whose queue object
 QUEUE_OBJECTS: dict[tuple[str, str], str] = {
     **{("kueue.x-k8s.io", kind): "Kueue" for kind in ("ClusterQueue", "LocalQueue", "Cohort", "ResourceFlavor",
                                                       "WorkloadPriorityClass")},
     ("scheduling.volcano.sh", "Queue"): "Volcano",
-    ("scheduling.run.ai", "Queue"): "KAI",
+    **{kind: peer.whose for peer in PEERS for kind in peer.queue_kinds},
 }
 
 
@@ -56,9 +44,10 @@ def leftovers(doc: Mapping[str, Any], own_metadata: bool = True) -> list[str]:
     if is_volcano_conf(doc):
         return ["Volcano's scheduler configuration: v1.37 has no native equivalent (kept for the volcano "
                 "profile)"]
-    if is_yunikorn_conf(doc):
-        return ["YuniKorn's queues.yaml: v1.37 has no native equivalent (queues and quotas are YuniKorn's own; "
-                "kept for YuniKorn, and for the yunikorn profile)"]
+    conf = conf_of(doc)
+    if conf is not None:
+        return [f"{conf.whose}'s {conf.conf_name}: v1.37 has no native equivalent (queues and quotas are "
+                f"{conf.whose}'s own; kept for {conf.whose}, and for the {conf.name} profile)"]
     out: list[str] = []
     for where, pod in _pods(doc):
         spec = pod.get("spec")

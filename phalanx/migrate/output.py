@@ -21,7 +21,7 @@ Pair = tuple[Mapping[str, Any], Change | None]
 
 def migrate_paths(paths: Sequence[str]) -> tuple[list[Pair], list[Change]]:
     """Every document under `paths` rewritten (documents already native unchanged), and the changes made."""
-    migrator = Migrator(task_groups=True)
+    migrator = Migrator(applications=True)
     out: list[Pair] = []
     for source, doc in raw_documents(paths):
         try:

@@ -22,10 +22,9 @@ from typing import Any
 from phalanx.admission.crd import MAX_INT32, shown
 from phalanx.api.fields import fail, object_name
 from phalanx.errors import InputError
-from phalanx.migrate import alpha, foreign, native, task_groups
+from phalanx.migrate import alpha, applications, foreign, native
 from phalanx.migrate import templates as pod_templates
 from phalanx.migrate.foreign import Change
-from phalanx.migrate.task_groups import Application
 
 Doc = dict[str, Any]
 Out = list[tuple[Mapping[str, Any], Change | None]]
@@ -44,16 +43,16 @@ class _AlphaGroups:
 
 
 class Migrator:
-    """`task_groups`: YuniKorn's task groups become native gangs too (`phalanx migrate`; a simulation reads them
-    only under the yunikorn profile, whose placeholders are their own)."""
+    """`applications`: a peer's application gangs (YuniKorn's task groups) become native gangs too (`phalanx
+    migrate`; a simulation reads them only under that peer's profile, whose placeholders are their own)."""
 
-    def __init__(self, *, task_groups: bool = False) -> None:
-        self.task_groups = task_groups
+    def __init__(self, *, applications: bool = False) -> None:
+        self.applications = applications
         self.changes: list[Change] = []
         self.translated: Counter[str] = Counter()  # what was translated, by its description
         self._emitted: set[tuple[str, str, str]] = set()  # (kind, namespace, name) of groups written
         self._kueue: dict[tuple[str, str], tuple[int, Change]] = {}
-        self._yunikorn: dict[tuple[str, str], Application] = {}  # (namespace, application ID)
+        self._apps: dict[tuple[str, str, str], Any] = {}  # (whose, namespace, application) -> its Application
         self._alpha: dict[str, _AlphaGroups] = {}
         # The documents a foreign translator made (not copied from the input), by id() (held, so ids stay theirs)
         self.made: dict[int, Mapping[str, Any]] = {}
@@ -81,13 +80,13 @@ class Migrator:
             return self._alpha_object(doc)
         if doc.get("kind") == "Pod" and doc.get("apiVersion") == "v1":
             return self._pod(doc)
-        found = pod_templates.linked(doc, self.task_groups)
+        found = pod_templates.linked(doc, self.applications)
         if found is not None:
             controller, notes, whose = found
             namespace, name = _where(doc)
-            if whose == "YuniKorn":
+            if applications.is_peer(whose):
                 template = pod_templates.at(doc, pod_templates.PATHS[str(doc.get("kind"))]) or {}
-                self._yunikorn_member(template, namespace)
+                self._application_member(template, namespace)
             change = self._note(Change(f"{doc.get('kind')} {namespace}/{name}", notes), f"{whose} pod template")
             return [(controller, change)]
         if doc.get("apiVersion") == native.V1BETA1 and doc.get("kind") in ("PodGroup", "Workload"):
@@ -149,7 +148,7 @@ class Migrator:
                                                         f"{target}"])
             self._note(change, "Pod spec.workloadRef")
             return [(pod, change)]
-        found = foreign.pointer(doc, self.task_groups)
+        found = foreign.pointer(doc, self.applications)
         if found is None:
             return [(doc, None)]
         group, whose, key = found
@@ -161,8 +160,8 @@ class Migrator:
             change.notes.append(f"schedulerName {scheduler} dropped (the default scheduler places native gangs)")
         if key == foreign.KUEUE_GROUP_LABEL:
             self._kueue_member(doc, namespace, group)
-        elif whose == "YuniKorn":
-            self._yunikorn_member(doc, namespace)
+        elif applications.is_peer(whose):
+            self._application_member(doc, namespace)
         self._note(change, f"{whose} pod")
         return [(pod, change)]
 
@@ -175,24 +174,24 @@ class Migrator:
         change = known[1] if known else Change(f"Kueue pod group {namespace}/{group}")
         self._kueue[(namespace, group)] = (count, change)
 
-    def _yunikorn_member(self, pod: Mapping[str, Any], namespace: str) -> None:
+    def _application_member(self, pod: Mapping[str, Any], namespace: str) -> None:
         meta = pod.get("metadata")
-        found = task_groups.pointer(meta) if isinstance(meta, Mapping) else None
+        found = applications.pointer(meta) if isinstance(meta, Mapping) else None
         if found is None:
             return
-        app, minimum, groups, policy = found
-        seen = self._yunikorn.setdefault((namespace, app), Application())
-        if minimum > seen.minimum:
-            seen.minimum, seen.groups, seen.policy = minimum, groups, policy
+        seen = self._apps.setdefault((found.whose, namespace, found.app), found.module.Application())
+        if found.minimum > seen.minimum:
+            seen.minimum, seen.groups, seen.policy = found.minimum, found.groups, found.policy
 
     def finish(self) -> Out:
         out: Out = []
-        for (namespace, app), seen in sorted(self._yunikorn.items()):
+        for (whose, namespace, app), seen in sorted(self._apps.items(), key=lambda item: item[0]):
             if ("PodGroup", namespace, app) in self._emitted:
                 continue
-            notes, warnings = task_groups.notes(app, seen)
-            change = Change(f"YuniKorn application {namespace}/{app}", notes, warnings)
-            self._note(change, "YuniKorn task groups")
+            module = applications.members_of(whose)
+            notes, warnings = module.notes(app, seen)
+            change = Change(f"{module.OBJECT} {namespace}/{app}", notes, warnings)
+            self._note(change, module.DESCRIBED)
             out.extend(self._fresh([(d, change) for d in native.gang(namespace, app, seen.minimum)], change))
         for (namespace, group), (total, change) in sorted(self._kueue.items()):
             if ("PodGroup", namespace, group) in self._emitted:

@@ -24,6 +24,10 @@ TASK_GROUPS = "yunikorn.apache.org/task-groups"
 TASK_GROUP_NAME = "yunikorn.apache.org/task-group-name"
 POLICY = "yunikorn.apache.org/schedulingPolicyParameters"
 APP_KEYS = ("yunikorn.apache.org/app-id", "applicationId")  # the k8shim's order: annotation, then label
+# as phalanx.migrate.applications reads a peer's application module
+KEY = "applicationId"
+DESCRIBED = "YuniKorn task groups"
+OBJECT = "YuniKorn application"
 
 
 @dataclass

@@ -24,9 +24,10 @@ PATHS: dict[str, tuple[str, ...]] = {
 }
 
 
-def linked(doc: Mapping[str, Any], yunikorn: bool = False) -> tuple[Doc, list[str], str] | None:
+def linked(doc: Mapping[str, Any], apps: bool = False) -> tuple[Doc, list[str], str] | None:
     """The controller with its template linked to the gang the template names: (copy, notes, whose), or None
-    when it names none or is linked already (`yunikorn`: YuniKorn task groups name one too)."""
+    when it names none or is linked already (`apps`: a peer's application gang names one too, as YuniKorn's task
+    groups do)."""
     path = PATHS.get(str(doc.get("kind")))
     if path is None or not isinstance(doc.get("apiVersion"), str):
         return None
@@ -36,7 +37,7 @@ def linked(doc: Mapping[str, Any], yunikorn: bool = False) -> tuple[Doc, list[st
     spec = template.get("spec")
     if not isinstance(spec, Mapping) or spec.get("schedulingGroup"):
         return None
-    found = foreign.pointer(template, yunikorn)
+    found = foreign.pointer(template, apps)
     if found is None:
         return None
     group, whose, key = found

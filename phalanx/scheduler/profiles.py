@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from phalanx.api.peers import PEERS
 from phalanx.api.reading import read_yaml
-from phalanx.cluster.gpus import NVIDIA_GPU
 from phalanx.errors import InputError
 from phalanx.extras import require
 from phalanx.scheduler.plugins.registry import (
@@ -149,7 +149,7 @@ def gpu_profile(name: str) -> Profile:
                    tie_break="first", reserve=reserve_plugins(["GpuShare"]))
 
 
-BUILTIN = ("default", "gang", "kueue", "volcano", "kai", "yunikorn", "phalanx", *GPU_POLICIES)
+BUILTIN = ("default", "gang", "kueue", "volcano", *(peer.name for peer in PEERS), "phalanx", *GPU_POLICIES)
 GROUP_RETRIES = ("backoff", "event")
 
 
@@ -158,21 +158,12 @@ def builtin(name: str) -> Profile:
         return Profile("default")
     if name == "gang":
         return Profile("gang", feature_gates=dict(WORKLOAD_GATES))
-    if name in ("kueue", "yunikorn"):  # the peer's queues in front of v1.37 gang placement
+    if name == "kueue":  # Kueue's queues in front of v1.37 gang placement
         return Profile(name, feature_gates=dict(WORKLOAD_GATES))
-    if name == "kai":
-        # KAI's GPU sharing: shares (gpu-fraction, gpu-memory) beside whole nvidia.com/gpu, on the most used GPU
-        # that fits (gpupack); nodes scored as KAI's default placement strategy (binpack for gpu and cpu) packs,
-        # a share preferring a node whose shared GPUs fit it (gpusharingorder: above binpack, below the k8s
-        # plugins' preferences, as KAI's score tiers rank them).
-        filters = [*FILTERS[:FILTERS.index("NodeResourcesFit") + 1], "GpuShare",
-                   *FILTERS[FILTERS.index("NodeResourcesFit") + 1:]]
-        binpack = {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1},
-                                                          {"name": NVIDIA_GPU, "weight": 1}]}
-        return Profile(name, feature_gates=dict(WORKLOAD_GATES), filters=filters, reserve=reserve_plugins(filters),
-                       plugin_args={"GpuShare": {"deviceSelection": "best", "wholeGpuResource": NVIDIA_GPU},
-                                    "NodeResourcesFit": {"scoringStrategy": binpack}}, consolidation=True,
-                       scores={**DEFAULT_SCORE_WEIGHTS, "GpuSharingOrder": 3})
+    peer = next((peer for peer in PEERS if peer.name == name), None)
+    if peer is not None:  # a later peer's queues in front of the engine, with the profile it describes
+        return profile_from_config({"featureGates": dict(WORKLOAD_GATES), **peer.profile, "schedulerName": name},
+                                   f"the {name} profile")
     if name == "volcano":
         # Volcano's default tiers score with binpack: pack nodes (MostAllocated) rather than spread.
         # Volcano's scheduler runs a session each second over every pending job: a job is tried again as soon as
@@ -186,9 +177,8 @@ def builtin(name: str) -> Profile:
                        gpu_sharing="fgd-stranding", group_retry="event")
     if name in GPU_POLICIES:
         return gpu_profile(name)
-    raise InputError(f"unknown profile {name!r} (built-in: default, gang, kueue, volcano, kai, yunikorn, phalanx, "
-                     f"{', '.join(GPU_POLICIES)}; "
-                     "or a path to a profile file)", field="--profile")
+    raise InputError(f"unknown profile {name!r} (built-in: {', '.join(BUILTIN)}; or a path to a profile file)",
+                     field="--profile")
 
 
 def for_gpu_sharing(profile: Profile) -> Profile:
@@ -263,6 +253,11 @@ def _profile_from_config(doc: Mapping[str, Any], path: str) -> Profile:
     exact = raw_profile.get("exactPlacement", doc.get("exactPlacement"))
     if exact is not None:
         profile.exact_placement = _exact_placement(exact)
+    consolidation = raw_profile.get("consolidation", doc.get("consolidation"))
+    if consolidation is not None:
+        if not isinstance(consolidation, bool):
+            raise InputError("must be true or false", field="consolidation")
+        profile.consolidation = consolidation
     retry = raw_profile.get("groupRetry", doc.get("groupRetry"))
     if retry is not None:
         if retry not in GROUP_RETRIES:

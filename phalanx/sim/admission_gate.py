@@ -24,7 +24,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, PodSet, PolicyFactory, QueuedWorkload
+from phalanx.admission.base import (
+    AdmissionPolicy,
+    Admit,
+    EvictWorkload,
+    PodSet,
+    PolicyFactory,
+    QueuedWorkload,
+    Reservations,
+)
 from phalanx.admission.kueue_config import KueueConfig
 from phalanx.admission.kueue_factory import kueue_config
 from phalanx.admission.registry import POLICIES
@@ -38,8 +46,6 @@ from phalanx.api.tolerations import parse_toleration
 from phalanx.api.training import TrainingJob
 from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
-from phalanx.sim.placeholders import NOTE as PLACEHOLDER_NOTE
-from phalanx.sim.placeholders import Reservations
 from phalanx.sim.report_schema import AdmissionWorkload, Queue
 
 WAITING_FOR_ADMISSION = "waiting for admission"
@@ -92,9 +98,8 @@ class AdmissionGate:
         self.owned_jobs: dict[str, str] = {}  # a queued JobSet's child Job -> the JobSet's workload key
         # LeaderWorkerSets whose groups are queued (key "LeaderWorkerSet ns/name"): their queue and priority class
         self.group_owners: dict[str, Queueing] = {}
-        # YuniKorn's task groups: placeholders reserve for a gang application before its pods are scheduled
-        self.reservations = Reservations(refuse=getattr(policy, "task_group_refusal", None)) \
-            if getattr(factory, "gang_placeholders", False) else None
+        # placeholder pods reserve for a gang application before its pods are scheduled (YuniKorn's task groups)
+        self.reservations: Reservations | None = factory.reservations(policy)
         self.replacing: dict[str, str] = {}  # a pod bound in a placeholder's place -> the placeholder
         self.requeued: list[str] = []  # pods a reservation released to wait for admission as any pod
 
@@ -157,7 +162,7 @@ class AdmissionGate:
 
     def not_modelled(self) -> list[str]:
         r = self.reservations
-        placeholders = ([PLACEHOLDER_NOTE] if r.used else []) + r.warnings if r is not None else []
+        placeholders = ([r.note] if r.used else []) + r.warnings if r is not None else []
         return [*self.policy.not_modelled(), *self.notes, *placeholders]
 
     # --- YuniKorn's placeholders ----------------------------------------------------------------------------
@@ -168,7 +173,7 @@ class AdmissionGate:
     def pod_message(self, pod: Pod) -> str:
         """Why a pod the gate holds waits."""
         if self.reservations is not None:
-            message = self.reservations.message(pod.key, application_of(pod, pod.queueing), pod.namespace)
+            message = self.reservations.message(pod.key, self.factory.application(pod, pod.queueing), pod.namespace)
             if message is not None:
                 return message
         return WAITING_FOR_ADMISSION
@@ -251,7 +256,7 @@ class AdmissionGate:
         if queue is None:
             return pod
         if self.reservations is not None and pod.group_key is None:
-            application = application_of(pod, q)
+            application = self.factory.application(pod, q)
             if self.reservations.arrive(pod, application, now) != "pass":
                 self.changed = True
                 return None
@@ -271,7 +276,7 @@ class AdmissionGate:
             key = f"Pod {pod.key}"
             self.workloads[key] = _Workload(key, queue, self.factory.priority_class(q) if q else None)
         if self.factory.per_pod and not self.workloads[key].application:
-            self.workloads[key].application = application_of(pod, q)
+            self.workloads[key].application = self.factory.application(pod, q)
         work = self.workloads[key]
         work.pods.add(pod.key)
         self.of_pod[pod.key] = key
@@ -352,7 +357,7 @@ class AdmissionGate:
             self.reservations.tick(now)
             released, self.reservations.released = self.reservations.released, []
             for pod in released:
-                application = application_of(pod, pod.queueing)
+                application = self.factory.application(pod, pod.queueing)
                 swap = self.reservations.replacement(pod, application)
                 if swap is not None:
                     pinned = self._replace(pod, *swap)
@@ -471,14 +476,6 @@ def held_lines(rows: Sequence[Mapping[str, object]], shown: int = 3) -> list[str
         more = f" and {len(names) - shown} more" if len(names) > shown else ""
         lines.append(f"{len(names)} workload(s) held: {reason} ({', '.join(names[:shown])}{more})")
     return lines
-
-
-def application_of(pod: Pod, q: Queueing | None) -> str:
-    """The application a pod belongs to, as YuniKorn's k8shim names it (GetApplicationIDFromPod): the app-id it
-    carries, else one application of every such pod in its namespace."""
-    if q is not None and q.yunikorn_app:
-        return q.yunikorn_app
-    return f"yunikorn-{pod.namespace}-autogen"
 
 
 def _kind(obj: Whole) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from phalanx.sim.outcomes import (
     workloads,
 )
 from phalanx.sim.records import PodRecord
-from phalanx.sim.report_schema import GroupEntry, Notes, PodEntry, Report, WaitStats
+from phalanx.sim.report_schema import GroupEntry, Notes, Placeholders, PodEntry, Report, WaitStats
 from phalanx.sim.services import service_report
 from phalanx.sim.simulation import Simulation
 
@@ -121,7 +121,7 @@ def build_report(sim: Simulation, *, series: SeriesRecorder | None = None) -> Re
                                "evicted": sim.gate.evicted, "notModelled": sim.gate.not_modelled(),
                                "workloads": sim.gate.workload_rows()}
         if sim.gate.reservations is not None and sim.gate.reservations.used:
-            report["admission"]["placeholders"] = sim.gate.reservations.counts()
+            report["admission"]["placeholders"] = cast(Placeholders, sim.gate.reservations.counts())
         report["queues"] = queue_report(sim.gate)
     claims = sim.scheduler.claim_statuses()
     if claims:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from phalanx.api.peers import PEERS
+
 
 class Captured(NamedTuple):
     kind: str
@@ -63,11 +65,12 @@ CAPTURED: tuple[Captured, ...] = (
     Captured("WorkloadPriorityClass", "kueue.x-k8s.io", _KUEUE, "workloadpriorityclasses",
              "kueue-workloadpriorityclasses.yaml"),
     Captured("Queue", "scheduling.volcano.sh", ("v1beta1",), "queues", "volcano-queues.yaml"),
-    Captured("Queue", "scheduling.run.ai", (), "queues", "kai-queues.yaml"),
-    # Volcano's scheduler configuration (its Helm chart's name), Kueue's (fair sharing) and YuniKorn's queues live
-    # in ConfigMaps.
+    *(Captured(*capture) for peer in PEERS for capture in peer.captured),
+    # Volcano's scheduler configuration (its Helm chart's name), Kueue's (fair sharing) and the later peers' (their
+    # queues) live in ConfigMaps.
     Captured("ConfigMap", "", ("v1",), "configmaps", "configmaps.yaml",
-             names=("volcano-scheduler-configmap", "kueue-manager-config", "yunikorn-configs")),
+             names=("volcano-scheduler-configmap", "kueue-manager-config",
+                    *(name for peer in PEERS for name in peer.config_maps))),
 )
 
 

@@ -178,7 +178,7 @@ def test_factory_queue_default() -> None:
     """defaultgrouper.CalcPodGroupQueue: a workload without `kai.scheduler/queue` goes to `default-queue`."""
     factory = KaiFactory()
     assert factory.queue([None, Queueing(volcano="x")]) == DEFAULT_QUEUE == "default-queue"
-    assert factory.queue([Queueing(kai=""), Queueing(kai="team")]) == "team"
+    assert factory.queue([Queueing(peer=(("kai.queue", ""),)), Queueing(peer=(("kai.queue", "team"),))]) == "team"
     assert factory.whole and not factory.requeues and factory.name == "kai"
 
 

@@ -10,7 +10,7 @@ import pytest
 from phalanx.admission.base import AdmissionPolicy, Admit, EvictWorkload, NodeScoring, QueuedWorkload
 from phalanx.admission.registry import POLICIES
 from phalanx.api.fields import Manifest
-from phalanx.api.objects import Queueing, Source
+from phalanx.api.objects import Pod, Queueing, Source
 from phalanx.scheduler.profiles import BUILTIN, builtin
 from phalanx.sim import admission_gate
 from phalanx.sim.admission_gate import build_gate, policy_profile
@@ -70,6 +70,12 @@ class _AdmitAllFactory:
         return None
 
     def node_scoring(self, queue_docs: Sequence[tuple[Manifest, Source]]) -> NodeScoring | None:
+        return None
+
+    def application(self, pod: Pod, queueing: Queueing | None) -> str:
+        return ""
+
+    def reservations(self, policy: AdmissionPolicy) -> None:
         return None
 
 

@@ -19,8 +19,8 @@ from phalanx.admission.yunikorn import (
 )
 from phalanx.admission.yunikorn_conf import parse_yunikorn_conf
 from phalanx.admission.yunikorn_factory import YunikornFactory
-from phalanx.api.kinds import is_yunikorn_conf
 from phalanx.api.objects import Queueing, Source
+from phalanx.api.yunikorn_peer import is_conf as is_yunikorn_conf
 from phalanx.errors import InputError
 
 DATA = Path(__file__).parent / "data" / "yunikorn"
@@ -302,7 +302,7 @@ def test_unreadable_properties_are_named() -> None:
 
 def test_factory_queue_and_rows() -> None:
     factory = YunikornFactory()
-    assert factory.queue((None, Queueing(yunikorn="root.a"))) == "root.a"
+    assert factory.queue((None, Queueing(peer=(("yunikorn.queue", "root.a"),)))) == "root.a"
     assert factory.queue((Queueing(kueue="x"),)) == ""
     policy = factory.load([], {"cpu": 1000})
     assert {r["queue"] for r in policy.queue_rows()} == {"root"}

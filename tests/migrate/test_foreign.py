@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from phalanx.api.kai_peer import QUEUE
 from phalanx.api.sets import JobSet
 from phalanx.cli import main
 from phalanx.inputs.load import load_paths
@@ -384,4 +385,4 @@ def test_a_kai_podgroups_queue_is_kept_for_the_kai_profile(tmp_path: Path) -> No
     profile queues the gang in team-a (v1.37 ignores the label)."""
     inputs = load_paths([str(write(tmp_path, KAI))])
     (group,) = inputs.pod_groups
-    assert group.queueing is not None and group.queueing.kai == "team-a"
+    assert group.queueing is not None and group.queueing.value(QUEUE) == "team-a"

@@ -64,11 +64,15 @@ profiles:
     assert profile.group_retry == "backoff"  # v1.37.2's, unless the file says otherwise
     path.write_text("featureGates: {GenericWorkload: true}\ngroupRetry: event\n")
     assert load_profile(str(path)).group_retry == "event"
+    assert not load_profile(str(path)).consolidation
+    path.write_text("profiles: [{schedulerName: movers, consolidation: true}]\n")
+    assert load_profile(str(path)).consolidation  # KAI's consolidation, a Phalanx extension any profile may set
 
 
 @pytest.mark.parametrize(("text", "field"), [
     ("percentageOfNodesToScore: 150\n", "percentageOfNodesToScore"),
     ("groupRetry: sometimes\n", "groupRetry"),
+    ("consolidation: sometimes\n", "consolidation"),
     ("profiles: [{plugins: {filter: {enabled: [{name: Magic}]}}}]\n", "profiles[0].plugins.filter.enabled"),
     ("profiles: [{pluginConfig: [{name: Nope, args: {}}]}]\n", "profiles[0].pluginConfig[0].name"),
     ("profiles: [{pluginConfig: [{name: NodeResourcesFit, args: {scoringStrategy: {type: Fastest}}}]}]\n",

@@ -1,6 +1,6 @@
 """YuniKorn's gang scheduling (k8shim task groups and placeholders) as k8shim's own end-to-end tests expect it,
 restated from apache/yunikorn-k8shim test/e2e/gang_scheduling/gang_scheduling_test.go (23b6b47f): the placeholders
-(phalanx/sim/placeholders.py) decide both; without them each does what native scheduling does, and fails.
+(phalanx/admission/yunikorn_placeholders.py) decide both; without them each does what native scheduling does, and fails.
 
 Each case runs the test's Job (`createJob`: the pods labelled with the application, the task groups and the
 scheduling policy in their annotations) on a node with room for it, under `yunikorn`."""

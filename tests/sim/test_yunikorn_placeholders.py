@@ -1,6 +1,7 @@
-"""YuniKorn's task groups under the `yunikorn` profile (phalanx/sim/placeholders.py): placeholder pods reserve
-for a gang application, its pods take their places, the placeholder timer in Soft and Hard style. Restated from
-apache/yunikorn-k8shim test/e2e/gang_scheduling/gang_scheduling_test.go (23b6b47f) where a case names one."""
+"""YuniKorn's task groups under the `yunikorn` profile (phalanx/admission/yunikorn_placeholders.py): placeholder
+pods reserve for a gang application, its pods take their places, the placeholder timer in Soft and Hard style.
+Restated from apache/yunikorn-k8shim test/e2e/gang_scheduling/gang_scheduling_test.go (23b6b47f) where a case
+names one."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from typing import Any
 import pytest
 import yaml
 
+from phalanx.admission.yunikorn_placeholders import placeholder_name
+from phalanx.api.yunikorn_peer import TASK_GROUP
 from phalanx.cli import main
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.placeholders import placeholder_name
 from phalanx.sim.report import build_report
 from phalanx.sim.scenario import scenario_for
 from phalanx.sim.simulation import Simulation
@@ -100,7 +102,7 @@ def test_multiple_task_groups_nodes(tmp_path: Path) -> None:
     held: dict[str, dict[str, int]] = {}
     taken: dict[str, dict[str, int]] = {}
     for record in _placeholders(sim).values():
-        group = record.pod.queueing.yunikorn_task_group
+        group = record.pod.queueing.value(TASK_GROUP)
         held.setdefault(group, {}).setdefault(record.node or "?", 0)
         held[group][record.node or "?"] += 1
     for key, record in sim.pods.items():

@@ -15,10 +15,10 @@ from phalanx.scheduler.plugins.gpu_share import (
     GpuClusteringScore,
     GpuPackingScore,
     GpuShare,
-    GpuSharingOrder,
     RandomScore,
     StrandingScore,
 )
+from phalanx.scheduler.plugins.gpu_share.sharing_order import GpuSharingOrder
 from phalanx.scheduler.plugins.inter_pod_affinity import InterPodAffinity
 from phalanx.scheduler.plugins.node_affinity import NodeAffinity
 from phalanx.scheduler.plugins.node_name import NodeName

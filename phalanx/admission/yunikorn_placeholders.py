@@ -40,8 +40,9 @@ from phalanx.admission.yunikorn import parse_scheduling_policy, parse_task_group
 from phalanx.api.fields import Meta
 from phalanx.api.objects import Pod, Source
 from phalanx.api.parse import pod_from_spec
+from phalanx.api.yunikorn_peer import GANG_POLICY, QUEUE, TASK_GROUP
+from phalanx.api.yunikorn_peer import TASK_GROUPS as TASK_GROUPS_FIELD
 from phalanx.errors import InputError
-from phalanx.sim.report_schema import Placeholders
 
 TASK_GROUPS = "yunikorn.apache.org/task-groups"
 PLACEHOLDER_FLAG = "yunikorn.apache.org/placeholder"
@@ -103,6 +104,10 @@ class Reservations:
     refuse: Callable[[str, str, str, list[tuple[Mapping[str, int], int]]], str | None] | None = None
     used: bool = False
 
+    @property
+    def note(self) -> str:
+        return NOTE
+
     def is_placeholder(self, pod_key: str) -> bool:
         return pod_key in self.of_placeholder
 
@@ -114,8 +119,9 @@ class Reservations:
         key = f"{pod.namespace}/{application}"
         app = self.apps.get(key)
         q = pod.queueing
-        if app is None and q is not None and q.yunikorn_task_groups and key not in self.refused:
-            app = self._start(key, pod, application, q.yunikorn_task_groups, q.yunikorn_gang_policy or "", now)
+        groups = q.value(TASK_GROUPS_FIELD) if q is not None else None
+        if app is None and q is not None and groups and key not in self.refused:
+            app = self._start(key, pod, application, groups, q.value(GANG_POLICY) or "", now)
         if app is None:
             return "pass"
         if app.state == "Reserving":
@@ -163,7 +169,7 @@ class Reservations:
         """For a pod of a running gang application naming a task group: the (placeholder key, node) it takes the
         place of, releasing on the way placeholders smaller than it; None: it is scheduled as usual."""
         app = self.apps.get(f"{pod.namespace}/{application}")
-        group = pod.queueing.yunikorn_task_group if pod.queueing is not None else None
+        group = pod.queueing.value(TASK_GROUP) if pod.queueing is not None else None
         if app is None or app.state != "Running" or not group:
             return None
         for ph in app.placeholders.values():
@@ -219,7 +225,7 @@ class Reservations:
         if not groups:
             return None
         params = parse_scheduling_policy(policy)
-        queue = pod.queueing.yunikorn if pod.queueing is not None else None
+        queue = pod.queueing.value(QUEUE) if pod.queueing is not None else None
         refusal = self.refuse(queue or "", pod.namespace, application,
                               [(g.min_resource, g.min_member) for g in groups]) if self.refuse is not None else None
         if refusal is not None:  # the shim fails the pods of a rejected application (ApplicationRejected)
@@ -250,7 +256,7 @@ class Reservations:
             self.create.append(ph)
         return app
 
-    def counts(self) -> Placeholders:
+    def counts(self) -> dict[str, int]:
         """For the report: applications with task groups, placeholders made and replaced, applications whose
         timer fired before their placeholders were all bound, and those failed for it (Hard style)."""
         return {"applications": len(self.apps),
