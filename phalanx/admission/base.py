@@ -13,6 +13,9 @@ from typing import Any, Protocol
 from phalanx.api.fields import Manifest
 from phalanx.api.objects import Pod, Queueing, Source, Toleration
 
+WAITING_FOR_ADMISSION = "waiting for admission"
+SCHEDULING_GATED = "Scheduling is blocked due to non-empty scheduling gates"  # kube-scheduler's words
+
 
 @dataclass(frozen=True, slots=True)
 class PodSet:
@@ -127,6 +130,9 @@ class PolicyFactory(Protocol):
     requeues: bool
     # The policy queues a JobSet or Kubeflow job whole, and a LeaderWorkerSet by group (Kueue's integrations).
     whole: bool
+    # What a pod the policy holds says while it waits (PodScheduled's message): Kueue gates pods, so kube-scheduler
+    # writes its scheduling-gates message; the others' pending pods say "waiting for admission".
+    held_message: str
     # The policy admits pods one by one (YuniKorn): a Job starts at once and each of its pods outside a gang is a
     # workload of its own, in the application its pods name.
     per_pod: bool

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
+from phalanx.admission.base import WAITING_FOR_ADMISSION, AdmissionPolicy, NodeScoring, Reservations
 from phalanx.admission.kai import DEFAULT_QUEUE
 from phalanx.api.fields import Manifest
 from phalanx.api.kai_peer import PRIORITY_CLASS, QUEUE
@@ -19,6 +19,7 @@ class KaiFactory:
     requeues = False  # an evicted PodGroup's pods are deleted; its owner recreates them and it queues again
     whole = True  # the pod grouper groups a JobSet, a Kubeflow job or a LeaderWorkerSet group as one PodGroup
     per_pod = False
+    held_message = WAITING_FOR_ADMISSION
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.kai import load_kai

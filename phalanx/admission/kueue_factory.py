@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
+from phalanx.admission.base import SCHEDULING_GATED, AdmissionPolicy, NodeScoring, Reservations
 from phalanx.admission.kueue_config import KueueConfig, parse_kueue_config
 from phalanx.api.fields import Manifest, Meta, labels, mapping, object_name
 from phalanx.api.kinds import is_kueue_config, is_namespace
@@ -53,6 +53,7 @@ class KueueFactory:
     requeues = True
     whole = True
     per_pod = False
+    held_message = SCHEDULING_GATED
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.kueue import load_kueue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
+from phalanx.admission.base import WAITING_FOR_ADMISSION, AdmissionPolicy, NodeScoring, Reservations
 from phalanx.admission.volcano_objects import DEFAULT_QUEUE
 from phalanx.api.fields import Manifest
 from phalanx.api.kinds import is_volcano_conf
@@ -19,6 +19,7 @@ class VolcanoFactory:
     requeues = False  # Volcano forgets an evicted job, which comes back as its pods return
     whole = False  # Volcano queues the PodGroups the operators make, in the Queue they name
     per_pod = False
+    held_message = WAITING_FOR_ADMISSION
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.volcano import load_volcano

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from phalanx.admission.base import AdmissionPolicy, NodeScoring, Reservations
+from phalanx.admission.base import WAITING_FOR_ADMISSION, AdmissionPolicy, NodeScoring, Reservations
 from phalanx.api.fields import Manifest
 from phalanx.api.kinds import is_namespace
 from phalanx.api.objects import Pod, Queueing, Source
@@ -22,6 +22,7 @@ class YunikornFactory:
     requeues = False  # an evicted application's pods come back through the gate, as the k8shim re-adds them
     whole = False  # the k8shim groups pods into applications by applicationId; the gate's workloads stand in
     per_pod = True  # the k8shim hands YuniKorn each pod, of the application its labels name
+    held_message = WAITING_FOR_ADMISSION
 
     def load(self, queue_docs: Sequence[tuple[Manifest, Source]], capacity: Mapping[str, int]) -> AdmissionPolicy:
         from phalanx.admission.yunikorn import load_yunikorn

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from phalanx.admission.base import (
+    WAITING_FOR_ADMISSION,
     AdmissionPolicy,
     Admit,
     EvictWorkload,
@@ -48,7 +49,6 @@ from phalanx.errors import InputError
 from phalanx.scheduler.profiles import Profile
 from phalanx.sim.report_schema import AdmissionWorkload, Queue
 
-WAITING_FOR_ADMISSION = "waiting for admission"
 # objects Kueue's integrations queue as their own workloads
 Whole = JobSet | LeaderWorkerSet | TrainingJob | StatefulSet
 T = TypeVar("T")
@@ -176,7 +176,7 @@ class AdmissionGate:
             message = self.reservations.message(pod.key, self.factory.application(pod, pod.queueing), pod.namespace)
             if message is not None:
                 return message
-        return WAITING_FOR_ADMISSION
+        return self.factory.held_message
 
     def pod_bound(self, pod_key: str, node: str, now: float) -> bool:
         """A pod was bound: True if the gate needs a pass now (a placeholder started its application's timer or

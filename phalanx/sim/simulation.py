@@ -44,7 +44,7 @@ from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.scheduler.scheduler import Scheduler
 from phalanx.sim.accounting import Accounting
-from phalanx.sim.admission_gate import WAITING_FOR_ADMISSION, AdmissionGate, build_gate, policy_profile
+from phalanx.sim.admission_gate import AdmissionGate, build_gate, policy_profile
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.event_queue import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
@@ -568,7 +568,7 @@ class Simulation:
         if self.gate is not None and self.gate.queued(pod.key):
             released = self.gate.take_back(record.pod, self.now)
             if released is None:  # its workload was evicted: it waits for admission again
-                record.message = WAITING_FOR_ADMISSION
+                record.message = self.gate.factory.held_message
                 self._refresh(record.pod)
                 return
             record.pod = released
@@ -662,7 +662,7 @@ class Simulation:
                     continue
                 self.scheduler.delete_pod(key, self.now)
                 record.pod = self.gate.take_back(record.pod, self.now) or record.pod
-                record.message = WAITING_FOR_ADMISSION
+                record.message = self.gate.factory.held_message
         for work, pods in admitted:
             if work.job is not None and not work.started:
                 work.started = True
@@ -691,7 +691,7 @@ class Simulation:
         create, delete, failed, requeued = self.gate.placeholder_work()
         for key in requeued:
             if self.pods[key].phase == "Pending" and self.pods[key].node is None:
-                self.pods[key].message = self.gate.policy.pending_reason(f"Pod {key}") or WAITING_FOR_ADMISSION
+                self.pods[key].message = self.gate.policy.pending_reason(f"Pod {key}") or self.gate.factory.held_message
         for key, why in delete:
             self._drop_placeholder(key, why)
         if delete and self.gate.changed:  # the room they held goes back to their queue: a pass before the next round

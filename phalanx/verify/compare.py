@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from phalanx.api.apps import Deployment
+from phalanx.api.apps import Deployment, StatefulSet
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Pod, Source
 from phalanx.errors import InputError
@@ -387,7 +387,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         if settings:
             notes.append(f"the real Kueue runs with {config.name}'s fairSharing (preemptionStrategies: "
                          f"{', '.join(config.fair_sharing or ())})")
-    oracle.use_kueue(kueue, settings)
+    oracle.use_kueue(kueue, settings, pods=kueue and _pod_integration(inputs))
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations,
                       first.controller_pods)
     _pair_interchangeable(first.report, real, oracle.interchangeable())
@@ -404,7 +404,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     if oracle.admissions is not None:
         verdict.oracles.append(f"Kueue {oracle.admissions.kueue.version}")
         _compare_admission(verdict, second.report, oracle.admissions.workloads,
-                           {f"Job {job.key}": job.arrival for job in inputs.jobs})
+                           {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)})
     verdict.notes.extend(notes)
     for (kind, gate), count in sorted(real.left_out.items()):
         verdict.notes.append(f"not replayed: {count} {kind} object(s) (the API server does not take them with the "
@@ -443,6 +443,32 @@ def _pair_interchangeable(report: Mapping[str, Any], real: RealOutcome, groups: 
             real.pods[key] = record
 
 
+def _pod_workloads(inputs: Inputs) -> dict[str, float]:
+    """The workloads of Kueue's pod integration in the inputs (a plain pod with the queue-name label, a pod group of
+    such pods, a StatefulSet with the label), as Phalanx names them, each with when it is offered (a pod group's
+    last member's arrival)."""
+    found: dict[str, float] = {}
+    for pod in inputs.pods:
+        if pod.queueing is None or not pod.queueing.kueue or pod.owner is not None or pod.controller is not None \
+                or pod.node_name is not None:
+            continue
+        key = f"PodGroup {pod.group_key}" if pod.group_key is not None else f"Pod {pod.key}"
+        found[key] = max(found.get(key, pod.arrival), pod.arrival)
+    for obj in inputs.controllers():
+        if isinstance(obj, StatefulSet) and obj.queueing is not None and obj.queueing.kueue:
+            found[f"StatefulSet {obj.key}"] = obj.arrival
+    return found
+
+
+def _pod_integration(inputs: Inputs) -> bool:
+    """Whether Kueue's pod integration takes part: a plain pod, a Deployment's or a StatefulSet's pod template
+    with the queue-name label."""
+    templates = [getattr(obj, "template", None) for obj in inputs.controllers()
+                 if isinstance(obj, Deployment | StatefulSet)]
+    return bool(_pod_workloads(inputs)) or any(
+        isinstance(t, Pod) and t.queueing is not None and t.queueing.kueue for t in templates)
+
+
 def _check_admission(scenario: Scenario | None) -> None:
     """Only Kueue can be replayed: Volcano's module is not served here, so nothing real could judge it."""
     if scenario is not None and scenario.admission not in (None, "kueue"):
@@ -457,7 +483,7 @@ def _compare_admission(verdict: Verdict, report: Mapping[str, Any], real: Mappin
     for row in (report.get("admission") or {}).get("workloads") or ():
         name = row["name"]
         if name not in arrivals:
-            continue  # the oracle runs Kueue's batch/job integration only
+            continue  # a kind whose Kueue integration the oracle does not run (JobSet, LeaderWorkerSet, ...)
         waits = row["admissionWaits"]
         mine = {"admitted": bool(row["admitted"]),
                 "admittedAt": round(arrivals[name] + waits[0], 6) if waits else None, "evictions": row["evictions"]}

@@ -20,7 +20,9 @@ from typing import Any
 
 from lightkube import ApiError, Client
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
+from lightkube.resources.apps_v1 import StatefulSet
 from lightkube.resources.batch_v1 import Job
+from lightkube.resources.core_v1 import Pod
 from lightkube.types import CascadeType, PatchType
 
 from phalanx.api.fields import KUEUE_QUEUE_LABEL
@@ -35,6 +37,9 @@ ResourceFlavor = create_global_resource(GROUP, VERSION, "ResourceFlavor", "resou
 Cohort = create_global_resource(GROUP, VERSION, "Cohort", "cohorts")
 WorkloadPriorityClass = create_global_resource(GROUP, VERSION, "WorkloadPriorityClass", "workloadpriorityclasses")
 KINDS: tuple[Any, ...] = (Workload, LocalQueue, ClusterQueue, Cohort, ResourceFlavor, WorkloadPriorityClass)
+POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
+POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+ADMISSION_GATE = "kueue.x-k8s.io/admission"  # the scheduling gate Kueue's pod webhook adds, removed at admission
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
 # A Workload that Kueue never tries stays without QuotaReserved (behind a StrictFIFO head that does not fit):
@@ -67,9 +72,14 @@ class Admissions:
         self._evicted.clear()
         self.kueue.start()
 
-    def queued(self, job: str | None) -> bool:
-        """Whether Kueue holds the Workload of Job `namespace/name`."""
-        return job is not None and f"Job {job}" in self.workloads
+    def queued(self, key: str | None) -> bool:
+        """Whether Kueue holds the Workload of `key` ("Job ns/name", "Pod ns/name" or "PodGroup ns/name")."""
+        return key is not None and key in self.workloads
+
+    @property
+    def pods(self) -> bool:
+        """Whether Kueue runs its pod integration (plain pods and pod groups; Deployments and StatefulSets)."""
+        return "pod" in self.kueue.frameworks
 
     def await_queues(self, timeout: float = 30.0) -> None:
         """Wait until Kueue's controllers run: every ClusterQueue has its Active condition (Kueue's webhook
@@ -83,13 +93,13 @@ class Admissions:
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"Kueue's ClusterQueues were not reconciled within {timeout:g}s")
 
-    def await_workload(self, namespace: str, job: str, timeout: float = 5.0) -> None:
-        """Wait (a few seconds at most) until Kueue has made the Workload of a Job just created."""
+    def await_workload(self, namespace: str, name: str, kind: str = "Job", timeout: float = 5.0) -> None:
+        """Wait (a few seconds at most) until Kueue has made the Workload of a Job (or Pod) just created."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for obj in self.client.list(Workload, namespace=namespace):
                 meta = obj.metadata
-                if meta is not None and any(o.kind == "Job" and o.name == job for o in meta.ownerReferences or ()):
+                if meta is not None and any(o.kind == kind and o.name == name for o in meta.ownerReferences or ()):
                     return
             time.sleep(POLL_SECONDS / 2)
 
@@ -113,25 +123,36 @@ class Admissions:
 
     def _observe(self, now: float) -> tuple[bool, tuple[Any, ...]]:
         """Whether every queued Job is decided, and a fingerprint of the decisions."""
-        jobs: dict[str, bool] = {}  # queued Job -> suspended
+        jobs: dict[str, bool] = {}  # queued Job (or plain pod, or complete pod group) -> held (suspended, gated)
         for job in self.client.list(Job, namespace="*"):
             body = job.to_dict()
             if (body["metadata"].get("labels") or {}).get(KUEUE_QUEUE_LABEL):
-                jobs[f"{body['metadata']['namespace']}/{body['metadata']['name']}"] = bool(
+                jobs[f"Job {body['metadata']['namespace']}/{body['metadata']['name']}"] = bool(
                     (body.get("spec") or {}).get("suspend"))
+        of_pod = self._queued_pods(jobs) if self.pods else {}
+        if self.pods:
+            for sts in self.client.list(StatefulSet, namespace="*"):
+                meta = sts.metadata
+                if meta is not None and (meta.labels or {}).get(KUEUE_QUEUE_LABEL):
+                    jobs[f"StatefulSet {meta.namespace}/{meta.name}"] = False
         decided = True
         seen: set[str] = set()
         fingerprint = []
         for obj in self.client.list(Workload, namespace="*"):
             meta = obj.metadata
-            owner = next((o.name for o in meta.ownerReferences or () if o.kind == "Job"), None) if meta else None
-            if meta is None or owner is None:
+            if meta is None:
                 continue
-            key = f"{meta.namespace}/{owner}"
+            owners = meta.ownerReferences or ()
+            owner = next((o for o in owners if o.kind in ("Job", "StatefulSet")), None)
+            key = f"{owner.kind} {meta.namespace}/{owner.name}" if owner is not None else next(
+                (of_pod[f"{meta.namespace}/{o.name}"] for o in owners
+                 if o.kind == "Pod" and f"{meta.namespace}/{o.name}" in of_pod), None)
+            if key is None:
+                continue
             seen.add(key)
             status: Mapping[str, Any] = obj.get("status") or {}
             conditions = {c["type"]: c for c in status.get("conditions") or ()}
-            record = self.workloads.setdefault(f"Job {key}", RealWorkload(f"Job {key}"))
+            record = self.workloads.setdefault(key, RealWorkload(key))
             admitted = _true(conditions, "Admitted")
             finished = _true(conditions, "Finished")
             if admitted and record.admitted_at is None:
@@ -154,6 +175,32 @@ class Admissions:
         if set(jobs) - seen:
             decided = False  # a queued Job whose Workload Kueue has not made yet
         return decided, tuple(sorted(fingerprint, key=str))
+
+    def _queued_pods(self, held: dict[str, bool]) -> dict[str, str]:
+        """Pods Kueue's pod integration queues (the queue-name label, no owner), each to its workload's key as
+        Phalanx names it ("Pod ns/name", or "PodGroup ns/group" for a pod group); `held` gains every workload
+        Kueue must decide on, with whether a pod of it is still gated. A pod group counts once it has its
+        `kueue.x-k8s.io/pod-group-total-count` pods (Kueue makes its Workload then)."""
+        of_pod: dict[str, str] = {}
+        members: dict[str, int] = {}
+        totals: dict[str, int] = {}
+        for pod in self.client.list(Pod, namespace="*"):
+            meta = pod.metadata
+            if meta is None or not (meta.labels or {}).get(KUEUE_QUEUE_LABEL) or meta.ownerReferences:
+                continue
+            group = (meta.labels or {}).get(POD_GROUP_LABEL)
+            key = f"PodGroup {meta.namespace}/{group}" if group else f"Pod {meta.namespace}/{meta.name}"
+            of_pod[f"{meta.namespace}/{meta.name}"] = key
+            gated = any(g.name == ADMISSION_GATE for g in (pod.spec.schedulingGates if pod.spec else None) or ())
+            held[key] = held.get(key, False) or gated
+            if group:
+                members[key] = members.get(key, 0) + 1
+                raw = (meta.annotations or {}).get(POD_GROUP_TOTAL, "")
+                totals[key] = int(raw) if raw.isdigit() else 1
+        for key, count in members.items():
+            if count < totals[key]:
+                del held[key]  # incomplete: Kueue makes no Workload for it yet
+        return of_pod
 
     def reset(self) -> None:
         """Delete Kueue's objects, after the Jobs they belong to (Kueue would make a deleted Workload again for

@@ -29,8 +29,16 @@ from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, 
 VERSION = "v0.17.0"
 NAMESPACE = "kueue-system"
 SECRET = "kueue-webhook-server-cert"
-# Kueue's integration name -> the API groups of its webhooks (the Kueue objects' own webhooks always run).
-FRAMEWORKS: dict[str, tuple[str, ...]] = {"batch/job": ("batch",)}
+# Kueue's integration name -> the (API group, resource) its webhooks take (the Kueue objects' own always run).
+# Kueue's Deployment and StatefulSet integrations admit through its pod integration, so they come with it.
+FRAMEWORKS: dict[str, tuple[tuple[str, str], ...]] = {
+    "batch/job": (("batch", "jobs"),),
+    "pod": (("", "pods"),),
+    "deployment": (("apps", "deployments"),),
+    "statefulset": (("apps", "statefulsets"),),
+}
+JOBS_ONLY = ("batch/job",)
+WITH_PODS = ("batch/job", "pod", "deployment", "statefulset")
 READY_SECONDS = 60.0
 METRICS_CERTS = Path("/etc/kueue/metrics/certs")
 
@@ -77,13 +85,18 @@ class Kueue:
         self.webhook_port = 0
         self.health_port = 0
         self._installed = False
+        self._hooks: tuple[str, ...] | None = None  # the frameworks whose webhooks are installed
         self.settings: dict[str, Any] = {}  # Configuration fields from the inputs (fairSharing)
         self._running_settings: dict[str, Any] | None = None
+        self._running_frameworks: tuple[str, ...] | None = None
 
-    def configure(self, settings: Mapping[str, Any]) -> None:
-        """Run with these Configuration fields (the inputs' own, e.g. fairSharing) from the next `start`: a
-        running Kueue with other ones restarts then."""
+    def configure(self, settings: Mapping[str, Any], frameworks: Iterable[str] | None = None) -> None:
+        """Run with these Configuration fields (the inputs' own, e.g. fairSharing) and, if given, these
+        integrations from the next `start`: a running Kueue with other ones restarts then, its webhooks
+        installed anew (a webhook of an integration Kueue does not run would refuse every object it takes)."""
         self.settings = dict(settings)
+        if frameworks is not None:
+            self.frameworks = tuple(frameworks)
 
     @property
     def version(self) -> str:
@@ -91,7 +104,7 @@ class Kueue:
 
     def start(self) -> None:
         if self.process is not None and self.process.alive():
-            if self._running_settings == self.settings:
+            if self._running_settings == self.settings and self._running_frameworks == self.frameworks:
                 return
             self.stop()
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -100,6 +113,9 @@ class Kueue:
             self._certificates()
             self._install()
             self._installed = True
+        if self._hooks != self.frameworks:
+            self._install_webhooks()
+            self._hooks = self.frameworks
         self.health_port = free_port()
         config = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "namespace": NAMESPACE,
@@ -113,6 +129,7 @@ class Kueue:
             **self.settings,
         }
         self._running_settings = dict(self.settings)
+        self._running_frameworks = self.frameworks
         (self.dir / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         self.process = _Process("kueue", [
             str(self.home / "kueue"), "--config", str(self.dir / "config.yaml"),
@@ -179,17 +196,35 @@ class Kueue:
                     "clientConfig": {"url": f"https://127.0.0.1:{self.webhook_port}/convert", "caBundle": ca},
                     "conversionReviewVersions": ["v1"]}}
             self._apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-        groups = {"kueue.x-k8s.io", *(g for f in self.frameworks for g in FRAMEWORKS.get(f, ()))}
+        self._established(sorted(converting))
+
+    def _install_webhooks(self) -> None:
+        """The webhook configurations of Kueue's objects and of the integrations it runs, replacing any there."""
+        ca = base64.b64encode((self.dir / "certs" / "ca.crt").read_bytes()).decode()
+        taken = {pair for f in self.frameworks for pair in FRAMEWORKS.get(f, ())}
         for doc in yaml.safe_load_all((self.home / "config" / "webhooks.yaml").read_text(encoding="utf-8")):
             if not doc:
                 continue
             doc["metadata"]["name"] = f"kueue-{doc['metadata']['name']}"
             doc["webhooks"] = [_by_url(hook, self.webhook_port, ca) for hook in doc.get("webhooks") or ()
-                               if set(_groups(hook)) <= groups]
+                               if all(pair[0] == "kueue.x-k8s.io" or pair in taken for pair in _resources(hook))]
             plural = "mutatingwebhookconfigurations" if doc["kind"].startswith("Mutating") else \
                 "validatingwebhookconfigurations"
+            self._delete(f"/apis/admissionregistration.k8s.io/v1/{plural}/{doc['metadata']['name']}")
             self._apply(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
-        self._established(sorted(converting))
+
+    def _delete(self, path: str) -> None:
+        request = urllib.request.Request(f"{self.plane.server}{path}", method="DELETE",
+                                         headers={"Authorization": f"Bearer {TOKEN}"})
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        try:
+            with urllib.request.urlopen(request, context=context, timeout=30):
+                pass
+        except urllib.error.HTTPError as exc:
+            if exc.code != 404:
+                raise ControlPlaneError(f"installing Kueue: deleting {path}: {exc.code}") from None
 
     def _established(self, names: Iterable[str], timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -218,8 +253,9 @@ class Kueue:
                                         f"{exc.code} {exc.read().decode(errors='replace')[:300]}") from None
 
 
-def _groups(hook: Mapping[str, Any]) -> list[str]:
-    return [group for rule in hook.get("rules") or () for group in rule.get("apiGroups") or ()]
+def _resources(hook: Mapping[str, Any]) -> list[tuple[str, str]]:
+    return [(group, resource) for rule in hook.get("rules") or () for group in rule.get("apiGroups") or ()
+            for resource in rule.get("resources") or ()]
 
 
 def _by_url(hook: dict[str, Any], port: int, ca: str) -> dict[str, Any]:

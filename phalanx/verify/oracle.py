@@ -36,8 +36,8 @@ from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controller_pods import CONTROLLERS, ControllerPods, top_owner
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
-from phalanx.verify.kueue_oracle import RECHECK_SECONDS, Admissions
-from phalanx.verify.kueue_plane import kueue_on
+from phalanx.verify.kueue_oracle import POD_GROUP_LABEL, RECHECK_SECONDS, Admissions
+from phalanx.verify.kueue_plane import JOBS_ONLY, WITH_PODS, kueue_on
 
 # How long a pod naming a PriorityClass created just before is retried while the API server's informer
 # catches up.
@@ -193,16 +193,25 @@ class Oracle:
         self._indexed: defaultdict[str, set[str]] = defaultdict(set)
         self._ended: set[str] = set()
         self._queued_second = 0  # the wall-clock second in which the last Job Kueue queues was created
+        self._spaced: set[str] = set()  # Kueue pod workloads created so far (spaced a second apart)
         self._controller_pods = ControllerPods()  # pods the replayed workload controllers make, as Phalanx names them
         self._unserved: set[str] = set()  # kinds the API server does not serve with its gates: left out
         self._left_out: Counter[tuple[str, str]] = Counter()
 
-    def use_kueue(self, on: bool, settings: Mapping[str, Any] | None = None) -> None:
+    def use_kueue(self, on: bool, settings: Mapping[str, Any] | None = None, *, pods: bool = False) -> None:
         """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without.
-        `settings`: fields of Kueue's Configuration from the inputs (fairSharing), restarting it if they change."""
-        kueue = kueue_on(self.plane) if on else None
+        `settings`: fields of Kueue's Configuration from the inputs (fairSharing), restarting it if they change;
+        `pods`: with its pod integration (plain pods, pod groups, Deployments and StatefulSets) beside its Job
+        one. Without Kueue, a Kueue left running with its pod integration goes back to Jobs only, so that its
+        pod webhook does not see the pods of a replay it is not part of."""
+        kueue = kueue_on(self.plane, create=on)
+        if kueue is not None and not on and kueue.frameworks != JOBS_ONLY and kueue.process is not None:
+            kueue.configure(kueue.settings, JOBS_ONLY)
+            kueue.start()
+        if not on:
+            kueue = None
         if kueue is not None:
-            kueue.configure(settings or {})
+            kueue.configure(settings or {}, WITH_PODS if pods else JOBS_ONLY)
         self.admissions = Admissions(self.client, kueue) if kueue is not None else None
 
     def _listed(self, resource: Any) -> list[Any]:
@@ -246,6 +255,7 @@ class Oracle:
     def reset(self, timeout: float = 60.0) -> None:
         """Delete what a previous run created (namespaced objects, nodes, classes, rules), for the next run.
         No garbage collector or finalizer controller runs here, so finalizers are cleared by hand."""
+        self._spaced.clear()
         self.plane.stop_controller_manager()  # its controllers would recreate what is deleted
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -410,8 +420,21 @@ class Oracle:
             self.client.create(Namespace(metadata=ObjectMeta(name=name)))
 
     def create(self, source: Source, doc: Mapping[str, Any]) -> None:
-        """Create one manifest as the API server should receive it (see `prepare`)."""
+        """Create one manifest as the API server should receive it (see `prepare`). A plain pod Kueue's pod
+        integration queues is created a second after the last workload Kueue queued, as a Job is
+        (`_create_owner`), and waited for until Kueue has made its Workload; a pod group's first member too."""
+        workload = _workload_of(doc) if doc.get("kind") == "Pod" and self.admissions is not None \
+            and self.admissions.pods else None
+        if workload is None or workload in self._spaced:
+            self._create(source, doc)
+            return
+        self._spaced.add(workload)
+        time.sleep(max(0.0, self._queued_second + 1 - time.time()))
         self._create(source, doc)
+        if workload.startswith("Pod ") and self.admissions is not None:
+            meta = doc.get("metadata") or {}
+            self.admissions.await_workload(str(meta.get("namespace") or "default"), str(meta.get("name")), "Pod")
+        self._queued_second = math.floor(time.time())
 
     def _create(self, source: Source, doc: Mapping[str, Any]) -> None:
         gate = self._refused_by_gate(doc)
@@ -560,8 +583,8 @@ class Oracle:
                     record.group = f"{pod['metadata']['namespace']}/{group}"
                 if pod["metadata"].get("deletionTimestamp") is not None:
                     if self.admissions is not None and _node_of(pod) and not record.finished \
-                            and self.admissions.queued(_job_of(pod)):
-                        record.preempted = True  # Kueue evicted its Job: the Job controller deletes its pods
+                            and self.admissions.queued(_workload_of(pod)):
+                        record.preempted = True  # Kueue evicted its workload: its pods are deleted
                     changed_here |= self._terminate(pod, record, now)
                 elif _node_of(pod) and record.bound_at is None:
                     self._seen_bound(record, _node_of(pod), now)
@@ -805,6 +828,21 @@ def _job_of(pod: Mapping[str, Any]) -> str | None:
 def _index_order(key: str) -> tuple[int, str]:
     index = key.rpartition("-")[2]
     return (int(index), key) if index.isdigit() else (-1, key)
+
+
+def _workload_of(pod: Mapping[str, Any]) -> str | None:
+    """The key of the Kueue workload a pod belongs to, as Phalanx names it: its Job's, else (a plain pod with the
+    queue-name label) its own or its Kueue pod group's; None for any other pod."""
+    job = _job_of(pod)
+    if job is not None:
+        return f"Job {job}"
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    if not labels.get(KUEUE_QUEUE_LABEL) or meta.get("ownerReferences"):
+        return None
+    group = labels.get(POD_GROUP_LABEL)
+    namespace = meta.get("namespace") or "default"
+    return f"PodGroup {namespace}/{group}" if group else f"Pod {namespace}/{meta.get('name')}"
 
 
 def _unindexed_job(pod: Mapping[str, Any]) -> str | None:

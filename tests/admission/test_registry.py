@@ -56,6 +56,7 @@ class _AdmitAllFactory:
     requeues = True
     whole = False
     per_pod = False
+    held_message = "waiting for admission"
 
     def priority_class(self, queueing: Queueing) -> str | None:
         return None

@@ -145,7 +145,8 @@ def test_a_bare_pod_with_a_queue_name_waits_for_admission(tmp_path: Path) -> Non
            "spec": {"containers": [{"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
     report = run(tmp_path, [node("n1"), pod], "kueue")
     [entry] = report["pods"]
-    assert entry["phase"] == "Pending" and entry["message"] == "waiting for admission"
+    # Kueue's pod webhook gates it: kube-scheduler's own words for a gated pod
+    assert entry["phase"] == "Pending" and entry["message"] == "Scheduling is blocked due to non-empty scheduling gates"
     missing = [q for q in report["queues"] if q["name"] == "ml/missing"]
     assert missing and missing[0]["pending"] == 1
 
