@@ -51,7 +51,7 @@ class Migrator:
         self.changes: list[Change] = []
         self.translated: Counter[str] = Counter()  # what was translated, by its description
         self._emitted: set[tuple[str, str, str]] = set()  # (kind, namespace, name) of groups written
-        self._kueue: dict[tuple[str, str], tuple[int, Change]] = {}
+        self._kueue: dict[tuple[str, str], tuple[int, Change, str | None]] = {}
         self._apps: dict[tuple[str, str, str], Any] = {}  # (whose, namespace, application) -> its Application
         self._alpha: dict[str, _AlphaGroups] = {}
         # The documents a foreign translator made (not copied from the input), by id() (held, so ids stay theirs)
@@ -172,7 +172,10 @@ class Migrator:
         known = self._kueue.get((namespace, group))
         count = max(total, known[0] if known else 0)
         change = known[1] if known else Change(f"Kueue pod group {namespace}/{group}")
-        self._kueue[(namespace, group)] = (count, change)
+        spec = pod.get("spec")
+        raw_class = spec.get("priorityClassName") if isinstance(spec, Mapping) else None
+        priority_class = known[2] if known else raw_class if isinstance(raw_class, str) and raw_class else None
+        self._kueue[(namespace, group)] = (count, change, priority_class)
 
     def _application_member(self, pod: Mapping[str, Any], namespace: str) -> None:
         meta = pod.get("metadata")
@@ -193,15 +196,19 @@ class Migrator:
             change = Change(f"{module.OBJECT} {namespace}/{app}", notes, warnings)
             self._note(change, module.DESCRIBED)
             out.extend(self._fresh([(d, change) for d in native.gang(namespace, app, seen.minimum)], change))
-        for (namespace, group), (total, change) in sorted(self._kueue.items()):
+        for (namespace, group), (total, change, priority_class) in sorted(self._kueue.items()):
             if ("PodGroup", namespace, group) in self._emitted:
                 continue
             if total <= 0:
                 change.warnings.append(f"no {foreign.KUEUE_TOTAL} annotation: a gang of 1 assumed")
             change.notes.append(f"pods labelled {foreign.KUEUE_GROUP_LABEL}={group} -> Workload and PodGroup "
                                 f"{group} with gang.minCount {max(1, total)}")
+            if priority_class:
+                # v1.37 requires a gang's pods to share its PodGroup's priority (the scheduler refuses it else)
+                change.notes.append(f"priorityClassName {priority_class} of its pods kept on the PodGroup template")
             self._note(change, "Kueue pod group")
-            out.extend(self._fresh([(d, change) for d in native.gang(namespace, group, total)], change))
+            out.extend(self._fresh([(d, change) for d in native.gang(namespace, group, total, priority_class)],
+                                   change))
         for namespace, groups in sorted(self._alpha.items()):
             out.extend(self._alpha_groups(namespace, groups))
         return out

@@ -1,18 +1,19 @@
-"""Small random queueing cases for the Kueue differential suite: seeded, so a failing case is one number to rerun.
-
-Each case is a list of ordinary manifests: three nodes (two pools when the case has two ResourceFlavors), two
-PriorityClasses, one or two ClusterQueues (two share a cohort, with borrowing and lending limits on some),
-their preemption policies and queueing strategy, a LocalQueue each, and two to five Jobs naming a LocalQueue,
-some with a priority, some open to partial admission (`kueue.x-k8s.io/job-min-parallelism`), arriving over a few
-minutes; in some cases with a cohort, Kueue's fair sharing on (its Configuration, bare or in its ConfigMap, one
-of the strategy lists, fair weights on some ClusterQueues) with a third ClusterQueue that reclaims and more
+"""Small random queueing cases for the Kueue differential suite: seeded, so a failing case is one number to rerun. Each
+case is a list of ordinary manifests: three nodes (two pools when the case has two ResourceFlavors), two
+PriorityClasses, one or two ClusterQueues (two share a cohort, with borrowing and lending limits on some), their
+preemption policies and queueing strategy, a LocalQueue each, and two to five Jobs naming a LocalQueue, some with a
+priority, some open to partial admission (`kueue.x-k8s.io/job-min-parallelism`), arriving over a few minutes; with
+PHALANX_KUEUE_PODS=1, in about a third of the cases a plain pod or a pod group of two with the label too (Kueue's
+pod integration); in some cases with a cohort, Kueue's fair sharing on (its Configuration, bare or in its ConfigMap,
+one of the strategy lists, fair weights on some ClusterQueues) with a third ClusterQueue that reclaims and more
 Jobs, arriving over three minutes, so that the queues borrow from each other and their shares decide. Quota, not
-nodes, is what runs short: the nodes hold every Job at once, so what the real Kueue decides is what is compared,
-not which pods a full node turns away.
+nodes, is what runs short: the nodes hold every Job at once, so what the real Kueue decides is what is compared, not
+which pods a full node turns away.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from typing import Any
 
@@ -21,6 +22,10 @@ import yaml
 Doc = dict[str, Any]
 PRIORITIES = {"low": 100, "high": 1000}
 FAIR_SHARING = 0.4  # of the cases with a cohort: Kueue's fair sharing on
+# Of the cases: plain pods or a pod group beside the Jobs (Kueue's pod integration), when PHALANX_KUEUE_PODS=1.
+# Off by default, so CI's cases are Jobs only: an evicted pod group waits on the real Kueue for replacement pods
+# that nothing makes, where Phalanx makes its members again (docs/fidelity.md, "Kueue").
+PODS = 0.35 if os.environ.get("PHALANX_KUEUE_PODS") == "1" else 0.0
 GROUP = "kueue.x-k8s.io/v1beta2"
 
 
@@ -59,6 +64,10 @@ def generate_kueue_case(seed: int) -> list[Doc]:
             job["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = \
                 rng.choice(("1", "2", "3"))
             jobs.append(job)
+    # Kueue's pod integration, drawn last for the same reason: plain pods and pod groups with the label.
+    if rng.random() < PODS:
+        for i in range(len(jobs), len(jobs) + rng.randint(1, 2)):
+            jobs += _pods(rng, i, rng.choice(queues))
     return docs + jobs
 
 
@@ -105,6 +114,25 @@ def _cluster_queue(rng: random.Random, name: str, flavors: list[str], cohort: bo
     if cohort:
         spec["cohortName"] = "org"
     return {"apiVersion": GROUP, "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+
+
+def _pods(rng: random.Random, i: int, queue: str) -> list[Doc]:
+    """A plain pod (`pod-<i>`) or a pod group of two (`group-<i>-0`, `-1`, total count 2) with the queue label,
+    Kueue's pod integration gating them until it admits their workload."""
+    members = rng.choice((1, 2))
+    labels = {"kueue.x-k8s.io/queue-name": queue}
+    annotations = {"phalanx.dev/arrival": f"{rng.choice((0, 30, 90)) + i}s", "phalanx.dev/duration": f"{641 + 97 * i}s"}
+    if members > 1:
+        labels["kueue.x-k8s.io/pod-group-name"] = f"group-{i}"
+        annotations["kueue.x-k8s.io/pod-group-total-count"] = str(members)
+    spec: Doc = {"restartPolicy": "Never", "containers": [{"name": "main", "image": "server:v1", "resources": {
+        "requests": {"cpu": rng.choice(("500m", "1", "2")), "memory": "1Gi"}}}]}
+    if rng.random() < 0.4:
+        spec["priorityClassName"] = rng.choice(tuple(PRIORITIES))
+    names = [f"group-{i}-{k}" for k in range(members)] if members > 1 else [f"pod-{i}"]
+    return [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default",
+                                                             "labels": dict(labels), "annotations": dict(annotations)},
+             "spec": spec} for name in names]
 
 
 def _job(rng: random.Random, i: int, queue: str) -> Doc:

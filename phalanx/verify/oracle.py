@@ -110,6 +110,7 @@ class RealPod:
     evicted: bool = False  # deleted by a (device) taint eviction controller: a bare pod ends Failed
     group: str | None = None  # its PodGroup (`namespace/name`; a Job controller's PodGroup has a hashed name)
     preempted_on: str | None = None  # as a preemptor: the node whose pods the real scheduler evicted for it
+    deleted: str | None = None  # the uid of the pod the oracle deleted at once (another finalizer may keep it)
 
 
 @dataclass
@@ -660,7 +661,11 @@ class Oracle:
             record.gone_at = now + float(pod["metadata"].get("deletionGracePeriodSeconds") or 0)
         if now < record.gone_at:
             return False
+        uid = pod["metadata"].get("uid")
+        if uid is not None and record.deleted == uid:
+            return False  # deleted already, kept by another controller's finalizer (Kueue's, for a pod group)
         self.delete_now(pod)
+        record.deleted = uid
         return True
 
     def _start(self, pod: Mapping[str, Any], at: float) -> None:
@@ -718,10 +723,16 @@ class Oracle:
         no grace period."""
         meta = pod["metadata"]
         with contextlib.suppress(ApiError):  # gone meanwhile
+            others = [f for f in meta.get("finalizers") or () if f != FINALIZER]
             if FINALIZER in (meta.get("finalizers") or ()):
-                self.client.patch(Pod, meta["name"], {"metadata": {"finalizers": [
-                    f for f in meta["finalizers"] if f != FINALIZER] or None}}, namespace=meta["namespace"],
-                    patch_type=PatchType.MERGE)
+                self.client.patch(Pod, meta["name"], {"metadata": {"finalizers": others or None}},
+                                  namespace=meta["namespace"], patch_type=PatchType.MERGE)
+            phase = (pod.get("status") or {}).get("phase")
+            if others and phase not in ("Succeeded", "Failed"):
+                # Another controller's finalizer (Kueue's on the pods it manages) waits for a terminal phase,
+                # which a kubelet reports once it has killed the pod's containers.
+                self.client.patch(Pod.Status, meta["name"], {"status": {"phase": "Failed"}},
+                                  namespace=meta["namespace"], patch_type=PatchType.MERGE)
             self.client.delete(Pod, meta["name"], namespace=meta["namespace"], grace_period=0)
 
     def _queues(self) -> _Queues:

@@ -6,6 +6,7 @@ import resource
 from pathlib import Path
 
 import pytest
+import yaml
 
 from phalanx.cli import main
 from tests.migrate.test_foreign import pods, write
@@ -70,3 +71,16 @@ def test_a_shape_migrate_must_rewrite_but_cannot_read_is_refused(tmp_path: Path,
     path = write(tmp_path, text)
     assert main(["migrate", str(path)]) == 2
     assert capsys.readouterr().err.strip() == f"phalanx: error: {path}: {error}"
+
+
+def test_a_kueue_pod_groups_priority_class_goes_on_its_native_pod_group(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """v1.37 refuses a gang whose pods' priority is not its PodGroup's ("all pods in a single pod group should
+    have the same priority as the pod group's priority", the real kube-scheduler in the Kueue differential suite's
+    seed 19): the members' priorityClassName goes on the PodGroup template the pod group becomes."""
+    text = kueue_group("2").replace("spec:\n", "spec:\n  priorityClassName: high\n")
+    assert "priorityClassName: high" in text
+    assert main(["migrate", str(write(tmp_path, text))]) == 0
+    docs = [d for d in yaml.safe_load_all(capsys.readouterr().out) if d]
+    [group] = [d for d in docs if d["kind"] == "PodGroup"]
+    assert group["spec"]["priorityClassName"] == "high"
