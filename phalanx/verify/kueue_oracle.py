@@ -39,6 +39,7 @@ WorkloadPriorityClass = create_global_resource(GROUP, VERSION, "WorkloadPriority
 KINDS: tuple[Any, ...] = (Workload, LocalQueue, ClusterQueue, Cohort, ResourceFlavor, WorkloadPriorityClass)
 POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
+KUEUE_POD_FINALIZER = "kueue.x-k8s.io/managed"  # on the pods Kueue's pod integration manages
 ADMISSION_GATE = "kueue.x-k8s.io/admission"  # the scheduling gate Kueue's pod webhook adds, removed at admission
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)

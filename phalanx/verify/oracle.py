@@ -36,7 +36,7 @@ from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controller_pods import CONTROLLERS, ControllerPods, top_owner
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
-from phalanx.verify.kueue_oracle import POD_GROUP_LABEL, RECHECK_SECONDS, Admissions
+from phalanx.verify.kueue_oracle import KUEUE_POD_FINALIZER, POD_GROUP_LABEL, RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import JOBS_ONLY, WITH_PODS, kueue_on
 
 # How long a pod naming a PriorityClass created just before is retried while the API server's informer
@@ -662,9 +662,10 @@ class Oracle:
         if now < record.gone_at:
             return False
         uid = pod["metadata"].get("uid")
-        if uid is not None and record.deleted == uid:
-            return False  # deleted already, kept by another controller's finalizer (Kueue's, for a pod group)
-        self.delete_now(pod)
+        kept = KUEUE_POD_FINALIZER in (pod["metadata"].get("finalizers") or ())
+        if kept and record.deleted == uid:
+            return False  # deleted already, kept by Kueue's finalizer (a pod group waiting for replacements)
+        self.delete_now(pod, killed=True)
         record.deleted = uid
         return True
 
@@ -718,7 +719,7 @@ class Oracle:
         """A live pod's key as Phalanx names it (see `_pods`, which must have seen it)."""
         return self._keys.get(pod["metadata"]["uid"]) or pod_key(pod)
 
-    def delete_now(self, pod: Mapping[str, Any]) -> None:
+    def delete_now(self, pod: Mapping[str, Any], *, killed: bool = False) -> None:
         """End a pod at once, as a kubelet and garbage collection would: the replay's finalizer off, deleted with
         no grace period."""
         meta = pod["metadata"]
@@ -728,9 +729,9 @@ class Oracle:
                 self.client.patch(Pod, meta["name"], {"metadata": {"finalizers": others or None}},
                                   namespace=meta["namespace"], patch_type=PatchType.MERGE)
             phase = (pod.get("status") or {}).get("phase")
-            if others and phase not in ("Succeeded", "Failed"):
-                # Another controller's finalizer (Kueue's on the pods it manages) waits for a terminal phase,
-                # which a kubelet reports once it has killed the pod's containers.
+            if killed and KUEUE_POD_FINALIZER in others and phase not in ("Succeeded", "Failed"):
+                # Kueue's finalizer on the pods it manages waits for a terminal phase, which a kubelet reports
+                # once it has killed the pod's containers.
                 self.client.patch(Pod.Status, meta["name"], {"status": {"phase": "Failed"}},
                                   namespace=meta["namespace"], patch_type=PatchType.MERGE)
             self.client.delete(Pod, meta["name"], namespace=meta["namespace"], grace_period=0)
