@@ -214,17 +214,8 @@ class Kueue:
             self._apply(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
 
     def _delete(self, path: str) -> None:
-        request = urllib.request.Request(f"{self.plane.server}{path}", method="DELETE",
-                                         headers={"Authorization": f"Bearer {TOKEN}"})
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        try:
-            with urllib.request.urlopen(request, context=context, timeout=30):
-                pass
-        except urllib.error.HTTPError as exc:
-            if exc.code != 404:
-                raise ControlPlaneError(f"installing Kueue: deleting {path}: {exc.code}") from None
+        """Delete an object; one already gone is fine."""
+        self._request("DELETE", path, None, ok=404, what=f"deleting {path}")
 
     def _established(self, names: Iterable[str], timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout
@@ -238,9 +229,13 @@ class Kueue:
 
     def _apply(self, collection: str, body: Mapping[str, Any]) -> None:
         """Create an object; one that exists already (a second start on the same plane) is left as it is."""
-        request = urllib.request.Request(f"{self.plane.server}{collection}", data=json.dumps(body).encode(),
-                                         method="POST", headers={"Authorization": f"Bearer {TOKEN}",
-                                                                 "Content-Type": "application/json"})
+        self._request("POST", collection, body, ok=409, what=f"{body.get('kind')} {body['metadata'].get('name')}")
+
+    def _request(self, method: str, path: str, body: Mapping[str, Any] | None, *, ok: int, what: str) -> None:
+        """One request to the plane's API server; an HTTP error other than `ok` is a ControlPlaneError."""
+        headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+        request = urllib.request.Request(f"{self.plane.server}{path}", method=method, headers=headers,
+                                         data=json.dumps(body).encode() if body is not None else None)
         context = ssl.create_default_context()
         context.check_hostname = False
         context.verify_mode = ssl.CERT_NONE
@@ -248,10 +243,9 @@ class Kueue:
             with urllib.request.urlopen(request, context=context, timeout=30):
                 pass
         except urllib.error.HTTPError as exc:
-            if exc.code != 409:
-                raise ControlPlaneError(f"installing Kueue: {body.get('kind')} {body['metadata'].get('name')}: "
-                                        f"{exc.code} {exc.read().decode(errors='replace')[:300]}") from None
-
+            if exc.code != ok:
+                raise ControlPlaneError(f"installing Kueue: {what}: {exc.code} "
+                                        f"{exc.read().decode(errors='replace')[:300]}") from None
 
 def _resources(hook: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(group, resource) for rule in hook.get("rules") or () for group in rule.get("apiGroups") or ()
