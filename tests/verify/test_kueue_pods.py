@@ -36,6 +36,13 @@ def _states(verdict: Any) -> dict[str, tuple[str, float | None]]:
     return {p["name"]: (p["kubeScheduler"]["state"], p["kubeScheduler"]["boundAt"]) for p in verdict.pods}
 
 
+def _bound_at(verdict: Any, prefix: str) -> list[float]:
+    """When the real scheduler bound the pods whose names start with `prefix` (every one of them bound)."""
+    times = [at for name, (_, at) in _states(verdict).items() if name.startswith(prefix)]
+    assert all(at is not None for at in times), times
+    return sorted(at for at in times if at is not None)
+
+
 def test_kueues_priority_pod_samples_admit_the_high_one(tmp_path: Path, oracle: Oracle) -> None:
     """prios.yaml, low-prio-pod.yaml and high-prio-pod.yaml (9 cpu each) in the 9-cpu ClusterQueue: Kueue orders
     the two workloads by priority, admits the high one and gates the low one (no preemption in the setup), on
@@ -57,9 +64,8 @@ def test_kueues_pod_and_pod_group_samples_wait_for_quota(tmp_path: Path, oracle:
     verdict = run(tmp_path, oracle, docs, SETUP, PODS / "kueue-pod-group.yaml", PODS / "kueue-pod.yaml")
     assert_agrees(verdict)
     assert verdict.total["admission"] == 3 and verdict.total["podGroups"] == 1
-    states = _states(verdict)
-    assert sorted(at for name, (_, at) in states.items() if "sample-pod-" in name) == [0.0, 0.0]
-    assert [at for name, (_, at) in states.items() if "kueue-sleep-" in name] == [600.0]
+    assert _bound_at(verdict, "default/sample-pod-") == [0.0, 0.0]
+    assert _bound_at(verdict, "default/kueue-sleep-") == [600.0]
 
 
 def test_kueues_sample_deployment_is_gated_behind_a_full_queue(tmp_path: Path, oracle: Oracle) -> None:
@@ -68,9 +74,7 @@ def test_kueues_sample_deployment_is_gated_behind_a_full_queue(tmp_path: Path, o
     docs = [node(), job("big", "user-queue", 1, "9", duration="10m")]
     verdict = run(tmp_path, oracle, docs, SETUP, KUEUE / "sample-deployment.yaml")
     assert_agrees(verdict)
-    states = _states(verdict)
-    assert sorted(at for name, (_, at) in states.items() if name.startswith("default/nginx-deployment-")) == \
-        [600.0] * 3
+    assert _bound_at(verdict, "default/nginx-deployment-") == [600.0] * 3
 
 
 def _stateful_set(name: str, replicas: int, arrival: str) -> Doc:
