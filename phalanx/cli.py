@@ -40,7 +40,7 @@ from phalanx.sim.outcomes import SUSPENDED
 from phalanx.sim.perf_config import is_perf_config, parse_perf_config
 from phalanx.sim.progress import RunProgress
 from phalanx.sim.report import SCHEMA_VERSION
-from phalanx.sim.report_schema import Report
+from phalanx.sim.report_schema import Report, TimingReport
 from phalanx.sim.run import one_horizon, simulate
 from phalanx.sim.scenario import SCALE_UP_MODES, Scenario, scenario_for
 from phalanx.sim.scheduler_perf import PerfWorkloadManifests, generate_perf
@@ -150,6 +150,10 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--feature-gates", default="", metavar="GATES",
                      help="e.g. GenericWorkload=true (the v1.37 default is off: pod-at-a-time scheduling)")
     sim.add_argument("-o", "--output", choices=("table", "wide", "json", "yaml"), default="table")
+    sim.add_argument("--timing", action="store_true",
+                     help="also replay the orders of events a real cluster leaves to timing (the scheduler cycling "
+                          "between an instant's creations, concurrent creations reversed) and name the workloads "
+                          "whose outcome changes with them (docs/simulation.md)")
 
     cmp = sub.add_parser("compare", help="run the same input under several profiles, side by side")
     inputs(cmp, paths="*")
@@ -409,6 +413,16 @@ def _simulations(args: argparse.Namespace, inputs: Inputs, trace: Trace | None,
     return reports
 
 
+def _timing(args: argparse.Namespace, inputs: Inputs, trace: Trace | None, profile: Profile,
+            scenario: Scenario) -> TimingReport:
+    """`simulate --timing`: the run under every interleaving, and the workloads whose outcome differs."""
+    from phalanx.sim.timing import explore
+
+    until = _until(args)
+    return explore(lambda order: simulate(inputs, profile, scenario=scenario, seed=args.seed, until=until,
+                                          trace=trace, interleaving=order).sim).report()
+
+
 def _notices(report: Report) -> list[str]:
     """What the report says was not modelled, held back or ignored, one line each."""
     admission, autoscaler = report.get("admission"), report.get("autoscaler")
@@ -622,6 +636,8 @@ def _simulate(args: argparse.Namespace, console: Console) -> int:
     _until(args), _sample(args)  # bad flags fail before the inputs load
     inputs, trace = _load(args.paths, args.trace_file, args.queues, args.metrics)
     report = _simulations(args, inputs, trace, [run])[0]
+    if args.timing:
+        report["timing"] = _timing(args, inputs, trace, *run)
     if args.report:
         _write_report(args.report, report)
     if args.output in ("json", "yaml"):

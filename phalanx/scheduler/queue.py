@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import zlib
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -78,9 +79,15 @@ class Entry:
 
 
 class SchedulingQueue:
-    def __init__(self, initial_backoff: float = INITIAL_BACKOFF, max_backoff: float = MAX_BACKOFF) -> None:
+    def __init__(self, initial_backoff: float = INITIAL_BACKOFF, max_backoff: float = MAX_BACKOFF, *,
+                 reverse_ties: bool = False, shuffle_ties: int = 0) -> None:
+        """`reverse_ties`: entries of one timestamp and priority come out in the reverse of the order they got it
+        (an instant's concurrent creations reaching the queue the other way round: phalanx/sim/interleavings.py);
+        `shuffle_ties` (a seed, 0 for none): in an order drawn from it."""
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
+        self._tie = -1 if reverse_ties else 1
+        self._shuffle = shuffle_ties
         self._active: list[tuple[int, float, int, int, str]] = []
         # backoffQ by expiry window, then as activeQ orders (lessBackoffCompletedWithPriority); the error
         # backoffQ by expiry only (lessBackoffCompleted).
@@ -108,7 +115,14 @@ class SchedulingQueue:
 
     def _push_active(self, entry: Entry) -> None:
         entry.where = Where.ACTIVE
-        heapq.heappush(self._active, (-entry.priority, entry.timestamp, entry.order, entry.seq, entry.key))
+        heapq.heappush(self._active, (-entry.priority, entry.timestamp, self._tie_of(entry), entry.seq,
+                                     entry.key))
+
+    def _tie_of(self, entry: Entry) -> int:
+        """What orders entries of one timestamp and priority."""
+        if self._shuffle:
+            return zlib.crc32(f"{self._shuffle}/{entry.key}/{entry.order}".encode())
+        return self._tie * entry.order
 
     def pop(self, now: float) -> str | None:
         """The next entry to schedule (after moving expired backoffs to activeQ; from backoffQ when activeQ is
@@ -196,8 +210,8 @@ class SchedulingQueue:
             if entry.error:
                 heapq.heappush(self._error_backoff, (ends, entry.seq, entry.key))
             else:
-                heapq.heappush(self._backoff, (ends, -entry.priority, entry.timestamp, entry.order, entry.seq,
-                                               entry.key))
+                heapq.heappush(self._backoff, (ends, -entry.priority, entry.timestamp, self._tie_of(entry),
+                                               entry.seq, entry.key))
         else:
             self._push_active(entry)
 

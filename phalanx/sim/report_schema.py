@@ -305,6 +305,35 @@ class Notes(TypedDict):
     notes: list[str]
 
 
+class OutcomeEntry(TypedDict):
+    """One outcome of a timing-dependent workload, and the interleavings that give it (phalanx/sim/timing.py)."""
+
+    interleavings: list[str]
+    bound: int
+    pending: int
+    failed: int
+    preempted: int
+    boundAt: list[float]
+    nodes: list[str]
+
+
+class WorkloadTiming(TypedDict):
+    workload: str
+    outcomes: list[OutcomeEntry]
+    kubeScheduler: NotRequired[str]  # verify: the interleaving whose outcome the real scheduler's matches
+
+
+class InterleavingEntry(TypedDict):
+    name: str
+    how: str
+
+
+class TimingReport(TypedDict):
+    interleavings: list[InterleavingEntry]
+    workloads: int
+    timingDependent: list[WorkloadTiming]
+
+
 class Report(TypedDict):
     schemaVersion: int
     profile: str
@@ -327,3 +356,4 @@ class Report(TypedDict):
     compositePodGroups: NotRequired[CompositeReport]
     podGroupResourceClaims: NotRequired[Notes]
     series: NotRequired[Series]
+    timing: NotRequired[TimingReport]

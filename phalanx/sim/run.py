@@ -16,6 +16,7 @@ from phalanx.inputs.load import Inputs
 from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import Profile
 from phalanx.scheduler.queue import SchedulingQueue
+from phalanx.sim.interleavings import AS_LISTED, Interleaving
 from phalanx.sim.report import build_report
 from phalanx.sim.report_schema import Report
 from phalanx.sim.scenario import Scenario
@@ -42,7 +43,8 @@ def simulate(inputs: Inputs, profile: Profile, *, scenario: Scenario | None = No
              until: float | None = None, trace: Trace | None = None, series: bool = False, sample: float | None = None,
              observers: Sequence[Observer] = (), setup: Sequence[Callable[[Simulation], object]] = (),
              recreate_bare_members: bool = True, hints: Hints | None = None, queue: SchedulingQueue | None = None,
-             around: Callable[[Callable[[], Simulation]], object] | None = None) -> Run:
+             around: Callable[[Callable[[], Simulation]], object] | None = None,
+             interleaving: Interleaving = AS_LISTED) -> Run:
     """Run `inputs` under `profile`, in `scenario` (simulator-only settings: admission, scale-up; none by
     default), to `until` (or until nothing more can change).
 
@@ -51,9 +53,10 @@ def simulate(inputs: Inputs, profile: Profile, *, scenario: Scenario | None = No
     built simulation before it runs; `recreate_bare_members=False` leaves an evicted bare PodGroup member
     gone (no controller makes it again); `hints` (the real scheduler's choices) and `queue` (one that records
     what it hands out) are verification's, given to the Scheduler when it is made; `around(run)` must call
-    `run()` once.
+    `run()` once; `interleaving` orders an instant's events (phalanx/sim/interleavings.py).
     """
-    sim = Simulation(inputs, profile, scenario=scenario, seed=seed, until=until, hints=hints, queue=queue)
+    sim = Simulation(inputs, profile, scenario=scenario, seed=seed, until=until, hints=hints, queue=queue,
+                     interleaving=interleaving)
     sim.recreate_bare_members = recreate_bare_members
     if trace is not None:
         trace.apply(sim)

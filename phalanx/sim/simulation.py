@@ -48,6 +48,7 @@ from phalanx.sim.admission_gate import AdmissionGate, build_gate, policy_profile
 from phalanx.sim.autoscaling import AutoscalerScan, NodeAutoscaling
 from phalanx.sim.event_queue import ARRIVAL, COMPLETION, EventQueue
 from phalanx.sim.hpa import Autoscalers, HpaBankSync, HpaSync
+from phalanx.sim.interleavings import AS_LISTED, Interleaving
 from phalanx.sim.records import GroupRecord, PodRecord
 from phalanx.sim.scenario import Scenario
 
@@ -113,11 +114,16 @@ Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deleti
          | HorizontalPodAutoscaler | HpaSync | HpaBankSync)
 
 
+# What a user or controller creates: with `cycle-between-creations` the scheduler may run between two of them.
+_CREATIONS = (Pod, PodGroup, CompositePodGroup, Job, _Controlled)
+
+
 class Simulation:
     def __init__(self, inputs: Inputs, profile: Profile, *, scenario: Scenario | None = None, seed: int = 0,
-                 until: float | None = None, hints: Hints | None = None, queue: SchedulingQueue | None = None) -> None:
+                 until: float | None = None, hints: Hints | None = None, queue: SchedulingQueue | None = None,
+                 interleaving: Interleaving = AS_LISTED) -> None:
         """`hints` and `queue` go to the Scheduler (verification's: the real scheduler's choices, a recording
-        queue)."""
+        queue); `interleaving` is the order of an instant's events (phalanx/sim/interleavings.py)."""
         scenario = scenario or Scenario()
         self.scenario = scenario
         scoring_notes: list[str] = []
@@ -126,13 +132,17 @@ class Simulation:
         self.profile = profile
         self.until = until
         initial = [n for n in inputs.nodes if n.arrival <= 0]
+        self.interleaving = interleaving
+        if queue is None and (interleaving.reverse_queue or interleaving.shuffle):
+            queue = SchedulingQueue(reverse_ties=interleaving.reverse_queue, shuffle_ties=interleaving.shuffle)
         self.scheduler: EnginePort = Scheduler(profile, initial, seed=seed, hints=hints, queue=queue)
         for pdb in inputs.pdbs:
             self.scheduler.add_pdb(pdb)
         self.scheduler.add_device_objects(0.0, slices=[s for s in inputs.resource_slices if s.arrival <= 0],
                                           classes=inputs.device_classes, claims=inputs.resource_claims,
                                           templates=inputs.claim_templates)
-        self.events: EventQueue[Event] = EventQueue()
+        self.events: EventQueue[Event] = EventQueue(reverse_ties=interleaving.reverse_events,
+                                                     shuffle_ties=interleaving.shuffle)
         later: list[ResourceSlice | DeviceTaintRule] = [s for s in inputs.resource_slices if s.arrival > 0]
         for extra in (*later, *inputs.device_taint_rules):
             self.events.push(extra.arrival, ARRIVAL, extra)
@@ -228,8 +238,15 @@ class Simulation:
     def feed(self, now: float) -> None:
         self.books.advance(now)
         self.now = now
-        for event in self.events.pop_until(now):
-            self._apply(event)
+        if self.interleaving.between_creations:
+            # One creation per round: the rest of the instant waits for the next round, at the same time.
+            while (event := self.events.pop_one(now)) is not None:
+                self._apply(event)
+                if isinstance(event, _CREATIONS):
+                    break
+        else:
+            for event in self.events.pop_until(now):
+                self._apply(event)
         if self.gate is not None:
             self._admission()
         if self.autoscaling is not None:

@@ -209,6 +209,35 @@ def render_compare(reports: Sequence[Report], console: Console) -> None:
         render_queues(report, console)
 
 
+def _outcome_cell(outcome: Mapping[str, Any]) -> str:
+    parts = [f"{outcome[state]} {state}" for state in ("bound", "pending", "failed", "preempted") if outcome[state]]
+    when = sorted(set(outcome["boundAt"]))
+    if when:
+        parts.append("bound at " + ", ".join(format_duration(t) for t in when[:4]) + (" …" if len(when) > 4 else ""))
+    return "; ".join(parts) or "no pod"
+
+
+def render_timing(report: Report, console: Console) -> None:
+    """`simulate --timing`: the workloads whose outcome changes with the order of events, each outcome with the
+    interleavings that give it."""
+    timing = report.get("timing")
+    if timing is None:
+        return
+    rows = timing["timingDependent"]
+    if not rows:
+        console.print(f"timing: none of {timing['workloads']} workload(s) ends differently under "
+                      f"{len(timing['interleavings'])} interleavings")
+        return
+    table = Table(title=f"outcomes left to timing: {len(rows)} of {timing['workloads']} workload(s)")
+    for column in ("workload", "outcome", "interleavings"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        for i, outcome in enumerate(row["outcomes"]):
+            table.add_row(row["workload"] if i == 0 else "", _outcome_cell(outcome),
+                          ", ".join(outcome["interleavings"]))
+    console.print(table)
+
+
 def render_simulation(report: Report, console: Console, *, wide: bool = False) -> None:
     table = Table(title=f"Phalanx simulation: profile {report['profile']}")
     table.add_column("metric")
@@ -220,6 +249,7 @@ def render_simulation(report: Report, console: Console, *, wide: bool = False) -
     render_autoscaler([report], console)
     render_services([report], console)
     render_queues(report, console)
+    render_timing(report, console)
     if report["podGroups"]:
         groups = Table(title="pod groups")
         for column in ("name", "minCount", "running", "pending", "message"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,9 +27,11 @@ from phalanx.scheduler.hints import Hints
 from phalanx.scheduler.profiles import DEFAULT_PLACEMENT_SCORE_WEIGHTS, PLACEMENT_SCORERS, Profile
 from phalanx.scheduler.queue import SchedulingQueue
 from phalanx.sim.admission_gate import kueue_configuration
+from phalanx.sim.interleavings import AS_LISTED, INTERLEAVINGS, Interleaving
 from phalanx.sim.report_schema import Report
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
+from phalanx.sim.timing import Exploration, Outcome, outcomes, workload_of
 from phalanx.verify.controller_pods import ControllerPods, MadePod, top_owner
 from phalanx.verify.controlplane import KUBE_VERSION
 from phalanx.verify.kueue_oracle import RealWorkload
@@ -64,6 +66,8 @@ class Verdict:
     binds: int = 0
     notes: list[str] = field(default_factory=list)
     oracles: list[str] = field(default_factory=lambda: [f"kube-scheduler {KUBE_VERSION}"])
+    # Where the outcomes differ: Phalanx's runs under the other interleavings (`_timing`), None when all agree.
+    timing: dict[str, Any] | None = None
 
     def check(self, category: str, name: str, phalanx: Any, real: Any) -> bool:
         self.total[category] += 1
@@ -77,15 +81,21 @@ class Verdict:
     def agrees(self) -> bool:
         return all(self.agree[c] == self.total[c] for c in CATEGORIES if c != "messages")
 
+    @property
+    def within_timing(self) -> bool:
+        """Agrees, or every workload that differs ends as the real one did under another interleaving."""
+        return self.agrees or (self.timing is not None and self.timing["explained"])
+
     def to_json(self) -> dict[str, Any]:
         return {
             "schemaVersion": SCHEMA_VERSION, "profile": self.profile, "kubernetesVersion": KUBE_VERSION,
-            "agrees": self.agrees, "oracles": self.oracles,
+            "agrees": self.agrees, "agreesWithinTiming": self.within_timing, "oracles": self.oracles,
             "categories": {c: {"agree": self.agree[c], "total": self.total[c]} for c in CATEGORIES},
             "nodeTies": self.ties,
             "differences": [d.to_json() for d in self.differences],
             "pods": self.pods,
             "notes": self.notes,
+            **({"timing": self.timing} if self.timing is not None else {}),
             "speed": {"podsBound": self.binds, "phalanxSeconds": round(self.phalanx_seconds, 6),
                       "kubeSchedulerSeconds": round(self.real_seconds, 6)},
         }
@@ -165,8 +175,8 @@ class RecordingQueue(SchedulingQueue):
     Without backoff: the real scheduler's backoff (1 s here) runs on the wall clock, which passes while the
     oracle replays a step, so its retries land in the same simulated step; Phalanx's must too."""
 
-    def __init__(self) -> None:
-        super().__init__(initial_backoff=0.0, max_backoff=0.0)
+    def __init__(self, *, reverse_ties: bool = False, shuffle_ties: int = 0) -> None:
+        super().__init__(initial_backoff=0.0, max_backoff=0.0, reverse_ties=reverse_ties, shuffle_ties=shuffle_ties)
         self.popped: list[tuple[float, str]] = []
 
     def pop(self, now: float) -> str | None:
@@ -247,15 +257,18 @@ class _Run:
     attempts: list[tuple[float, str]]
     cron_runs: dict[str, float]  # the Jobs Phalanx's CronJob controller made (`namespace/name`) and when
     controller_pods: ControllerPods  # pods made by a controller the oracle runs
+    outcomes: dict[str, Outcome]  # per workload (phalanx/sim/timing.py)
+    workloads: dict[str, str]  # pod key -> its workload
 
 
 def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed: int,
               hints: dict[str, str] | None = None, preemption_hints: dict[str, str] | None = None,
-              victim_hints: set[str] | None = None) -> _Run:
-    queue = RecordingQueue()
+              victim_hints: set[str] | None = None, interleaving: Interleaving = AS_LISTED) -> _Run:
+    queue = RecordingQueue(reverse_ties=interleaving.reverse_queue, shuffle_ties=interleaving.shuffle)
     # Nothing on the real cluster makes an evicted bare pod again.
     run = simulate(inputs, profile, scenario=scenario, seed=seed, recreate_bare_members=False, queue=queue,
-                   hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints))
+                   hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints),
+                   interleaving=interleaving)
     given = {pod.key for pod in inputs.pods}
     jobs = {job.key for job in inputs.jobs}
     deployments = frozenset(deployment.key for deployment in inputs.of(Deployment))
@@ -268,7 +281,8 @@ def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed:
         if owner is not None:
             replayed.made.setdefault(owner, []).append(MadePod(key, pod.arrival, _pinned_node(pod)))
     cron_runs = {key: job.job.arrival for key, job in run.sim.jobs.jobs.items() if key not in jobs}
-    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped, cron_runs, replayed)
+    return _Run(run.report(), run.sim.scheduler.ties(), queue.popped, cron_runs, replayed, outcomes(run.sim),
+                {key: workload_of(record.pod) for key, record in run.sim.pods.items()})
 
 
 def with_cron_runs(docs: Sequence[tuple[Source, Mapping[str, Any]]], runs: Mapping[str, float]
@@ -405,6 +419,10 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         verdict.oracles.append(f"Kueue {oracle.admissions.kueue.version}")
         _compare_admission(verdict, second.report, oracle.admissions.workloads,
                            {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)})
+    if not verdict.agrees:
+        arrivals = {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)}
+        verdict.timing = _timing(verdict, second, real, oracle, prebound, arrivals, lambda order: _simulate(
+            inputs, profile, scenario, seed, hints, preempted_on, victims, interleaving=order))
     verdict.notes.extend(notes)
     for (kind, gate), count in sorted(real.left_out.items()):
         verdict.notes.append(f"not replayed: {count} {kind} object(s) (the API server does not take them with the "
@@ -413,6 +431,52 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         verdict.notes.append(f"{len(real.skipped_finishes)} pod(s) that Phalanx ran to completion never ran on the "
                              f"real cluster: {', '.join(real.skipped_finishes[:5])}")
     return verdict
+
+
+def _differing(verdict: Verdict, workloads: Mapping[str, str]) -> set[str]:
+    """The workloads a verdict's differences (messages aside) name."""
+    out: set[str] = set()
+    for difference in verdict.differences:
+        if difference.category == "messages":
+            continue
+        if difference.category == "admission":
+            out.add(difference.name)
+        elif difference.category == "podGroups":
+            out.add(f"PodGroup {difference.name.split()[0]}")
+        else:
+            out.add(workloads.get(difference.name, f"Pod {difference.name}"))
+    return out
+
+
+def _timing(verdict: Verdict, listed: _Run, real: RealOutcome, oracle: Oracle, prebound: set[str],
+            arrivals: Mapping[str, float], run: Callable[[Interleaving], _Run]) -> dict[str, Any]:
+    """Phalanx's run under each other interleaving of events (phalanx/sim/interleavings.py), steered by the same
+    hints, compared with the real outcome as the first was: per differing workload, the interleavings under which
+    Phalanx ends it as the real scheduler did. The case is explained when every differing workload has one."""
+    differing = _differing(verdict, listed.workloads)
+    explored = Exploration(INTERLEAVINGS)
+    explored.runs[AS_LISTED.name] = listed.outcomes
+    took: dict[str, list[str]] = {workload: [] for workload in differing}
+    whole: list[str] = []
+    for order in INTERLEAVINGS:
+        if order is AS_LISTED:
+            continue
+        other = run(order)
+        explored.runs[order.name] = other.outcomes
+        again = Verdict(verdict.profile)
+        _pair_interchangeable(other.report, real, oracle.interchangeable())
+        _compare(again, other.report, real, other.ties, prebound)
+        if oracle.admissions is not None:
+            _compare_admission(again, other.report, oracle.admissions.workloads, arrivals)
+        if again.agrees:
+            whole.append(order.name)
+        still = _differing(again, other.workloads)
+        for workload in differing - still:
+            took[workload].append(order.name)
+    report = explored.report({w: names[0] for w, names in took.items() if names})
+    return {"explained": all(took.values()), "agreesUnder": whole,
+            "workloads": [{"workload": w, "kubeSchedulerAs": names} for w, names in sorted(took.items())],
+            "timingDependent": report["timingDependent"], "interleavings": report["interleavings"]}
 
 
 def _pair_interchangeable(report: Mapping[str, Any], real: RealOutcome, groups: Mapping[str, list[str]]) -> None:

@@ -301,3 +301,15 @@ def test_an_entry_its_cycle_finished_before_the_error_comes_back() -> None:
     assert queue.entries["group:g"].attempts == 1 and queue.entries["group:g"].size == 4
     queue.move("group:g", 1.0)
     assert queue.pop(1.0) is None and queue.pop(queue.next_backoff() or math.inf) == "group:g"
+
+
+def test_reversed_ties_reverse_only_entries_of_one_timestamp_and_priority() -> None:
+    """An instant's concurrent creations reaching the queue the other way round (phalanx/sim/interleavings.py):
+    priority and timestamp still order first."""
+    queue = SchedulingQueue(reverse_ties=True)
+    queue.add("low-early", priority=0, timestamp=0.0)
+    queue.add("high-late", priority=100, timestamp=50.0)
+    queue.add("low-late", priority=0, timestamp=10.0)
+    queue.add("low-early-2", priority=0, timestamp=0.0)
+    queue.add("low-early-3", priority=0, timestamp=0.0)
+    assert drain(queue) == ["high-late", "low-early-3", "low-early-2", "low-early", "low-late"]

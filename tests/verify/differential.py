@@ -36,13 +36,20 @@ class ShardResult:
     # seed -> the first replay's differences, for a case whose second replay agreed: the real outcome there
     # depends on the control plane's timing (which of two racing controllers acts first), not on a decision
     timing: dict[int, list[str]] = field(default_factory=dict)
+    # seed -> the interleavings that explain its differences, for a case that ends as the real one under another
+    # interleaving of events (phalanx/sim/interleavings.py); only where the suite counts those (`within_timing`)
+    within: dict[int, list[str]] = field(default_factory=dict)
+    within_timing: bool = False
 
     def add(self, seed: int, verdict: Verdict) -> None:
         self.agree.update(verdict.agree)
         self.total.update(verdict.total)
         wrong = [f"{d.category} {d.name}: {d.phalanx!r} vs {d.real!r}" for d in verdict.differences
                  if d.category != "messages"]
-        if wrong:
+        if wrong and self.within_timing and verdict.within_timing and verdict.timing is not None:
+            self.within[seed] = [f"{row['workload']} as {'/'.join(row['kubeSchedulerAs'][:2])}"
+                                 for row in verdict.timing["workloads"]]
+        elif wrong:
             self.disagreeing[seed] = wrong
 
     def replay(self, seed: int, run: Callable[[], Verdict]) -> None:
@@ -67,11 +74,12 @@ def run_suite(what: str, cases: int, planes: int, here: Callable[[Sequence[int]]
     with ProcessPoolExecutor(max_workers=max(1, planes - 1), mp_context=multiprocessing.get_context("spawn")) as pool:
         others = [pool.submit(elsewhere, seeds) for seeds in shards[1:]]
         results = [here(shards[0]), *(other.result() for other in others)]
-    total = ShardResult()
+    total = ShardResult(within_timing=results[0].within_timing)
     for result in results:
         total.agree.update(result.agree)
         total.total.update(result.total)
         total.disagreeing.update(result.disagreeing)
+        total.within.update(result.within)
     # A disagreeing case is replayed once more, on both sides: one that agrees then was decided by the control
     # plane's timing, and is named as such (the counts above stay the first replay's); one that disagrees twice
     # is a difference.
@@ -79,13 +87,19 @@ def run_suite(what: str, cases: int, planes: int, here: Callable[[Sequence[int]]
         again = here(sorted(total.disagreeing))
         for seed in [s for s in total.disagreeing if s not in again.disagreeing]:
             total.timing[seed] = total.disagreeing.pop(seed)
+            if seed in again.within:
+                total.within[seed] = again.within[seed]
     summary = ", ".join(f"{c} {total.agree[c]}/{total.total[c]}" for c in CATEGORIES)
     details = "".join(f"\n  seed {seed}: {'; '.join(wrong[:5])}" for seed, wrong in sorted(total.disagreeing.items()))
     timing = "".join(f"\n  seed {seed} (agreed when replayed again): {'; '.join(wrong[:5])}"
                      for seed, wrong in sorted(total.timing.items()))
+    within = "".join(f"\n  seed {seed} (as another interleaving ends it): {'; '.join(rows[:5])}"
+                     for seed, rows in sorted(total.within.items()))
+    counted = f", {len(total.within)} ending as the real one under another interleaving: {sorted(total.within)}" \
+        if total.within_timing else ""
     warnings.warn(f"{cases} {what} on {planes} control plane(s): {summary}; {len(total.disagreeing)} "
                   f"disagreeing on two replays: {sorted(total.disagreeing)}, {len(total.timing)} on one only: "
-                  f"{sorted(total.timing)}{details}{timing}", stacklevel=2)
+                  f"{sorted(total.timing)}{counted}{details}{timing}{within}", stacklevel=2)
     return total
 
 
