@@ -14,8 +14,10 @@ at one instant in one order, a real cluster may do in another, and the outcome c
   priority come out in the reverse order.
 - **both**: the scheduler cycling between creations that arrive in the reverse order (an instant's events last
   first, and the pods of one event reversed in the queue).
-- **shuffled**: four orders drawn at random (seeded, so a run repeats), two with cycles between creations, for
-  the orders that are neither first to last nor last to first.
+- **ends one at a time**: a kubelet's pods end as separate deletions, and kube-scheduler retries waiting pods
+  after each; the simulator frees an instant's ending pods together before any is tried.
+- **shuffled**: four orders drawn at random (seeded, so a run repeats), two with rounds between creations and
+  between ends, for the orders that are neither first to last nor last to first.
 
 phalanx/sim/timing.py runs a simulation under each and says which workloads end differently.
 """
@@ -32,6 +34,7 @@ class Interleaving:
     reverse_queue: bool = False  # queue entries of one timestamp and priority in the reverse order
     reverse_events: bool = False  # an instant's events (objects created, pods ending) in the reverse order
     between_creations: bool = False  # a scheduling round after each creation of an instant, not after them all
+    between_ends: bool = False  # a scheduling round after each pod that ends (or is deleted) at an instant
     shuffle: int = 0  # a seed: an instant's events, and queue entries of one timestamp and priority, in an order
     # drawn from it (0: none)
 
@@ -43,6 +46,8 @@ BETWEEN = Interleaving("cycle-between-creations", "the scheduler cycles between 
                        between_creations=True)
 REVERSED = Interleaving("creations-reversed", "an instant's concurrent creations reach the queue in the reverse "
                         "order (a Job controller's pods, pods created together)", reverse_queue=True)
+ENDS = Interleaving("ends-one-at-a-time", "pods that end at one instant go one at a time, the scheduler retrying "
+                     "waiting pods after each (a kubelet's deletions are separate events)", between_ends=True)
 BOTH = Interleaving("reversed-between-creations", "an instant's creations in the reverse order, the scheduler "
                     "cycling between them", reverse_queue=True, reverse_events=True,
                     between_creations=True)
@@ -50,7 +55,9 @@ BOTH = Interleaving("reversed-between-creations", "an instant's creations in the
 # Orders drawn at random stand for the rest of the arbitrary orders concurrent creations can take (a Job's pods
 # reaching the queue neither first to last nor last to first); every other one with cycles between creations.
 SHUFFLED = tuple(Interleaving(f"shuffled-{k}", "an instant's creations in an arbitrary order (drawn with seed "
-                              f"{k})" + (", the scheduler cycling between them" if k % 2 == 0 else ""),
-                              shuffle=k, between_creations=k % 2 == 0) for k in range(1, 5))
+                              f"{k})" + (", the scheduler cycling between them and between pods that end" if k % 2 == 0
+                                         else ""),
+                              shuffle=k, between_creations=k % 2 == 0, between_ends=k % 2 == 0)
+                 for k in range(1, 5))
 
-INTERLEAVINGS = (AS_LISTED, BETWEEN, REVERSED, BOTH, *SHUFFLED)
+INTERLEAVINGS = (AS_LISTED, BETWEEN, REVERSED, BOTH, ENDS, *SHUFFLED)

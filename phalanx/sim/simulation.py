@@ -116,6 +116,8 @@ Event = (Node | Pod | PodGroup | CompositePodGroup | Job | _Completion | _Deleti
 
 # What a user or controller creates: with `cycle-between-creations` the scheduler may run between two of them.
 _CREATIONS = (Pod, PodGroup, CompositePodGroup, Job, _Controlled)
+# A pod that ends or goes: with `ends-one-at-a-time` the scheduler retries waiting pods after each.
+_ENDS = (_Completion, _Deletion, PodDeletion)
 
 
 class Simulation:
@@ -238,11 +240,13 @@ class Simulation:
     def feed(self, now: float) -> None:
         self.books.advance(now)
         self.now = now
-        if self.interleaving.between_creations:
-            # One creation per round: the rest of the instant waits for the next round, at the same time.
+        order = self.interleaving
+        if order.between_creations or order.between_ends:
+            # One creation (or end) per round: the rest of the instant waits for the next round, at the same time.
             while (event := self.events.pop_one(now)) is not None:
                 self._apply(event)
-                if isinstance(event, _CREATIONS):
+                if (order.between_creations and isinstance(event, _CREATIONS)) or \
+                        (order.between_ends and isinstance(event, _ENDS)):
                     break
         else:
             for event in self.events.pop_until(now):

@@ -9,7 +9,7 @@ import pytest
 from phalanx.cli import main
 from phalanx.inputs.load import load_paths
 from phalanx.scheduler.profiles import builtin
-from phalanx.sim.interleavings import AS_LISTED, BETWEEN, BOTH, INTERLEAVINGS, REVERSED, SHUFFLED
+from phalanx.sim.interleavings import AS_LISTED, BETWEEN, BOTH, ENDS, INTERLEAVINGS, REVERSED, SHUFFLED
 from phalanx.sim.run import simulate
 from phalanx.sim.timing import explore
 
@@ -31,7 +31,7 @@ def test_two_pods_of_one_instant_for_one_node_depend_on_which_reaches_the_queue_
     possible = found.possible("Pod default/p-b")
     assert sorted(outcome.bound for outcome in possible) == [0, 1]
     by_order = {name: outcome.bound for outcome, names in possible.items() for name in names}
-    assert by_order == {AS_LISTED.name: 0, BETWEEN.name: 0, REVERSED.name: 1, BOTH.name: 1,
+    assert by_order == {AS_LISTED.name: 0, BETWEEN.name: 0, REVERSED.name: 1, BOTH.name: 1, ENDS.name: 0,
                         **{i.name: by_order[i.name] for i in SHUFFLED}}
     assert sorted(by_order.values()).count(1) > 2  # a shuffled order put p-b first too
 
@@ -46,6 +46,14 @@ def test_a_gang_released_at_min_count_leaves_its_late_member_pinned_to_the_first
     assert set(by_order[AS_LISTED.name].nodes) == {"node-b0", "node-b1", "node-b2"}
     assert (by_order[BETWEEN.name].bound, by_order[BETWEEN.name].pending) == (2, 1)
     assert set(by_order[BETWEEN.name].nodes) == {"node-a0", "node-a1"}
+
+
+def test_pods_ending_one_at_a_time_let_a_small_waiting_pod_take_the_first_freed_room() -> None:
+    """Two pods that end together free one node: the 8-cpu pod waiting first takes it when they go together; when
+    they go one at a time, the 4-cpu pod behind it takes the first half and the big one never fits."""
+    found = _explored(str(DATA / "pods-end-together.yaml"))
+    by_order = {name: outcome for outcome, names in found.possible("Pod default/big").items() for name in names}
+    assert (by_order[AS_LISTED.name].bound, by_order[ENDS.name].bound) == (1, 0)
 
 
 def test_without_a_race_nothing_is_flagged() -> None:

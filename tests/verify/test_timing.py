@@ -46,3 +46,14 @@ def test_two_pods_of_one_instant_agree_outright_or_within_timing(oracle: Oracle)
     assert verdict.within_timing, [d.to_json() for d in verdict.differences]
     real = {entry["name"]: entry["kubeScheduler"]["state"] for entry in verdict.pods}
     assert sorted(real.values()) == ["bound", "pending"]
+
+
+def test_pods_that_end_together_free_their_node_one_at_a_time_on_the_real_cluster(oracle: Oracle) -> None:
+    """The oracle's kubelet ends two pods one after the other: the small pod waiting behind the big one may take
+    the first freed half of the node. Phalanx ends them together as listed; `ends-one-at-a-time` is the other."""
+    verdict = verify([str(DATA / "pods-end-together.yaml")], builtin("default"), oracle)
+    assert verdict.within_timing, [d.to_json() for d in verdict.differences]
+    if not verdict.agrees:
+        assert verdict.timing is not None
+        rows = {row["workload"]: row["kubeSchedulerAs"] for row in verdict.timing["workloads"]}
+        assert "ends-one-at-a-time" in rows["Pod default/big"]
