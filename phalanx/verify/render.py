@@ -37,6 +37,14 @@ def render_verdict(verdict: Verdict, console: Console) -> None:
         for d in verdict.differences:
             diff.add_row(d.category, d.name, str(d.phalanx), str(d.real))
         console.print(diff)
+    if verdict.timing is not None:
+        timing = Table(title="where they differ: Phalanx under the other orders of events (docs/simulation.md)")
+        for column in ("workload", "kube-scheduler's outcome is Phalanx's under"):
+            timing.add_column(column, overflow="fold")
+        for row in verdict.timing["workloads"]:
+            timing.add_row(row["workload"], ", ".join(row["kubeSchedulerAs"]) or "no interleaving")
+        console.print(timing)
     for note in verdict.notes:
         console.print(f"note: {note}")
-    console.print("agree" if verdict.agrees else "differ")
+    console.print("agree" if verdict.agrees else "differ, within what timing decides" if verdict.within_timing
+                  else "differ")
