@@ -28,6 +28,7 @@ from phalanx.scheduler.plugins.node_affinity import NodeAffinity
 from phalanx.scheduler.plugins.node_unschedulable import NodeUnschedulable
 from phalanx.scheduler.plugins.taint_toleration import TaintToleration
 from phalanx.scheduler.scheduler import Scheduler
+from phalanx.sim.interleavings import AS_LISTED, INTERLEAVINGS, Interleaving
 from phalanx.sim.simulation import Simulation
 from tests.builders import Buildable, MakeJob, MakeNode, MakePod, MakePodGroup, cycle_state, inputs_of
 
@@ -152,17 +153,20 @@ class Watched:
         return decisions
 
 
-def run_checked(inputs: Inputs, profile: str, seed: int = 0) -> tuple[Simulation, Watched]:
-    sim = Simulation(inputs, builtin(profile), seed=seed, until=UNTIL)
+def run_checked(inputs: Inputs, profile: str, seed: int = 0,
+                interleaving: Interleaving = AS_LISTED) -> tuple[Simulation, Watched]:
+    sim = Simulation(inputs, builtin(profile), seed=seed, until=UNTIL, interleaving=interleaving)
     watched = Watched(sim)
     sim.run()
     return sim, watched
 
 
 @SETTINGS
-@given(items=workloads(), profile=PROFILES, seed=st.integers(0, 3))
-def test_no_over_commit_and_gang_atomicity(items: list[Buildable], profile: str, seed: int) -> None:
-    sim, watched = run_checked(inputs_of(*items), profile, seed)
+@given(items=workloads(), profile=PROFILES, seed=st.integers(0, 3), interleaving=st.sampled_from(INTERLEAVINGS))
+def test_no_over_commit_and_gang_atomicity(items: list[Buildable], profile: str, seed: int,
+                                           interleaving: Interleaving) -> None:
+    """Under every order of an instant's events (phalanx/sim/interleavings.py): the invariants are the engine's."""
+    sim, watched = run_checked(inputs_of(*items), profile, seed, interleaving)
     assert watched.steps > 0 or not sim.pods
     # What the examples exercised (pytest --hypothesis-show-statistics).
     event(f"gang members bound: {any(r.phase != 'Pending' and r.pod.group_key for r in sim.pods.values())}")
@@ -173,18 +177,24 @@ def test_no_over_commit_and_gang_atomicity(items: list[Buildable], profile: str,
     assert running <= set(sim.scheduler.cluster.bound)
 
 
-def _report(items: list[Buildable], profile: str, seed: int, inputs: Inputs | None = None) -> str:
-    sim = Simulation(inputs or inputs_of(*items), builtin(profile), seed=seed, until=UNTIL).run()
+def _report(items: list[Buildable], profile: str, seed: int, inputs: Inputs | None = None,
+            interleaving: Interleaving = AS_LISTED) -> str:
+    sim = Simulation(inputs or inputs_of(*items), builtin(profile), seed=seed, until=UNTIL,
+                     interleaving=interleaving).run()
     report: dict[str, Any] = build_report(sim)
     report.pop("stats")  # wall-clock timings
     return json.dumps(report, sort_keys=True)
 
 
 @SETTINGS
-@given(items=workloads(), profile=PROFILES, seed=st.integers(0, 1000))
-def test_same_input_and_seed_give_the_same_report(items: list[Buildable], profile: str, seed: int) -> None:
+@given(items=workloads(), profile=PROFILES, seed=st.integers(0, 1000), interleaving=st.sampled_from(INTERLEAVINGS))
+def test_same_input_and_seed_give_the_same_report(items: list[Buildable], profile: str, seed: int,
+                                                  interleaving: Interleaving) -> None:
     first = _report(items, profile, seed)
     assert _report(items, profile, seed) == first
+    # A shuffled order is drawn from its seed: it repeats too.
+    assert _report(items, profile, seed, interleaving=interleaving) == \
+        _report(items, profile, seed, interleaving=interleaving)
     # compare replays one loaded Inputs under several profiles: a run must not change it.
     shared = inputs_of(*items)
     _report(items, "gang" if profile == "default" else "default", seed, shared)
