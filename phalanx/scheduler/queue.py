@@ -113,10 +113,10 @@ class SchedulingQueue:
         self.entries[key] = entry
         self._push_active(entry)
 
-    def _push_active(self, entry: Entry) -> None:
+    def _push_active(self, entry: Entry, timestamp: float | None = None) -> None:
         entry.where = Where.ACTIVE
-        heapq.heappush(self._active, (-entry.priority, entry.timestamp, self._tie_of(entry), entry.seq,
-                                     entry.key))
+        when = entry.timestamp if timestamp is None else timestamp
+        heapq.heappush(self._active, (-entry.priority, when, self._tie_of(entry), entry.seq, entry.key))
 
     def _tie_of(self, entry: Entry) -> int:
         """What orders entries of one timestamp and priority."""
@@ -281,11 +281,14 @@ class SchedulingQueue:
             if entry is not None and entry.where is Where.BACKOFF and entry.seq == seq:
                 self._push_active(entry)
         heap = self._error_backoff
+        # Retries whose backoff ends in one flush: as listed, the earlier failure first; in another order of events,
+        # which timer fires first is the backoffs' phase, so they tie and the order of ties decides.
+        retried = now if self._shuffle or self._tie < 0 else None
         while heap and heap[0][0] <= now and (late or heap[0][0] != -math.inf):
             _, seq, key = heapq.heappop(heap)
             entry = self.entries.get(key)
             if entry is not None and entry.where is Where.BACKOFF and entry.seq == seq:
-                self._push_active(entry)
+                self._push_active(entry, retried)
 
     def next_backoff(self) -> float | None:
         """When the earliest backed-off entry becomes active again."""

@@ -53,8 +53,10 @@ FINALIZER = "phalanx.dev/replay"  # on every pod the oracle creates: it, not the
 # kube-scheduler's queue with a 1 s backoff (up to 1 s backoff, then up to 1 s until the next flush).
 STILL_SECONDS = 3.5
 # With a group retrying on its error backoff (podMaxBackoff × √size, on whole-second windows), the retry that
-# makes quiet can take longer; this bounds the wait if its attempts stop showing.
+# makes quiet can take longer; this bounds the wait if its attempts stop showing: at least this, and at least
+# the largest pending group's longest backoff and a poll round (`_group_still`).
 GROUP_STILL_SECONDS = 12.0
+MAX_BACKOFF_SECONDS = 10.0  # kube-scheduler's podMaxBackoffSeconds
 _PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule",
                   "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "Topology"}  # Kueue's too
@@ -610,7 +612,7 @@ class Oracle:
                     if not queues.pods and unbound <= queues.queued and \
                             (not queues.groups or queues.group_attempts - tried_since >= queues.groups):
                         return
-                    if time.monotonic() - since >= (GROUP_STILL_SECONDS if queues.groups else STILL_SECONDS):
+                    if time.monotonic() - since >= (_group_still(pods) if queues.groups else STILL_SECONDS):
                         return
             else:
                 still = 0
@@ -942,3 +944,17 @@ def _namespaced(resource: Any) -> bool:
 def _node_of(pod: Mapping[str, Any]) -> str:
     node: str = (pod.get("spec") or {}).get("nodeName") or ""
     return node
+
+
+def _group_still(pods: Sequence[Mapping[str, Any]]) -> float:
+    """How long unchanged makes quiet with groups in the queues: a group of n pending pods retries every
+    podMaxBackoff × √n at most (`calculateBackoffDuration`), on whole-second windows, and a wait shorter than that
+    would end the step before its retry (a 5-pod gang: 22.4 s)."""
+    sizes: dict[str, int] = {}
+    for pod in pods:
+        group = ((pod.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if group and not _node_of(pod) and pod["metadata"].get("deletionTimestamp") is None:
+            key = f"{pod['metadata'].get('namespace')}/{group}"
+            sizes[key] = sizes.get(key, 0) + 1
+    largest = max(sizes.values(), default=1)
+    return max(GROUP_STILL_SECONDS, MAX_BACKOFF_SECONDS * math.sqrt(largest) + 2.0)
