@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import assert_never
@@ -88,6 +88,8 @@ class PodDeletion:
     pod_key: str
     # A controller's deletion (a LeaderWorkerSet restarting a group): a pod already terminating keeps its grace.
     unless_terminating: bool = False
+    # A replayed end (`Simulation.replay_ends`): a pod that is not running then is left alone.
+    only_running: bool = False
 
 
 @dataclass(slots=True)
@@ -199,6 +201,7 @@ class Simulation:
         # An evicted bare pod of a PodGroup (no owner) comes back, as the workload controller behind a gang
         # would make it; off where only what the manifests name runs (verify's real cluster has no such one).
         self.recreate_bare_members = True
+        self.timed_only: frozenset[str] | None = None  # `replay_ends`: the only pods that end after their duration
 
     def update_at(self, time: float, obj: Pod | PodGroup) -> None:
         """Schedule a user's update (before `run`): a pending Pod's schedulingGates, or a PodGroup's spec."""
@@ -211,6 +214,13 @@ class Simulation:
     def delete_pod_at(self, time: float, pod_key: str) -> None:
         """Schedule a user's deletion of a pod (before `run`): at `time` it leaves and frees what it held."""
         self.events.push(time, COMPLETION, PodDeletion(pod_key))
+
+    def replay_ends(self, ends: Mapping[str, float], timed: Iterable[str]) -> None:
+        """End pods as a replay ended them (before `run`; verify's other interleavings): each pod of `ends` at its
+        time if it runs then, each of `timed` after its own duration, every other pod never."""
+        self.timed_only = frozenset(timed)
+        for key, time in ends.items():
+            self.events.push(time, COMPLETION, PodDeletion(key, only_running=True))
 
     def _queue_capacity(self) -> dict[str, int]:
         return {name: value - self._running_load.get(name, 0) for name, value in self.allocatable.items()}
@@ -488,7 +498,7 @@ class Simulation:
                 if self.autoscaling is not None and record.node is not None:
                     self.autoscaling.used(record.node)
                 self.books.work(record.pod.requests)
-                if record.pod.duration is not None:
+                if record.pod.duration is not None and (self.timed_only is None or key in self.timed_only):
                     record.token += 1
                     remaining = max(record.pod.duration - record.progress, 0.0)
                     self.events.push(self.now + remaining, COMPLETION, _Completion(key, record.token))
@@ -616,6 +626,10 @@ class Simulation:
     def _user_delete(self, event: PodDeletion) -> None:
         """A deleted pod leaves now: a running one ends (Succeeded), a pending one never runs (Failed)."""
         record = self.pods.get(event.pod_key)
+        if event.only_running:  # its work done, as the replay's kubelet ended it
+            if record is not None and record.phase == "Running" and not record.terminating:
+                self._complete(_Completion(event.pod_key, record.token))
+            return
         if record is None or record.phase in ("Succeeded", "Failed") or (event.unless_terminating
                                                                          and record.terminating):
             return

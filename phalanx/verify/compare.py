@@ -31,6 +31,7 @@ from phalanx.sim.interleavings import AS_LISTED, INTERLEAVINGS, Interleaving
 from phalanx.sim.report_schema import Report
 from phalanx.sim.run import simulate
 from phalanx.sim.scenario import Scenario
+from phalanx.sim.simulation import Simulation
 from phalanx.sim.timing import Exploration, Outcome, outcomes, workload_of
 from phalanx.verify.controller_pods import ControllerPods, MadePod, top_owner
 from phalanx.verify.controlplane import KUBE_VERSION
@@ -264,10 +265,11 @@ class _Run:
 def _simulate(inputs: Inputs, profile: Profile, scenario: Scenario | None, seed: int,
               hints: dict[str, str] | None = None, preemption_hints: dict[str, str] | None = None,
               victim_hints: set[str] | None = None, interleaving: Interleaving = AS_LISTED,
-              until: float | None = None) -> _Run:
+              until: float | None = None, setup: Sequence[Callable[[Simulation], object]] = ()) -> _Run:
     queue = RecordingQueue(reverse_ties=interleaving.reverse_queue, shuffle_ties=interleaving.shuffle)
     # Nothing on the real cluster makes an evicted bare pod again.
-    run = simulate(inputs, profile, scenario=scenario, seed=seed, until=until, recreate_bare_members=False, queue=queue,
+    run = simulate(inputs, profile, scenario=scenario, seed=seed, until=until, setup=setup,
+                   recreate_bare_members=False, queue=queue,
                    hints=Hints(nodes=hints, preemption_nodes=preemption_hints, victims=victim_hints),
                    interleaving=interleaving)
     given = {pod.key for pod in inputs.pods}
@@ -423,9 +425,17 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     if not verdict.agrees:
         arrivals = {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)}
         # The replay saw nothing after its last step: what another order of events would do later is not compared.
+        # Its pods ended when the replay ended them (at Phalanx's first run's ends, bare pods a run time after the
+        # real binding), not a run time after another order bound them.
         horizon = steps[-1].time if steps else None
+        ends = {key: step.time for step in steps for key in step.finish if key not in durations}
+
+        def replayed(sim: Simulation) -> None:
+            sim.replay_ends(ends, durations)
+
         verdict.timing = _timing(verdict, second, real, oracle, prebound, arrivals, lambda order: _simulate(
-            inputs, profile, scenario, seed, hints, preempted_on, victims, interleaving=order, until=horizon))
+            inputs, profile, scenario, seed, hints, preempted_on, victims, interleaving=order, until=horizon,
+            setup=[replayed]))
     verdict.notes.extend(notes)
     for (kind, gate), count in sorted(real.left_out.items()):
         verdict.notes.append(f"not replayed: {count} {kind} object(s) (the API server does not take them with the "
