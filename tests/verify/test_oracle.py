@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from phalanx.verify.oracle import Oracle, RealPod, Step, _Queues
+from phalanx.verify.oracle import Oracle, RealPod, Step, _group_still, _Queues
 
 KUBECONFIG = """apiVersion: v1
 kind: Config
@@ -95,3 +95,19 @@ def test_unreadable_metrics_count_as_busy(tmp_path: Path) -> None:
 def test_without_entity_metrics_pods_come_from_pending_pods(tmp_path: Path) -> None:
     metrics = 'scheduler_pending_pods{queue="active"} 2\nscheduler_pending_pods{queue="backoff"} 1\n'
     assert _oracle(tmp_path, metrics)._queues() == _Queues(pods=3, groups=0, group_attempts=0, queued=3)
+
+
+def _pod(name: str, group: str | None, node: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"schedulingGroup": {"podGroupName": group}} if group else {}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+
+
+def test_a_step_with_a_group_waiting_lasts_at_least_its_longest_backoff() -> None:
+    """kube-scheduler retries a failed group every podMaxBackoff × √(pending members) at most: a 5-pod gang's
+    22.4 s, longer than the 12 s floor; a bound member or a bare pod does not count."""
+    gang = [_pod(f"g-{i}", "g") for i in range(5)] + [_pod("g-5", "g", node="n1"), _pod("bare", None)]
+    assert abs(_group_still(gang) - (10 * 5 ** 0.5 + 2)) < 1e-9
+    assert _group_still([_pod("h-0", "h"), _pod("h-1", "h", node="n1")]) == 12.0  # one pending: 10 s + 2
+    assert _group_still([]) == 12.0
