@@ -13,6 +13,7 @@ T = TypeVar("T")
 # At equal times, completions free room before new objects arrive.
 COMPLETION = 0
 ARRIVAL = 1
+_LISTED = -1e15  # below every other tie: listed events first
 
 
 class EventQueue(Generic[T]):
@@ -27,9 +28,14 @@ class EventQueue(Generic[T]):
     def __len__(self) -> int:
         return len(self._heap)
 
-    def push(self, time: float, priority: int, event: T) -> None:
+    def push(self, time: float, priority: int, event: T, *, listed: bool = False) -> None:
+        """`listed`: with ties reversed or shuffled, the event still comes first among its ties, in push order (the
+        cluster's state: nodes, pods already bound)."""
         self._seq += self._step
-        tie = self._draw() if self._draw is not None else self._seq
+        if listed and (self._step < 0 or self._draw is not None):
+            tie: float = _LISTED + abs(self._seq)
+        else:
+            tie = self._draw() if self._draw is not None else self._seq
         heapq.heappush(self._heap, (time, priority, tie, self._seq, event))
 
     def only(self, test: Callable[[T], bool]) -> bool:

@@ -154,7 +154,9 @@ class Simulation:
             if isinstance(obj, Node) and obj.arrival <= 0:
                 continue
             if isinstance(obj, Node | Pod | PodGroup | CompositePodGroup | Job):
-                self.events.push(obj.arrival, ARRIVAL, obj)
+                # Nodes and pods already bound are the cluster's state: no order of events reaches them.
+                present = isinstance(obj, Node) or (isinstance(obj, Pod) and obj.node_name is not None)
+                self.events.push(obj.arrival, ARRIVAL, obj, listed=present)
             elif type(obj) in inputs.controlled:
                 self.events.push(obj.arrival, ARRIVAL, _Controlled(obj))
         self.allocatable: dict[str, int] = defaultdict(int)
@@ -255,8 +257,8 @@ class Simulation:
             # One creation (or end) per round: the rest of the instant waits for the next round, at the same time.
             while (event := self.events.pop_one(now)) is not None:
                 self._apply(event)
-                if (order.between_creations and isinstance(event, _CREATIONS)) or \
-                        (order.between_ends and isinstance(event, _ENDS)):
+                created = isinstance(event, _CREATIONS) and not (isinstance(event, Pod) and event.node_name is not None)
+                if (order.between_creations and created) or (order.between_ends and isinstance(event, _ENDS)):
                     break
         else:
             for event in self.events.pop_until(now):

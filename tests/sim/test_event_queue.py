@@ -25,3 +25,14 @@ def test_pop_one_takes_a_single_due_event() -> None:
     assert queue.pop_one(5.0) == "done"
     assert queue.pop_until(5.0) == ["a", "b", "c"]
     assert queue.pop_one(5.0) is None
+
+
+def test_listed_events_come_first_among_their_ties_in_push_order_whatever_the_order_of_ties() -> None:
+    for queue in (EventQueue[str](reverse_ties=True), EventQueue[str](shuffle_ties=3)):
+        for name, listed in (("pending-a", False), ("node", True), ("pending-b", False), ("bound-pod", True)):
+            queue.push(0.0, ARRIVAL, name, listed=listed)
+        assert queue.pop_until(0.0)[:2] == ["node", "bound-pod"]
+    plain = EventQueue[str]()
+    for name, listed in (("pending-a", False), ("node", True), ("bound-pod", True)):
+        plain.push(0.0, ARRIVAL, name, listed=listed)
+    assert plain.pop_until(0.0) == ["pending-a", "node", "bound-pod"]  # as listed: push order alone
