@@ -5,14 +5,22 @@ waits; and waiting, at each step, until Kueue has decided on every queued Job.
 Kueue decides asynchronously: a Job created with the queue-name label is suspended by Kueue's webhook, gets a
 Workload from Kueue's Job reconciler, and is admitted (QuotaReserved and Admitted True, the Job resumed) or left
 pending (QuotaReserved False with a message) by its scheduler, which retries on every change. The step is
-settled when every queued Job has a Workload that Kueue has tried, every admitted one's Job runs, and nothing
-changed for a still spell longer than Kueue's requeue after a finished or evicted workload; or, with a Workload
-Kueue does not try (one behind a StrictFIFO head that does not fit), when nothing changed for a few seconds.
+settled when every queued Job has a Workload that Kueue has tried, every admitted one's Job runs, no Job is
+between states (pods ended that its controller has not counted, a Job complete whose Workload is not finished,
+a Job suspended or resumed whose pods are not yet gone or made), and Kueue's own queues are idle: read from its
+metrics, no workload waiting for a scheduling cycle (`kueue_pending_workloads{status="active"}`), or cycles
+running without changing anything (`kueue_admission_attempts_total`: a StrictFIFO head that does not fit is
+retried at once, and the workloads behind it are never tried), and no requeue pending: Kueue requeues its
+inadmissible workloads a second after quota is freed (`requeueBatchPeriod`). Without its metrics (or with its
+pod integration, whose pods this does not follow), a still spell does: nothing changed for longer than Kueue's
+requeue; with a Workload Kueue does not try, for a few seconds.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -43,10 +51,37 @@ KUEUE_POD_FINALIZER = "kueue.x-k8s.io/managed"  # on the pods Kueue's pod integr
 ADMISSION_GATE = "kueue.x-k8s.io/admission"  # the scheduling gate Kueue's pod webhook adds, removed at admission
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
+# With Kueue's queues read from its metrics: unchanged this long (its informers lag by milliseconds), idle queues
+# are decided; after quota was freed, Kueue requeues its inadmissible workloads a second later
+# (requeueBatchPeriod, pkg/cache/queue/inadmissible_workloads.go).
+EVENT_SECONDS = 0.3
+REQUEUE_SECONDS = 1.3
+SPIN_ATTEMPTS = 3  # scheduling cycles run with nothing changed: Kueue retries the same heads
 # A Workload that Kueue never tries stays without QuotaReserved (behind a StrictFIFO head that does not fit):
 # unchanged this long, it is left undecided.
 UNDECIDED_SECONDS = 4.0
 RECHECK_SECONDS = 0.5  # after the scheduler's quiet: binding pods changes nothing Kueue's Job integration reads
+
+
+_METRIC = re.compile(r"^(kueue_pending_workloads|kueue_admission_attempts_total)\{([^}]*)\} ([0-9.e+]+)$", re.M)
+_STATUS = re.compile(r'status="(\w+)"')
+JOB_ENDED = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
+
+
+@dataclass(frozen=True)
+class _State:
+    decided: bool  # every queued Job (pod, group) has a Workload Kueue has tried, admitted ones running
+    moving: bool  # something is between states that Kueue or the Job controller is about to act on
+    untried: bool  # a Workload without QuotaReserved (behind a StrictFIFO head, or just made)
+    holding: frozenset[str]  # the workloads that hold quota
+    fingerprint: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class _Queues:
+    active: int  # workloads waiting for a scheduling cycle, or in one
+    inadmissible: int
+    attempts: int  # scheduling cycles run
 
 
 @dataclass
@@ -67,10 +102,14 @@ class Admissions:
         self.kueue = kueue
         self.workloads: dict[str, RealWorkload] = {}
         self._evicted: set[tuple[str, str]] = set()  # (workload uid, eviction time) seen
+        self._holding: frozenset[str] = frozenset()
+        self._freed_at = -math.inf  # when quota was last seen freed (monotonic)
 
     def start(self) -> None:
         self.workloads.clear()
         self._evicted.clear()
+        self._holding = frozenset()
+        self._freed_at = -math.inf
         self.kueue.start()
 
     def queued(self, key: str | None) -> bool:
@@ -105,31 +144,67 @@ class Admissions:
             time.sleep(POLL_SECONDS / 2)
 
     def settle(self, now: float, timeout: float = 90.0, still: float = STILL_SECONDS) -> bool:
-        """Wait until Kueue has decided on every queued Job and nothing changed for `still` seconds; note the
-        admissions seen. True when anything changed meanwhile."""
+        """Wait until Kueue has decided on every queued Job and its queues are idle (or, without its metrics,
+        nothing changed for `still` seconds); note the admissions seen. True when anything changed meanwhile."""
         deadline = time.monotonic() + timeout
-        last: tuple[Any, ...] | None = None
+        last: _State | None = None
         first: tuple[Any, ...] | None = None
         since = time.monotonic()
+        attempts_at: int | None = None  # Kueue's cycles when the state was first seen still long enough
         while time.monotonic() < deadline:
             state = self._observe(now)
+            clock = time.monotonic()
             if first is None:
-                first = state[1]
+                first = state.fingerprint
             if state != last:
-                last, since = state, time.monotonic()
-            elif time.monotonic() - since >= (still if state[0] else UNDECIDED_SECONDS):
-                return state[1] != first
+                last, since, attempts_at = state, clock, None
+            else:
+                unchanged = clock - since
+                if not state.moving and unchanged >= EVENT_SECONDS and not self.pods:
+                    queues = self._queues()
+                    if queues is not None:
+                        if attempts_at is None:
+                            attempts_at = queues.attempts
+                        requeue_due = queues.inadmissible > 0 and clock - self._freed_at < REQUEUE_SECONDS
+                        idle = queues.active == 0 and not state.untried
+                        if not requeue_due and (idle or queues.attempts - attempts_at >= SPIN_ATTEMPTS):
+                            return state.fingerprint != first
+                if unchanged >= (still if state.decided else UNDECIDED_SECONDS):
+                    return state.fingerprint != first
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError(f"Kueue did not settle within {timeout:g}s at simulated time {now:g}s")
 
-    def _observe(self, now: float) -> tuple[bool, tuple[Any, ...]]:
-        """Whether every queued Job is decided, and a fingerprint of the decisions."""
+    def _queues(self) -> _Queues | None:
+        """Kueue's queues from its metrics, or None when they cannot be read."""
+        try:
+            text = self.kueue.metrics()
+        except OSError:
+            return None
+        totals = {"active": 0.0, "inadmissible": 0.0, "attempts": 0.0}
+        for match in _METRIC.finditer(text):
+            name, labels, value = match.groups()
+            if name == "kueue_admission_attempts_total":
+                totals["attempts"] += float(value)
+            else:
+                status = _STATUS.search(labels)
+                if status is not None and status.group(1) in totals:
+                    totals[status.group(1)] += float(value)
+        return _Queues(int(totals["active"]), int(totals["inadmissible"]), int(totals["attempts"]))
+
+    def _observe(self, now: float) -> _State:
+        """Whether every queued Job is decided, whether anything is between states, and a fingerprint of the
+        decisions."""
         jobs: dict[str, bool] = {}  # queued Job (or plain pod, or complete pod group) -> held (suspended, gated)
+        moving = False
+        bodies: dict[str, dict[str, Any]] = {}
         for job in self.client.list(Job, namespace="*"):
             body = job.to_dict()
             if (body["metadata"].get("labels") or {}).get(KUEUE_QUEUE_LABEL):
-                jobs[f"Job {body['metadata']['namespace']}/{body['metadata']['name']}"] = bool(
-                    (body.get("spec") or {}).get("suspend"))
+                name = f"Job {body['metadata']['namespace']}/{body['metadata']['name']}"
+                jobs[name] = bool((body.get("spec") or {}).get("suspend"))
+                bodies[name] = body
+        if bodies and not self.pods:
+            moving |= _jobs_moving(bodies, self.client.list(Pod, namespace="*"))
         of_pod = self._queued_pods(jobs) if self.pods else {}
         if self.pods:
             for sts in self.client.list(StatefulSet, namespace="*"):
@@ -137,7 +212,9 @@ class Admissions:
                 if meta is not None and (meta.labels or {}).get(KUEUE_QUEUE_LABEL):
                     jobs[f"StatefulSet {meta.namespace}/{meta.name}"] = False
         decided = True
+        untried = False
         seen: set[str] = set()
+        holding: set[str] = set()
         fingerprint = []
         for obj in self.client.list(Workload, namespace="*"):
             meta = obj.metadata
@@ -170,12 +247,25 @@ class Admissions:
             reserved = conditions.get("QuotaReserved")
             record.message = reserved.get("message") if reserved is not None and not admitted and not finished \
                 else None
-            if not finished and (reserved is None or (admitted and jobs.get(key, False))):
-                decided = False
+            if _true(conditions, "QuotaReserved") and not finished:
+                holding.add(key)
+            of_job = bodies.get(key)
+            if of_job is not None and not finished:
+                ended = any(c.get("type") in JOB_ENDED and c.get("status") == "True"
+                            for c in (of_job.get("status") or {}).get("conditions") or ())
+                # A Job that ended, its Workload not finished yet; an evicted one not yet suspended
+                moving |= ended or (_true(conditions, "Evicted") and not jobs[key])
+            if not finished and reserved is None:
+                decided, untried = False, True
+            if not finished and admitted and jobs.get(key, False):
+                decided, moving = False, True
             fingerprint.append((key, admitted, finished, record.message, record.evictions))
         if set(jobs) - seen:
-            decided = False  # a queued Job whose Workload Kueue has not made yet
-        return decided, tuple(sorted(fingerprint, key=str))
+            decided, moving = False, True  # a queued Job whose Workload Kueue has not made yet
+        if self._holding - holding:
+            self._freed_at = time.monotonic()
+        self._holding = frozenset(holding)
+        return _State(decided, moving, untried, self._holding, tuple(sorted(fingerprint, key=str)))
 
     def _queued_pods(self, held: dict[str, bool]) -> dict[str, str]:
         """Pods Kueue's pod integration queues (the queue-name label, no owner), each to its workload's key as
@@ -224,6 +314,47 @@ class Admissions:
                 return
             time.sleep(POLL_SECONDS)
         raise ControlPlaneError("Kueue's objects of the previous verify run were not deleted")
+
+
+def _jobs_moving(jobs: Mapping[str, Mapping[str, Any]], pods: Any) -> bool:
+    """Whether a queued Job is between states its controller is about to settle: a pod it owns ended (deleted at
+    once, or finished) that it has not counted, a count not yet written, pods left on a suspended Job, or pods
+    not yet made for a resumed one. A pod deleted gracefully waits for the replay's clock, not for a controller."""
+    uids = {str(body["metadata"].get("uid")): key for key, body in jobs.items()}
+    for pod in pods:
+        meta = pod.metadata
+        if meta is None or meta.deletionTimestamp is None:
+            continue
+        owner = next((o for o in meta.ownerReferences or () if o.kind == "Job"), None)
+        phase = pod.status.phase if pod.status is not None else None
+        if owner is not None and owner.uid in uids and (not meta.deletionGracePeriodSeconds
+                                                          or phase in ("Succeeded", "Failed")):
+            return True
+    for body in jobs.values():
+        spec = body.get("spec") or {}
+        status = body.get("status") or {}
+        uncounted = status.get("uncountedTerminatedPods") or {}
+        if uncounted.get("succeeded") or uncounted.get("failed"):
+            return True
+        active, succeeded = int(status.get("active") or 0), int(status.get("succeeded") or 0)
+        if spec.get("suspend"):
+            if active:
+                return True
+            continue
+        ended = any(c.get("type") in JOB_ENDED and c.get("status") == "True" for c in status.get("conditions") or ())
+        completions = spec.get("completions")
+        if ended:
+            continue
+        if completions is not None and succeeded >= int(completions):
+            return True  # complete, not yet marked so
+        raw = spec.get("parallelism")
+        parallelism = 1 if raw is None else int(raw)
+        # (without completions, a Job makes no new pod once one succeeded)
+        wanted = min(parallelism, int(completions) - succeeded) if completions is not None else \
+            (parallelism if not succeeded else 0)
+        if active < wanted:
+            return True
+    return False
 
 
 def _true(conditions: dict[str, Any], kind: str) -> bool:

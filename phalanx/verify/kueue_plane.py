@@ -1,7 +1,7 @@
 """The real Kueue v0.17.0 (tools/kueue/build.sh) beside a ControlPlane: the oracle of `verify --profile kueue`.
 
-Kueue runs outside the cluster with the plane's kubeconfig, leader election, metrics and its own certificate
-management off, and its health and webhook ports on loopback. Started, it installs what a Kueue release does:
+Kueue runs outside the cluster with the plane's kubeconfig, leader election and its own certificate management
+off, and its health, metrics and webhook ports on loopback. Started, it installs what a Kueue release does:
 the module's CRDs (their conversion webhook by loopback URL), the webhook configurations of the integrations it
 runs (by loopback URL), and the webhook Secret and certificate folder filled with a CA and a serving certificate
 for 127.0.0.1 (Kueue waits for both at start-up and ignores the first SIGTERM while it waits).
@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, _Process, free_port
+from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, _http_get, _Process, free_port
 
 VERSION = "v0.17.0"
 NAMESPACE = "kueue-system"
@@ -84,6 +84,7 @@ class Kueue:
         self.process: _Process | None = None
         self.webhook_port = 0
         self.health_port = 0
+        self.metrics_port = 0
         self._installed = False
         self._hooks: tuple[str, ...] | None = None  # the frameworks whose webhooks are installed
         self.settings: dict[str, Any] = {}  # Configuration fields from the inputs (fairSharing)
@@ -117,10 +118,13 @@ class Kueue:
             self._install_webhooks()
             self._hooks = self.frameworks
         self.health_port = free_port()
+        self.metrics_port = free_port()
         config = {
             "apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "namespace": NAMESPACE,
             "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health_port}"},
-            "metrics": {"bindAddress": "0"},
+            # On loopback, served with the certificate below to a bearer token the API server accepts (the
+            # oracle's admin token): the oracle reads Kueue's queues from it (`metrics`).
+            "metrics": {"bindAddress": f"127.0.0.1:{self.metrics_port}"},
             "webhook": {"port": self.webhook_port, "host": "127.0.0.1", "certDir": str(self.dir / "certs")},
             "leaderElection": {"leaderElect": False},
             "internalCertManagement": {"enable": False},
@@ -141,6 +145,13 @@ class Kueue:
         if self.process is not None:
             self.process.kill()  # it may ignore a first SIGTERM; its state is all in the API server
             self.process = None
+
+    def metrics(self) -> str:
+        """Kueue's Prometheus metrics (its queues: `kueue_pending_workloads`, `kueue_admission_attempts_total`);
+        OSError while it is down."""
+        if self.process is None or not self.process.alive():
+            raise OSError("Kueue is not running")
+        return _http_get(f"https://127.0.0.1:{self.metrics_port}/metrics", TOKEN)
 
     def _ready(self) -> bool:
         try:
@@ -167,7 +178,7 @@ class Kueue:
                  "-CAkey", str(self.dir / "ca.key"), "-CAcreateserial", "-days", "365", "-extfile", str(ext),
                  "-out", str(certs / "tls.crt"))
         # With its certificate management off, Kueue reads a metrics certificate from a fixed folder
-        # (cmd/kueue/main.go) even when metrics are off; it only has to load.
+        # (cmd/kueue/main.go); a certificate already there (another plane's) serves as well.
         if not (METRICS_CERTS / "tls.crt").is_file():
             try:
                 METRICS_CERTS.mkdir(parents=True, exist_ok=True)

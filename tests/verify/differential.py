@@ -65,10 +65,12 @@ class ShardResult:
 
 
 def run_suite(what: str, cases: int, planes: int, here: Callable[[Sequence[int]], ShardResult],
-              elsewhere: Callable[[Sequence[int]], ShardResult]) -> ShardResult:
+              elsewhere: Callable[[Sequence[int]], ShardResult],
+              counts: Callable[[list[str]], bool] = lambda wrong: True) -> ShardResult:
     """Seeds 0…cases-1 in `planes` shards: the first `here` (on the session's plane), each other `elsewhere` (on
-    a plane of its own, in a process of its own), and the disagreeing ones once more `here`; the sum, also given
-    as a warning, so that pytest's summary (and CI's log) shows the agreement when the test passes."""
+    a plane of its own, in a process of its own), and the disagreeing ones whose differences `counts` once more
+    `here`; the sum, also given as a warning, so that pytest's summary (and CI's log) shows the agreement when
+    the test passes."""
     shards = [list(range(shard, cases, planes)) for shard in range(planes)]
     # spawn, not fork: this process has threads (a forked child could inherit a lock held by one of them)
     with ProcessPoolExecutor(max_workers=max(1, planes - 1), mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -83,9 +85,10 @@ def run_suite(what: str, cases: int, planes: int, here: Callable[[Sequence[int]]
     # A disagreeing case is replayed once more, on both sides: one that agrees then was decided by the control
     # plane's timing, and is named as such (the counts above stay the first replay's); one that disagrees twice
     # is a difference.
-    if total.disagreeing:
-        again = here(sorted(total.disagreeing))
-        for seed in [s for s in total.disagreeing if s not in again.disagreeing]:
+    replayed = sorted(seed for seed, wrong in total.disagreeing.items() if counts(wrong))
+    if replayed:
+        again = here(replayed)
+        for seed in [s for s in replayed if s not in again.disagreeing]:
             total.timing[seed] = total.disagreeing.pop(seed)
             if seed in again.within:
                 total.within[seed] = again.within[seed]

@@ -46,3 +46,20 @@ def test_no_second_replay_when_every_case_agrees() -> None:
     with pytest.warns(UserWarning, match="0 disagreeing on two replays"):
         result = run_suite("cases", 3, 1, here, _never)
     assert calls == [[0, 1, 2]] and not result.disagreeing and not result.timing
+
+
+def test_a_case_whose_differences_do_not_count_is_not_replayed_again() -> None:
+    calls: list[list[int]] = []
+
+    def here(seeds: Sequence[int]) -> ShardResult:
+        calls.append(list(seeds))
+        result = ShardResult()
+        result.disagreeing[0] = ["node default/p-0: 'node-1' vs 'node-2'"]
+        result.disagreeing[1] = ["admission Job default/j: (True, 0.0, 0) vs (False, None, 0)"]
+        return result
+
+    with pytest.warns(UserWarning, match=r"2 disagreeing on two replays: \[0, 1\]"):
+        result = run_suite("cases", 2, 1, here, _never,
+                           counts=lambda wrong: any(not w.startswith("node ") for w in wrong))
+    assert calls == [[0, 1], [1]]  # the node-only case stays as first replayed, named, not counted again
+    assert set(result.disagreeing) == {0, 1} and not result.timing
