@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import http.client
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import ssl
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -25,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -330,7 +333,7 @@ class ControlPlane:
                    lambda: _http_ok(f"https://127.0.0.1:{self.scheduler_port}/readyz"), 60)
 
     def scheduler_metrics(self) -> str:
-        return _http_get(f"https://127.0.0.1:{self.scheduler_port}/metrics")
+        return scrape(f"https://127.0.0.1:{self.scheduler_port}/metrics")
 
     def stop_scheduler(self) -> None:
         if self.scheduler is not None:
@@ -394,6 +397,37 @@ def _http_get(url: str, token: str | None = None, timeout: float = 5.0) -> str:
     with urllib.request.urlopen(request, timeout=timeout, context=_INSECURE) as response:
         body: bytes = response.read()
         return body.decode()
+
+
+_KEPT = threading.local()  # (host, port) -> a kept-alive connection, per thread
+
+
+def scrape(url: str, token: str | None = None, timeout: float = 5.0) -> str:
+    """GET an HTTPS endpoint that the oracle polls (a metrics page) over a connection kept alive between calls:
+    a TLS handshake at every poll costs both sides more than the page. OSError when it cannot be read."""
+    parts = urlsplit(url)
+    host, port = parts.hostname or "127.0.0.1", parts.port or 443
+    kept: dict[tuple[str, int], http.client.HTTPSConnection] = _KEPT.__dict__.setdefault("connections", {})
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    for attempt in range(2):
+        connection = kept.get((host, port))
+        if connection is None:
+            connection = kept[(host, port)] = http.client.HTTPSConnection(host, port, timeout=timeout,
+                                                                          context=_INSECURE)
+        try:
+            connection.request("GET", parts.path or "/", headers=headers)
+            response = connection.getresponse()
+            body = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            connection.close()
+            del kept[(host, port)]
+            if attempt:
+                raise OSError(f"{url}: {exc}") from exc
+            continue  # the server closed the kept connection (restarted, or idle too long): once more
+        if response.status != 200:
+            raise OSError(f"{url}: HTTP {response.status}")
+        return body.decode()
+    raise OSError(url)
 
 
 def _http_ok(url: str, token: str | None = None) -> bool:

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, _http_get, _Process, free_port
+from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, _Process, free_port, scrape
 
 VERSION = "v0.17.0"
 NAMESPACE = "kueue-system"
@@ -151,7 +151,7 @@ class Kueue:
         OSError while it is down."""
         if self.process is None or not self.process.alive():
             raise OSError("Kueue is not running")
-        return _http_get(f"https://127.0.0.1:{self.metrics_port}/metrics", TOKEN)
+        return scrape(f"https://127.0.0.1:{self.metrics_port}/metrics", TOKEN)
 
     def _ready(self) -> bool:
         try:
