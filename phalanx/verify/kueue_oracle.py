@@ -22,6 +22,7 @@ import contextlib
 import math
 import re
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -104,13 +105,22 @@ class Admissions:
         self._evicted: set[tuple[str, str]] = set()  # (workload uid, eviction time) seen
         self._holding: frozenset[str] = frozenset()
         self._freed_at = -math.inf  # when quota was last seen freed (monotonic)
+        self._succeeded: Counter[str] = Counter()  # Job key -> its pods the replay ended as succeeded
 
     def start(self) -> None:
         self.workloads.clear()
         self._evicted.clear()
         self._holding = frozenset()
         self._freed_at = -math.inf
+        self._succeeded.clear()
         self.kueue.start()
+
+    def succeeded(self, pod: Mapping[str, Any]) -> None:
+        """The replay ended `pod` as succeeded: its Job is between states until its controller has counted it."""
+        meta = pod["metadata"]
+        for owner in meta.get("ownerReferences") or ():
+            if owner.get("kind") == "Job":
+                self._succeeded[f"Job {meta.get('namespace', 'default')}/{owner.get('name')}"] += 1
 
     def queued(self, key: str | None) -> bool:
         """Whether Kueue holds the Workload of `key` ("Job ns/name", "Pod ns/name" or "PodGroup ns/name")."""
@@ -169,6 +179,8 @@ class Admissions:
                         idle = queues.active == 0 and not state.untried
                         if not requeue_due and (idle or queues.attempts - attempts_at >= SPIN_ATTEMPTS):
                             return state.fingerprint != first
+                        if requeue_due:  # Kueue does nothing until then
+                            time.sleep(max(0.0, self._freed_at + REQUEUE_SECONDS - POLL_SECONDS - clock))
                 if unchanged >= (still if state.decided else UNDECIDED_SECONDS):
                     return state.fingerprint != first
             time.sleep(POLL_SECONDS)
@@ -204,7 +216,7 @@ class Admissions:
                 jobs[name] = bool((body.get("spec") or {}).get("suspend"))
                 bodies[name] = body
         if bodies and not self.pods:
-            moving |= _jobs_moving(bodies, self.client.list(Pod, namespace="*"))
+            moving |= _jobs_moving(bodies, self._succeeded)
         of_pod = self._queued_pods(jobs) if self.pods else {}
         if self.pods:
             for sts in self.client.list(StatefulSet, namespace="*"):
@@ -316,19 +328,13 @@ class Admissions:
         raise ControlPlaneError("Kueue's objects of the previous verify run were not deleted")
 
 
-def _jobs_moving(jobs: Mapping[str, Mapping[str, Any]], pods: Any) -> bool:
-    """Whether a queued Job is between states its controller is about to settle: a pod it owns ended (deleted at
-    once, or finished) that it has not counted, a count not yet written, pods left on a suspended Job, or pods
-    not yet made for a resumed one. A pod deleted gracefully waits for the replay's clock, not for a controller."""
-    uids = {str(body["metadata"].get("uid")): key for key, body in jobs.items()}
-    for pod in pods:
-        meta = pod.metadata
-        if meta is None or meta.deletionTimestamp is None:
-            continue
-        owner = next((o for o in meta.ownerReferences or () if o.kind == "Job"), None)
-        phase = pod.status.phase if pod.status is not None else None
-        if owner is not None and owner.uid in uids and (not meta.deletionGracePeriodSeconds
-                                                          or phase in ("Succeeded", "Failed")):
+def _jobs_moving(jobs: Mapping[str, Mapping[str, Any]], ended_by_job: Mapping[str, int]) -> bool:
+    """Whether a queued Job is between states its controller is about to settle: pods the replay ended as
+    succeeded (`ended_by_job`) that it has not counted yet, a count not yet written, pods left on a
+    suspended Job, or pods not yet made for a resumed one."""
+    for key, ended in ended_by_job.items():
+        body = jobs.get(key)
+        if body is not None and int((body.get("status") or {}).get("succeeded") or 0) < ended:
             return True
     for body in jobs.values():
         spec = body.get("spec") or {}

@@ -556,6 +556,8 @@ class Oracle:
                                   patch_type=PatchType.MERGE)
             outcome.pods.setdefault(key, RealPod(key)).finished = True
             self._ended.add(pod["metadata"]["uid"])
+            if self.admissions is not None:
+                self.admissions.succeeded(pod)
             self.delete_now(pod)
             ended = True
         return ended

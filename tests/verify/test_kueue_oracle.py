@@ -1,12 +1,9 @@
 """How the Kueue oracle tells that a step is decided, without a control plane: Kueue's queues read from its
-metrics page, and the Jobs that are between states (their controller or Kueue about to act)."""
+metrics page, and the Jobs that are between states (their controller about to act)."""
 
 from __future__ import annotations
 
 from typing import Any, cast
-
-from lightkube.models.meta_v1 import ObjectMeta, OwnerReference
-from lightkube.resources.core_v1 import Pod
 
 from phalanx.verify.kueue_oracle import Admissions, _jobs_moving, _Queues
 from phalanx.verify.kueue_plane import Kueue
@@ -53,40 +50,37 @@ def _job(uid: str = "u1", suspend: bool = False, **status: Any) -> dict[str, Any
             "spec": {"suspend": suspend, "parallelism": 2, "completions": 2}, "status": status}
 
 
-def _pod(owner: str = "u1", *, deleted: bool = False, grace: int | None = None, phase: str = "Running") -> Pod:
-    meta = ObjectMeta(name="job-0-a", namespace="default",
-                      ownerReferences=[OwnerReference(apiVersion="batch/v1", kind="Job", name="job-0", uid=owner)])
-    if deleted:
-        meta.deletionTimestamp = "2026-12-07T00:00:00Z"  # type: ignore[assignment]
-        meta.deletionGracePeriodSeconds = grace
-    return cast(Pod, Pod.from_dict({"metadata": meta.to_dict(), "status": {"phase": phase}}))
-
-
 def test_a_running_job_with_its_pods_is_settled() -> None:
-    assert not _jobs_moving({"Job default/job-0": _job(active=2)}, [_pod(), _pod()])
+    assert not _jobs_moving({"Job default/job-0": _job(active=2)}, {})
 
 
 def test_a_resumed_job_whose_pods_are_not_made_yet_is_moving() -> None:
-    assert _jobs_moving({"Job default/job-0": _job(active=1)}, [_pod()])
-    assert not _jobs_moving({"Job default/job-0": _job(active=1, succeeded=1)}, [_pod()])
+    assert _jobs_moving({"Job default/job-0": _job(active=1)}, {})
+    assert not _jobs_moving({"Job default/job-0": _job(active=1, succeeded=1)}, {"Job default/job-0": 1})
 
 
 def test_a_pod_ended_and_not_counted_is_moving() -> None:
     job = {"Job default/job-0": _job(active=2)}
-    assert _jobs_moving(job, [_pod(deleted=True, grace=0)])  # deleted at once, the Job's finalizer on
-    assert _jobs_moving(job, [_pod(deleted=True, grace=30, phase="Succeeded")])
-    assert _jobs_moving({"Job default/job-0": _job(active=1, uncountedTerminatedPods={"succeeded": ["x"]})}, [])
-    # A graceful deletion waits for the replay's clock, not for a controller; another Job's pod is not this one's.
-    assert not _jobs_moving(job, [_pod(deleted=True, grace=30)])
-    assert not _jobs_moving(job, [_pod(owner="u2", deleted=True, grace=0)])
+    assert _jobs_moving(job, {"Job default/job-0": 1})  # the replay ended one; the Job controller has not seen it
+    assert _jobs_moving({"Job default/job-0": _job(active=1, uncountedTerminatedPods={"succeeded": ["x"]})}, {})
+    assert not _jobs_moving({"Job default/job-0": _job(active=1, succeeded=1)}, {"Job default/job-0": 1})
+    assert not _jobs_moving(job, {"Job default/other": 1})  # another Job's pod is not this one's
 
 
 def test_a_job_complete_by_count_but_not_marked_is_moving() -> None:
-    assert _jobs_moving({"Job default/job-0": _job(succeeded=2)}, [])
+    assert _jobs_moving({"Job default/job-0": _job(succeeded=2)}, {})
     assert not _jobs_moving({"Job default/job-0": _job(succeeded=2, conditions=[
-        {"type": "Complete", "status": "True"}])}, [])
+        {"type": "Complete", "status": "True"}])}, {})
 
 
 def test_a_suspended_job_with_pods_still_active_is_moving() -> None:
-    assert _jobs_moving({"Job default/job-0": _job(suspend=True, active=2)}, [])
-    assert not _jobs_moving({"Job default/job-0": _job(suspend=True)}, [])
+    assert _jobs_moving({"Job default/job-0": _job(suspend=True, active=2)}, {})
+    assert not _jobs_moving({"Job default/job-0": _job(suspend=True)}, {})
+
+
+def test_a_pod_the_replay_ended_counts_against_its_job() -> None:
+    admissions = _admissions(PAGE)
+    admissions.succeeded({"metadata": {"name": "job-0-a", "namespace": "team", "ownerReferences": [
+        {"kind": "Job", "name": "job-0", "uid": "u1"}]}})
+    admissions.succeeded({"metadata": {"name": "bare", "namespace": "team"}})
+    assert dict(admissions._succeeded) == {"Job team/job-0": 1}
