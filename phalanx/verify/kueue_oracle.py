@@ -30,12 +30,11 @@ from typing import Any
 from lightkube import ApiError, Client
 from lightkube.generic_resource import create_global_resource, create_namespaced_resource
 from lightkube.resources.apps_v1 import StatefulSet
-from lightkube.resources.batch_v1 import Job
 from lightkube.resources.core_v1 import Pod
 from lightkube.types import CascadeType, PatchType
 
 from phalanx.api.fields import KUEUE_QUEUE_LABEL
-from phalanx.verify.controlplane import ControlPlaneError
+from phalanx.verify.controlplane import ControlPlaneError, samples
 from phalanx.verify.kueue_plane import Kueue
 
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
@@ -64,7 +63,6 @@ UNDECIDED_SECONDS = 4.0
 RECHECK_SECONDS = 0.5  # after the scheduler's quiet: binding pods changes nothing Kueue's Job integration reads
 
 
-_METRIC = re.compile(r"^(kueue_pending_workloads|kueue_admission_attempts_total)\{([^}]*)\} ([0-9.e+]+)$", re.M)
 _STATUS = re.compile(r'status="(\w+)"')
 JOB_ENDED = ("Complete", "Failed", "SuccessCriteriaMet", "FailureTarget")
 
@@ -147,9 +145,10 @@ class Admissions:
         """Wait (a few seconds at most) until Kueue has made the Workload of a Job (or Pod) just created."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            for obj in self.client.list(Workload, namespace=namespace):
-                meta = obj.metadata
-                if meta is not None and any(o.kind == kind and o.name == name for o in meta.ownerReferences or ()):
+            for obj in self.kueue.plane.items(f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/workloads",
+                                              "Workload", f"{GROUP}/{VERSION}"):
+                if any(o.get("kind") == kind and o.get("name") == name
+                       for o in obj["metadata"].get("ownerReferences") or ()):
                     return
             time.sleep(POLL_SECONDS / 2)
 
@@ -193,14 +192,13 @@ class Admissions:
         except OSError:
             return None
         totals = {"active": 0.0, "inadmissible": 0.0, "attempts": 0.0}
-        for match in _METRIC.finditer(text):
-            name, labels, value = match.groups()
+        for name, labels, value in samples(text, "kueue_pending_workloads", "kueue_admission_attempts_total"):
             if name == "kueue_admission_attempts_total":
-                totals["attempts"] += float(value)
+                totals["attempts"] += value
             else:
                 status = _STATUS.search(labels)
                 if status is not None and status.group(1) in totals:
-                    totals[status.group(1)] += float(value)
+                    totals[status.group(1)] += value
         return _Queues(int(totals["active"]), int(totals["inadmissible"]), int(totals["attempts"]))
 
     def _observe(self, now: float) -> _State:
@@ -209,8 +207,8 @@ class Admissions:
         jobs: dict[str, bool] = {}  # queued Job (or plain pod, or complete pod group) -> held (suspended, gated)
         moving = False
         bodies: dict[str, dict[str, Any]] = {}
-        for job in self.client.list(Job, namespace="*"):
-            body = job.to_dict()
+        plane = self.kueue.plane
+        for body in plane.items("/apis/batch/v1/jobs", "Job", "batch/v1"):
             if (body["metadata"].get("labels") or {}).get(KUEUE_QUEUE_LABEL):
                 name = f"Job {body['metadata']['namespace']}/{body['metadata']['name']}"
                 jobs[name] = bool((body.get("spec") or {}).get("suspend"))
@@ -228,15 +226,14 @@ class Admissions:
         seen: set[str] = set()
         holding: set[str] = set()
         fingerprint = []
-        for obj in self.client.list(Workload, namespace="*"):
-            meta = obj.metadata
-            if meta is None:
-                continue
-            owners = meta.ownerReferences or ()
-            owner = next((o for o in owners if o.kind in ("Job", "StatefulSet")), None)
-            key = f"{owner.kind} {meta.namespace}/{owner.name}" if owner is not None else next(
-                (of_pod[f"{meta.namespace}/{o.name}"] for o in owners
-                 if o.kind == "Pod" and f"{meta.namespace}/{o.name}" in of_pod), None)
+        for obj in plane.items(f"/apis/{GROUP}/{VERSION}/workloads", "Workload", f"{GROUP}/{VERSION}"):
+            meta = obj["metadata"]
+            namespace = meta.get("namespace")
+            owners = meta.get("ownerReferences") or ()
+            owner = next((o for o in owners if o.get("kind") in ("Job", "StatefulSet")), None)
+            key = f"{owner['kind']} {namespace}/{owner.get('name')}" if owner is not None else next(
+                (of_pod[f"{namespace}/{o.get('name')}"] for o in owners
+                 if o.get("kind") == "Pod" and f"{namespace}/{o.get('name')}" in of_pod), None)
             if key is None:
                 continue
             seen.add(key)
@@ -252,7 +249,7 @@ class Admissions:
             record.cluster_queue = admission.get("clusterQueue") or record.cluster_queue
             evicted = conditions.get("Evicted")
             if evicted is not None and evicted.get("status") == "True":
-                mark = (str(meta.uid), str(evicted.get("lastTransitionTime")))
+                mark = (str(meta.get("uid")), str(evicted.get("lastTransitionTime")))
                 if mark not in self._evicted:
                     self._evicted.add(mark)
                     record.evictions += 1

@@ -35,7 +35,7 @@ from phalanx.api.fields import KUEUE_QUEUE_LABEL, with_generated_name
 from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controller_pods import CONTROLLERS, ControllerPods, top_owner
-from phalanx.verify.controlplane import ControlPlane, ControlPlaneError
+from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, samples
 from phalanx.verify.kueue_oracle import KUEUE_POD_FINALIZER, POD_GROUP_LABEL, RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import JOBS_ONLY, WITH_PODS, kueue_on
 
@@ -57,6 +57,7 @@ STILL_SECONDS = 3.5
 # the largest pending group's longest backoff and a poll round (`_group_still`).
 GROUP_STILL_SECONDS = 12.0
 MAX_BACKOFF_SECONDS = 10.0  # kube-scheduler's podMaxBackoffSeconds
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
 _PREEMPTED_BY = re.compile(r"Preempted by (\w+) (\S+) on node (\S+)")
 CLUSTER_SCOPED = {"Node", "Namespace", "PriorityClass", "ResourceSlice", "DeviceClass", "DeviceTaintRule",
                   "ResourceFlavor", "ClusterQueue", "Cohort", "WorkloadPriorityClass", "Topology"}  # Kueue's too
@@ -686,7 +687,7 @@ class Oracle:
                               patch_type=PatchType.STRATEGIC)
 
     def _pods(self) -> list[dict[str, Any]]:
-        pods = [p.to_dict() for p in self.client.list(Pod, namespace="*")]
+        pods = self.plane.items("/api/v1/pods", "Pod", "v1")
         # A Job without completion indexes names its pods at random; Phalanx names them <job>-<n> in the order
         # it makes them: the n-th pod of such a Job seen here takes that name, and a pod that replaces one
         # deleted before it ended (evicted, preempted) takes that one's name, as Phalanx makes it again.
@@ -746,15 +747,19 @@ class Oracle:
         except OSError:
             return _Queues(pods=1, groups=0, group_attempts=0)
         pending: dict[str, float] = defaultdict(float)
-        for match in re.finditer(r'^scheduler_pending_pods\{queue="(\w+)"\} ([0-9.e+]+)$', text, re.M):
-            pending[match.group(1)] += float(match.group(2))
         # Entities, not pods: a group's members backing off with it count as one group, not as pods.
         entities: dict[tuple[str, str], float] = defaultdict(float)
-        for match in re.finditer(r'^scheduler_queued_entities\{queue="(\w+)",type="(\w+)"\} ([0-9.e+]+)$', text,
-                                 re.M):
-            entities[match.group(1), match.group(2)] += float(match.group(3))
-        attempts = sum(float(m.group(1)) for m in re.finditer(
-            r'^scheduler_podgroup_schedule_attempts_total\{[^}]*\} ([0-9.e+]+)$', text, re.M))
+        attempts = 0.0
+        for name, labels, value in samples(text, "scheduler_pending_pods", "scheduler_queued_entities",
+                                           "scheduler_podgroup_schedule_attempts_total"):
+            if name == "scheduler_podgroup_schedule_attempts_total":
+                attempts += value
+                continue
+            found = dict(_LABEL.findall(labels))
+            if name == "scheduler_pending_pods":
+                pending[found.get("queue", "")] += value
+            else:
+                entities[found.get("queue", ""), found.get("type", "")] += value
         pods = entities["active", "pod"] + entities["backoff", "pod"] if entities else \
             pending["active"] + pending["backoff"]
         groups = entities["active", "podgroup"] + entities["backoff", "podgroup"]

@@ -13,18 +13,21 @@ from typing import ClassVar
 
 import pytest
 
-from phalanx.verify.controlplane import free_port, scrape
+from phalanx.verify.controlplane import free_port, samples, scrape
 
 
 class _Page(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive
     peers: ClassVar[list[tuple[str, int]]] = []
     tokens: ClassVar[list[str | None]] = []
+    paths: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         type(self).peers.append(self.client_address)
+        type(self).paths.append(self.path)
         type(self).tokens.append(self.headers.get("Authorization"))
-        status, body = (200, b"kueue_pending_workloads 0\n") if self.path == "/metrics" else (403, b"forbidden")
+        status, body = (200, b"kueue_pending_workloads 0\n") if self.path.split("?")[0] == "/metrics" \
+            else (403, b"forbidden")
         self.send_response(status)
         if status != 200:  # and the connection dropped, as a server that restarts drops it
             self.send_header("Connection", "close")
@@ -46,7 +49,7 @@ def server(tmp_path: Path) -> Iterator[http.server.ThreadingHTTPServer]:
     context.load_cert_chain(cert, key)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
-    _Page.peers, _Page.tokens = [], []
+    _Page.peers, _Page.tokens, _Page.paths = [], [], []
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield httpd
@@ -70,3 +73,32 @@ def test_a_dropped_connection_is_made_again_and_a_closed_port_is_an_oserror(
     assert len(set(_Page.peers)) == 2  # a new connection after the server closed the first
     with pytest.raises(OSError):
         scrape(f"https://127.0.0.1:{free_port()}/metrics")  # nothing listens there
+
+
+def test_the_query_is_sent(server: http.server.ThreadingHTTPServer) -> None:
+    scrape(f"https://127.0.0.1:{server.server_address[1]}/metrics?limit=1&labelSelector=a%3Db")
+    assert _Page.paths == ["/metrics?limit=1&labelSelector=a%3Db"]
+
+
+PAGE = """# HELP scheduler_pending_pods Number of pending pods, by the queue type.
+# TYPE scheduler_pending_pods gauge
+scheduler_pending_pods{queue="active"} 2
+scheduler_pending_pods{queue="backoff"} 1e+00
+scheduler_pending_pods_total{queue="active"} 7
+scheduler_pending_podsx 9
+scheduler_podgroup_schedule_attempts_total 4
+scheduler_queued_entities{queue="active",type="podgroup"} 1
+scheduler_queued_entities{queue="gated",type="pod"} NaN-ish
+"""
+
+
+def test_samples_are_the_named_families_only() -> None:
+    assert list(samples(PAGE, "scheduler_pending_pods", "scheduler_podgroup_schedule_attempts_total")) == [
+        ("scheduler_pending_pods", 'queue="active"', 2.0), ("scheduler_pending_pods", 'queue="backoff"', 1.0),
+        ("scheduler_podgroup_schedule_attempts_total", "", 4.0)]
+    # a value that is not a number is left out, not raised
+    assert list(samples(PAGE, "scheduler_queued_entities")) == [
+        ("scheduler_queued_entities", 'queue="active",type="podgroup"', 1.0)]
+    assert list(samples(PAGE, "kueue_pending_workloads")) == []
+    assert list(samples("kueue_pending_workloads 3\nx 1", "kueue_pending_workloads")) == [
+        ("kueue_pending_workloads", "", 3.0)]
