@@ -30,7 +30,9 @@ flavorassigner/, preemption/). Restated, not ported:
   preemptor fits, then those not needed are put back (last to first). Victims are evicted (an EvictWorkload with
   reason InClusterQueue, InCohortReclamation or InCohortReclaimWhileBorrowing) and requeued by this policy;
   the preemptor is admitted in a later pass of the same cycle (its quota is held for it meanwhile). A
-  workload evicted in a cycle waits again from the next cycle on (Kueue waits for the eviction to finish).
+  workload evicted in a cycle waits again from the next cycle on (Kueue waits for the eviction to finish);
+  in a StrictFIFO queue it blocks the workloads ordered behind it meanwhile (Kueue requeues it before its
+  preemptor is admitted).
 - Fair sharing, when Kueue's Configuration turns it on (`config`): the order of a pass's entries is the
   tournament by dominant resource share and preemption is fairPreemptions (phalanx.admission.kueue_fair); a
   ClusterQueue may then try preemption while borrowing whenever reclaimWithinCohort allows it.
@@ -536,6 +538,13 @@ class KueueAdmission:
         if self._afs_dirty:
             self._resort()
         heads: list[tuple[str, _Pending]] = []
+        # A StrictFIFO queue whose workload was evicted this cycle: Kueue requeues the victim as it gives its quota
+        # back, before its preemptor is admitted, so no workload ordered behind it is admitted meanwhile.
+        evicted: dict[str, tuple[float, ...]] = {}
+        for name, entry in self._deferred:
+            if self.cluster_queues[name].queueing_strategy == "StrictFIFO":
+                key = self._key(name, entry)
+                evicted[name] = min(key, evicted.get(name, key))
         for name, queue in self._queues.items():
             pending = self._pending[name]
             i = self._front[name]
@@ -547,7 +556,8 @@ class KueueAdmission:
                 elif entry.inadmissible:
                     i += 1
                 else:
-                    heads.append((name, entry))
+                    if name not in evicted or self._key(name, entry) < evicted[name]:
+                        heads.append((name, entry))
                     break
             self._front[name] = i
         return heads

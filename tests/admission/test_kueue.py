@@ -309,6 +309,30 @@ def test_strict_fifo_head_blocks() -> None:
     assert set(admitted(policy.cycle(3))) == {"default/head", "default/small"}
 
 
+def test_a_victim_requeued_blocks_its_strict_fifo_queue_in_the_cycle_it_was_evicted() -> None:
+    """The real Kueue v0.17.0 (Kueue differential suite, seed 194): a higher-priority workload preempts an older
+    one; Kueue requeues the victim as its quota is released, before the preemptor is admitted, so under
+    StrictFIFO the victim (older, not fitting the quota left) blocks a newer workload that would fit. The newer
+    one is admitted only when quota frees for the victim first; BestEffortFIFO lets it in at once."""
+    for strategy, small_at_once in (("StrictFIFO", False), ("BestEffortFIFO", True)):
+        policy = load(cpu_cq("cq", 3, queueingStrategy=strategy, preemption={"withinClusterQueue": "LowerPriority"}))
+        policy.submit(workload("old", "cq", 1), 0)
+        policy.submit(workload("victim", "cq", 2, created=1), 1)
+        policy.cycle(1)
+        policy.submit(workload("small", "cq", 1, created=2), 2)
+        assert policy.cycle(2) == []
+        policy.submit(workload("high", "cq", 1, priority=10, created=3), 3)
+        results = policy.cycle(3)
+        assert set(evicted(results)) == {"default/victim"}
+        assert set(admitted(results)) == ({"default/high", "default/small"} if small_at_once else {"default/high"})
+        if not small_at_once:
+            assert admitted(policy.cycle(4)) == {}  # the victim heads the queue and does not fit: it blocks
+            policy.finished("default/old", 5)
+            assert set(admitted(policy.cycle(5))) == {"default/victim"}  # the older first, then nothing is left
+            policy.finished("default/high", 6)
+            assert set(admitted(policy.cycle(6))) == {"default/small"}
+
+
 def test_best_effort_fifo_sets_head_aside() -> None:
     """Restates the docs (concepts/cluster_queue.md, 'Queueing strategy'): BestEffortFIFO — an older
     workload that cannot be admitted does not block newer ones that fit; it is requeued when quota frees."""
