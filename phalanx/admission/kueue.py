@@ -312,6 +312,7 @@ class KueueAdmission:
         self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
         # per cohort tree, the entries set aside since its last requeue (ClusterQueue, entry)
         self._set_aside_in: dict[QuotaNode, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
+        self._requeue_due: set[QuotaNode] = set()  # cohort trees whose set-aside entries requeue after the passes
         # preemption searches of the current tree version: (cq, requests, frs) -> (preemptor, version, targets)
         self._targets_memo: dict[tuple[str, frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
                                  tuple[QueuedWorkload, int, list[_Candidate]]] = {}
@@ -382,7 +383,11 @@ class KueueAdmission:
                 break
             budget -= 1
             if not self._pass(now, out):
-                break
+                if not self._requeue_due:
+                    break
+                for root in self._requeue_due:
+                    self._requeue_set_aside(root)
+                self._requeue_due.clear()
         return out
 
     def queue_rows(self) -> list[dict[str, object]]:
@@ -864,8 +869,14 @@ class KueueAdmission:
         self._afs_dirty.clear()
 
     def _requeue_inadmissible(self, cq_name: str) -> None:
-        """Requeue the set-aside workloads of the ClusterQueue's cohort tree (those still waiting)."""
-        set_aside = self._set_aside_in[self._root_of[cq_name]]
+        """Quota was freed in the ClusterQueue's cohort tree: its set-aside workloads are requeued once the
+        cycle's passes have settled without them (Kueue requeues them a batch period later, requeueBatchPeriod:
+        the heads still queued, a StrictFIFO head or one just arrived, take the freed quota first)."""
+        self._requeue_due.add(self._root_of[cq_name])
+
+    def _requeue_set_aside(self, root: QuotaNode) -> None:
+        """Requeue the set-aside workloads of a cohort tree (those still waiting)."""
+        set_aside = self._set_aside_in[root]
         pending, front = self._pending, self._front
         for name, entry in set_aside:
             if entry.inadmissible and pending[name].get(entry.wl.key) is entry:

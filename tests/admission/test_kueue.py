@@ -333,6 +333,29 @@ def test_a_victim_requeued_blocks_its_strict_fifo_queue_in_the_cycle_it_was_evic
             assert set(admitted(policy.cycle(6))) == {"default/small"}
 
 
+def test_workloads_set_aside_are_requeued_after_the_queued_heads_took_the_freed_quota() -> None:
+    """The real Kueue v0.17.0 (Kueue differential suite, seed 122): when quota frees, Kueue requeues the
+    workloads it set aside a batch period later (requeueBatchPeriod, pkg/cache/queue), while a StrictFIFO head
+    is retried at once. So the StrictFIFO head of team-b, borrowing, is admitted first; team-a's workload set
+    aside is requeued after and reclaims its lent quota from it (team-b's head evicted)."""
+    policy = load(
+        cpu_cq("team-a", 4, "org", lend=1, preemption={"reclaimWithinCohort": "Any"}),
+        cpu_cq("team-b", 2, "org", queueingStrategy="StrictFIFO",
+               preemption={"reclaimWithinCohort": "LowerPriority"}))
+    policy.submit(workload("keep", "team-a", 2), 0)
+    policy.submit(workload("big", "team-a", 3), 0)
+    assert set(admitted(policy.cycle(0))) == {"default/keep", "default/big"}  # team-a borrows 1
+    policy.submit(workload("late", "team-a", 2, created=1), 1)
+    assert policy.cycle(1) == [] and row(policy, "team-a")["inadmissible"] == 1
+    policy.submit(workload("head", "team-b", 3, created=2), 2)
+    assert policy.cycle(2) == []  # no lower-priority workload to reclaim from: it waits at its queue's head
+    policy.finished("default/big", 3)
+    results = policy.cycle(3)
+    assert [(type(r).__name__, r.key) for r in results] == [
+        ("Admit", "default/head"), ("EvictWorkload", "default/head"), ("Admit", "default/late")]
+    assert evicted(results)["default/head"].reason == "InCohortReclamation"
+
+
 def test_best_effort_fifo_sets_head_aside() -> None:
     """Restates the docs (concepts/cluster_queue.md, 'Queueing strategy'): BestEffortFIFO — an older
     workload that cannot be admitted does not block newer ones that fit; it is requeued when quota frees."""
