@@ -359,6 +359,7 @@ class ControlPlane:
         if self.scheduler is not None:
             self.scheduler.stop()
             self.scheduler = None
+            forget_connections(self.scheduler_port)
 
     def start_controller_manager(self, controllers: Iterable[str] = ("job-controller",),
                                  gates: Mapping[str, bool] | None = None, flags: Iterable[str] = ()) -> None:
@@ -389,6 +390,7 @@ class ControlPlane:
             if proc is not None:
                 proc.stop()
         self.controller_manager = self.scheduler = self.apiserver = self.etcd = None
+        forget_connections(self.api_port, self.scheduler_port)
         if self._own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -449,6 +451,13 @@ def scrape(url: str, token: str | None = None, timeout: float = 5.0) -> str:
             raise OSError(f"{url}: HTTP {response.status}")
         return body.decode()
     raise OSError(url)
+
+
+def forget_connections(*ports: int | None) -> None:
+    """Close this thread's kept-alive connections to loopback `ports` (a stopped server's)."""
+    kept: dict[tuple[str, int], http.client.HTTPSConnection] = _KEPT.__dict__.get("connections", {})
+    for (host, port) in [address for address in kept if address[1] in ports]:
+        kept.pop((host, port)).close()
 
 
 def samples(text: str, *names: str) -> Iterator[tuple[str, str, float]]:

@@ -24,7 +24,15 @@ from typing import Any
 
 import yaml
 
-from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError, _Process, free_port, scrape
+from phalanx.verify.controlplane import (
+    TOKEN,
+    ControlPlane,
+    ControlPlaneError,
+    _Process,
+    forget_connections,
+    free_port,
+    scrape,
+)
 
 VERSION = "v0.17.0"
 NAMESPACE = "kueue-system"
@@ -145,6 +153,7 @@ class Kueue:
         if self.process is not None:
             self.process.kill()  # it may ignore a first SIGTERM; its state is all in the API server
             self.process = None
+            forget_connections(self.metrics_port)
 
     def metrics(self) -> str:
         """Kueue's Prometheus metrics (its queues: `kueue_pending_workloads`, `kueue_admission_attempts_total`);

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pytest
 
-from phalanx.verify.controlplane import free_port, samples, scrape
+from phalanx.verify.controlplane import forget_connections, free_port, samples, scrape
 
 
 class _Page(http.server.BaseHTTPRequestHandler):
@@ -102,3 +102,11 @@ def test_samples_are_the_named_families_only() -> None:
     assert list(samples(PAGE, "kueue_pending_workloads")) == []
     assert list(samples("kueue_pending_workloads 3\nx 1", "kueue_pending_workloads")) == [
         ("kueue_pending_workloads", "", 3.0)]
+
+
+def test_a_stopped_servers_connections_are_forgotten(server: http.server.ThreadingHTTPServer) -> None:
+    port = server.server_address[1]
+    scrape(f"https://127.0.0.1:{port}/metrics")
+    forget_connections(port)
+    scrape(f"https://127.0.0.1:{port}/metrics")
+    assert len(set(_Page.peers)) == 2  # a new connection after the old one was closed
