@@ -164,7 +164,7 @@ class _Pending:
     wl: QueuedWorkload
     local_queue: str  # namespace/name
     since: float  # when it (last) entered the queue: waits are measured from here
-    inadmissible: bool = False
+    aside: int = -1  # the requeue epoch of its cohort tree in which it was set aside (inadmissible while current)
     reason: str = ""
     order: tuple[int, float, int] | None = None  # its queue order, once computed
     seq: int = 0  # its submission's number: the order among workloads created at one instant
@@ -213,7 +213,8 @@ class _Candidate:
 
 # a queue walked ahead of the passes
 # (ClusterQueue, its queue list, its pending entries, the next position, its tree's version, StrictFIFO)
-_Cursor = list[Any]
+_Walk = list[Any]  # ClusterQueue, queue, pending, position, tree version, requeue epoch, memos, (entry, reason, next)
+_WALK_REACHED, _WALK_END = -1, -2
 # a nomination remembered by shape: the tree version it saw, the assignment, the preemption targets, and the
 # reason the head is set aside (None when it is not)
 _Memo = tuple[int, _Assignment, list[_Candidate], str | None]
@@ -310,8 +311,12 @@ class KueueAdmission:
         self._versions: dict[QuotaNode, int] = {node: 0 for node in self._root_of.values()}
         # the last nomination per ClusterQueue and the tree version it saw: reused while the tree is unchanged
         self._nominated: dict[str, tuple[_Pending, int, _Assignment, list[_Candidate]]] = {}
-        # per cohort tree, the entries set aside since its last requeue (ClusterQueue, entry)
-        self._set_aside_in: dict[QuotaNode, list[tuple[str, _Pending]]] = {node: [] for node in self._versions}
+        # per cohort tree, its requeue epoch: an entry set aside in the current epoch is inadmissible until the
+        # tree's set-aside workloads are requeued (the epoch moves on); and its ClusterQueues
+        self._epochs: dict[QuotaNode, int] = {node: 0 for node in self._versions}
+        self._cqs_of: dict[QuotaNode, list[str]] = {node: [] for node in self._versions}
+        for name, root in self._root_of.items():
+            self._cqs_of[root].append(name)
         self._requeue_due: set[QuotaNode] = set()  # cohort trees whose set-aside entries requeue after the passes
         # preemption searches of the current tree version: (cq, requests, frs) -> (preemptor, version, targets)
         self._targets_memo: dict[tuple[str, frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
@@ -401,7 +406,7 @@ class KueueAdmission:
                 "kind": "ClusterQueue", "name": name, "cohort": cq.cohort,
                 "queueing_strategy": cq.queueing_strategy,
                 "admitted": c.admitted, "running": len(running), "pending": len(pending),
-                "inadmissible": sum(1 for p in pending if p.inadmissible),
+                "inadmissible": sum(1 for p in pending if p.aside == self._epochs[self._root_of[name]]),
                 "borrowing": any(borrowing(node, fr) for fr in node.usage),
                 "borrowed_admissions": c.borrowed_admissions,
                 "preempted": c.preempted, "reclaimed": c.reclaimed, "preemptions": c.preemptions,
@@ -550,15 +555,17 @@ class KueueAdmission:
             if self.cluster_queues[name].queueing_strategy == "StrictFIFO":
                 key = self._key(name, entry)
                 evicted[name] = min(key, evicted.get(name, key))
+        epochs, root_of = self._epochs, self._root_of
         for name, queue in self._queues.items():
             pending = self._pending[name]
+            epoch = epochs[root_of[name]]
             i = self._front[name]
             while i < len(queue):
                 entry = queue[i][2]
                 if pending.get(entry.wl.key) is not entry:
                     del queue[i]
                     entry.listed = False
-                elif entry.inadmissible:
+                elif entry.aside == epoch:
                     i += 1
                 else:
                     if name not in evicted or self._key(name, entry) < evicted[name]:
@@ -624,64 +631,85 @@ class KueueAdmission:
 
         While no pass admits or preempts, the quota state stays as it is, so each next pass nominates
         each BestEffortFIFO queue's next entry against the same state: the j-th such pass sets aside every
-        queue's j-th entry, as long as every queue's j-th entry would be set aside (a StrictFIFO head that
-        cannot be admitted just stays). The first pass with an entry that would not be set aside is left to
-        `_pass`."""
+        queue's j-th entry, as long as no queue's j-th entry would be admitted or preempt (a StrictFIFO head
+        that cannot be admitted just stays). The first pass with an entry that would not be set aside is left to
+        `_pass`. So the passes skipped are the fewest of: `budget`, the depth of the shallowest entry that
+        decides, and the longest queue's entries. Each queue is walked on its own, deeper by rounds (1, 2, 4, ...
+        entries), so that a queue with a long backlog is not walked past an entry of another that decides."""
         if self._afs_dirty:
             self._resort()
         versions, root_of, memos = self._versions, self._root_of, self._by_shape
-        cursors: list[_Cursor] = [
-            [name, queue, self._pending[name], self._front[name], versions[root_of[name]],
-             self.cluster_queues[name].queueing_strategy == "StrictFIFO"]
-            for name, queue in self._queues.items()]
-        done: list[tuple[_Cursor, _Pending, str]] = []
-        passes = 0
-        while cursors and passes < budget:
-            this_pass: list[tuple[_Cursor, _Pending, str, int]] = []
-            blocked: list[tuple[_Pending, str]] = []
-            decides = False
-            for cursor in cursors:
-                name, queue, pending, i, version, strict = cursor
-                entry = None
-                n = len(queue)
-                while i < n:
-                    candidate = queue[i][2]
-                    i += 1
-                    if not candidate.inadmissible and pending.get(candidate.wl.key) is candidate:
-                        entry = candidate
-                        break
-                if entry is None:
-                    continue  # no more entries: this queue has no head from this pass on
-                shape = entry.shape
-                memo = None if shape is None else memos[name].get(shape)
-                if memo is None or memo[0] != version:
-                    memo = self._memo(name, entry, version)
-                reason = memo[3]
-                if reason is None:
-                    decides = True  # this pass admits or preempts: leave it to _pass
-                    break
-                if strict:
-                    blocked.append((entry, reason))  # its head stays: this pass only says why
-                    continue
-                this_pass.append((cursor, entry, reason, i))
-            if decides or not this_pass:
-                break  # a pass that decides, or one that changes nothing (the cycle's last)
-            cursors = []
-            for cursor, entry, reason, i in this_pass:
-                cursor[3] = i
-                cursors.append(cursor)
-                done.append((cursor, entry, reason))
-            for entry, reason in blocked:
+        walks: list[_Walk] = []
+        blocked: list[tuple[_Pending, str]] = []
+        for name, queue in self._queues.items():
+            root = root_of[name]
+            walk: _Walk = [name, queue, self._pending[name], self._front[name], versions[root], self._epochs[root],
+                           memos[name], []]
+            if self.cluster_queues[name].queueing_strategy != "StrictFIFO":
+                walks.append(walk)
+                continue
+            decided = self._walk(walk, 1)
+            if decided >= 0:
+                return 0  # its head is admitted or preempts in the next pass
+            if walk[7]:
+                entry, reason, _ = walk[7][0]
+                blocked.append((entry, reason))  # its head stays: the passes only say why
+        bound, depth, live = budget, 1, walks
+        while live and bound > 0:
+            limit = min(depth, bound)
+            deeper: list[_Walk] = []
+            for walk in live:
+                decided = self._walk(walk, limit)
+                if decided >= 0:
+                    bound = min(bound, decided)
+                elif decided == _WALK_REACHED:
+                    deeper.append(walk)
+            if limit >= bound:
+                break
+            live, depth = deeper, depth * 2
+        passes = min(bound, max((len(walk[7]) for walk in walks), default=0))
+        if passes == 0:
+            return 0
+        front = self._front
+        for walk in walks:
+            rows = walk[7][:passes]
+            if not rows:
+                continue
+            epoch = walk[5]
+            for entry, reason, _ in rows:
                 entry.reason = reason
-            blocked.clear()
-            passes += 1
-        set_aside_in = self._set_aside_in
-        for cursor, entry, reason in done:
+                entry.aside = epoch
+            front[walk[0]] = rows[-1][2]
+        for entry, reason in blocked:
             entry.reason = reason
-            entry.inadmissible = True
-            set_aside_in[root_of[cursor[0]]].append((cursor[0], entry))
-            self._front[cursor[0]] = cursor[3]
         return passes
+
+    def _walk(self, walk: _Walk, limit: int) -> int:
+        """Walk a queue on from where its walk stopped, noting the entries a pass would set aside, until it has
+        `limit` of them: `_WALK_REACHED`, or `_WALK_END` at the end of the queue, or the depth of the first entry
+        that would be admitted or preempt."""
+        name, queue, pending, i, version, epoch, memos, rows = walk
+        n, count = len(queue), len(rows)
+        while count < limit:
+            if i >= n:
+                walk[3] = i
+                return _WALK_END
+            entry = queue[i][2]
+            i += 1
+            if entry.aside == epoch or pending.get(entry.wl.key) is not entry:
+                continue
+            shape = entry.shape
+            memo = None if shape is None else memos.get(shape)
+            if memo is None or memo[0] != version:
+                memo = self._memo(name, entry, version)
+            reason = memo[3]
+            if reason is None:
+                walk[3] = i
+                return count
+            rows.append((entry, reason, i))
+            count += 1
+        walk[3] = i
+        return _WALK_REACHED
 
     def _pass(self, now: float, out: list[Admit | EvictWorkload]) -> bool:
         """scheduler.schedule: nominate every head (flavors and preemption targets against the state at the
@@ -773,10 +801,10 @@ class KueueAdmission:
     def _set_aside(self, cq_name: str, entry: _Pending, reason: str) -> bool:
         """A head that cannot be admitted: BestEffortFIFO sets it aside; StrictFIFO keeps it at the head."""
         entry.reason = reason
-        if self.cluster_queues[cq_name].queueing_strategy == "StrictFIFO" or entry.inadmissible:
+        epoch = self._epochs[self._root_of[cq_name]]
+        if self.cluster_queues[cq_name].queueing_strategy == "StrictFIFO" or entry.aside == epoch:
             return False
-        entry.inadmissible = True
-        self._set_aside_in[self._root_of[cq_name]].append((cq_name, entry))
+        entry.aside = epoch
         return True
 
     def _admit(self, cq_name: str, entry: _Pending, a: _Assignment, now: float,
@@ -875,17 +903,11 @@ class KueueAdmission:
         self._requeue_due.add(self._root_of[cq_name])
 
     def _requeue_set_aside(self, root: QuotaNode) -> None:
-        """Requeue the set-aside workloads of a cohort tree (those still waiting)."""
-        set_aside = self._set_aside_in[root]
-        pending, front = self._pending, self._front
-        for name, entry in set_aside:
-            if entry.inadmissible and pending[name].get(entry.wl.key) is entry:
-                entry.inadmissible = False
-                if entry.listed:
-                    front[name] = 0  # it never left its queue: look for the head from the start again
-                else:
-                    self._push(name, entry)
-        set_aside.clear()
+        """Requeue the set-aside workloads of a cohort tree: a new epoch, in which none is set aside. They never
+        left their queues (only listed entries are set aside): the heads are looked for from the start again."""
+        self._epochs[root] += 1
+        for name in self._cqs_of[root]:
+            self._front[name] = 0
 
     def _drop_pending(self, key: str) -> None:
         self._parked.pop(key, None)
