@@ -3,10 +3,9 @@ kube-scheduler, and through Phalanx's kueue profile (phalanx.verify.kueue_genera
 borrowing and lending limits, reclaim, priority preemption within a ClusterQueue, two flavors with node labels,
 StrictFIFO and BestEffortFIFO, PriorityClasses).
 
-PHALANX_KUEUE_CASES sets how many (default 24; CI runs 80: a case takes 7-27 s alone, most of it waiting
-for Kueue and the scheduler to settle, and side by side the planes are bound by CPU; docs/fidelity.md has runs
-of 200); PHALANX_KUEUE_PLANES (default 3; CI 5) control planes, each with its own Kueue, replay them side by
-side. Fails past the thresholds of the kube-scheduler suite, counting a case as disagreeing when anything but a
+PHALANX_KUEUE_CASES sets how many (default 24; CI runs 200: a case takes 7-27 s alone, most of it waiting
+for Kueue and the scheduler to settle); PHALANX_KUEUE_PLANES (default 3; CI 8) control planes, each with its own
+Kueue, replay them side by side. Fails past the thresholds of the kube-scheduler suite, counting a case as disagreeing when anything but a
 pod's node differs (node choices are kube-scheduler's, which the kube suite judges; they are printed with every
 disagreeing seed, and such a case is not replayed again).
 """
