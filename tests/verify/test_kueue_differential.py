@@ -5,9 +5,9 @@ StrictFIFO and BestEffortFIFO, PriorityClasses).
 
 PHALANX_KUEUE_CASES sets how many (default 24; CI runs 200: a case takes 7-27 s alone, most of it waiting
 for Kueue and the scheduler to settle); PHALANX_KUEUE_PLANES (default 3; CI 8) control planes, each with its own
-Kueue, replay them side by side. Fails past the thresholds of the kube-scheduler suite, counting a case as disagreeing when anything but a
-pod's node differs (node choices are kube-scheduler's, which the kube suite judges; they are printed with every
-disagreeing seed, and such a case is not replayed again).
+Kueue, replay them side by side. Fails past the thresholds of the kube-scheduler suite, counting a case as
+disagreeing when anything but a pod's node differs (node choices are kube-scheduler's, which the kube suite
+judges; they are printed with every disagreeing seed, and such a case is not replayed again).
 """
 
 from __future__ import annotations
