@@ -10,11 +10,7 @@ for 127.0.0.1 (Kueue waits for both at start-up and ignores the first SIGTERM wh
 from __future__ import annotations
 
 import base64
-import json
 import os
-import ssl
-import subprocess
-import time
 import urllib.error
 import urllib.request
 import weakref
@@ -33,6 +29,7 @@ from phalanx.verify.controlplane import (
     free_port,
     scrape,
 )
+from phalanx.verify.webhook_install import CRDS, Installer, by_url, hook_resources, serving_certificates
 
 VERSION = "v0.17.0"
 NAMESPACE = "kueue-system"
@@ -172,20 +169,8 @@ class Kueue:
     # --- installation ---------------------------------------------------------------------------------
 
     def _certificates(self) -> None:
-        """A CA and a serving certificate for 127.0.0.1 (PKCS#1 keys, a year), in the cert folder."""
-        certs = self.dir / "certs"
-        certs.mkdir(parents=True, exist_ok=True)
-        ext = self.dir / "san.cnf"
-        ext.write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n", encoding="utf-8")
-        _openssl("genrsa", "-traditional", "-out", str(self.dir / "ca.key"), "2048")
-        _openssl("req", "-x509", "-new", "-key", str(self.dir / "ca.key"), "-days", "365", "-subj", "/CN=kueue-ca",
-                 "-out", str(certs / "ca.crt"))
-        _openssl("genrsa", "-traditional", "-out", str(certs / "tls.key"), "2048")
-        _openssl("req", "-new", "-key", str(certs / "tls.key"), "-subj", "/CN=127.0.0.1",
-                 "-out", str(self.dir / "tls.csr"))
-        _openssl("x509", "-req", "-in", str(self.dir / "tls.csr"), "-CA", str(certs / "ca.crt"),
-                 "-CAkey", str(self.dir / "ca.key"), "-CAcreateserial", "-days", "365", "-extfile", str(ext),
-                 "-out", str(certs / "tls.crt"))
+        """A CA and a serving certificate for 127.0.0.1, in the cert folder."""
+        certs = serving_certificates(self.dir, "kueue")
         # With its certificate management off, Kueue reads a metrics certificate from a fixed folder
         # (cmd/kueue/main.go); a certificate already there (another plane's) serves as well.
         if not (METRICS_CERTS / "tls.crt").is_file():
@@ -200,8 +185,9 @@ class Kueue:
     def _install(self) -> None:
         certs = self.dir / "certs"
         ca = base64.b64encode((certs / "ca.crt").read_bytes()).decode()
-        self._apply("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-        self._apply(f"/api/v1/namespaces/{NAMESPACE}/secrets", {
+        install = Installer(self.plane, "Kueue")
+        install.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        install.create(f"/api/v1/namespaces/{NAMESPACE}/secrets", {
             "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
             "metadata": {"name": SECRET, "namespace": NAMESPACE},
             "data": {name: base64.b64encode((certs / name).read_bytes()).decode()
@@ -215,67 +201,19 @@ class Kueue:
                 crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
                     "clientConfig": {"url": f"https://127.0.0.1:{self.webhook_port}/convert", "caBundle": ca},
                     "conversionReviewVersions": ["v1"]}}
-            self._apply("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)
-        self._established(sorted(converting))
+            install.create(CRDS, crd)
+        install.established(sorted(converting))
 
     def _install_webhooks(self) -> None:
         """The webhook configurations of Kueue's objects and of the integrations it runs, replacing any there."""
         ca = base64.b64encode((self.dir / "certs" / "ca.crt").read_bytes()).decode()
         taken = {pair for f in self.frameworks for pair in FRAMEWORKS.get(f, ())}
+        install = Installer(self.plane, "Kueue")
         for doc in yaml.safe_load_all((self.home / "config" / "webhooks.yaml").read_text(encoding="utf-8")):
             if not doc:
                 continue
             doc["metadata"]["name"] = f"kueue-{doc['metadata']['name']}"
-            doc["webhooks"] = [_by_url(hook, self.webhook_port, ca) for hook in doc.get("webhooks") or ()
-                               if all(pair[0] == "kueue.x-k8s.io" or pair in taken for pair in _resources(hook))]
-            plural = "mutatingwebhookconfigurations" if doc["kind"].startswith("Mutating") else \
-                "validatingwebhookconfigurations"
-            self._delete(f"/apis/admissionregistration.k8s.io/v1/{plural}/{doc['metadata']['name']}")
-            self._apply(f"/apis/admissionregistration.k8s.io/v1/{plural}", doc)
-
-    def _delete(self, path: str) -> None:
-        """Delete an object; one already gone is fine."""
-        self._request("DELETE", path, None, ok=404, what=f"deleting {path}")
-
-    def _established(self, names: Iterable[str], timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        for name in names:
-            while time.monotonic() < deadline:
-                crd = json.loads(self.plane.get(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"))
-                conditions = (crd.get("status") or {}).get("conditions") or []
-                if any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions):
-                    break
-                time.sleep(0.1)
-
-    def _apply(self, collection: str, body: Mapping[str, Any]) -> None:
-        """Create an object; one that exists already (a second start on the same plane) is left as it is."""
-        self._request("POST", collection, body, ok=409, what=f"{body.get('kind')} {body['metadata'].get('name')}")
-
-    def _request(self, method: str, path: str, body: Mapping[str, Any] | None, *, ok: int, what: str) -> None:
-        """One request to the plane's API server; an HTTP error other than `ok` is a ControlPlaneError."""
-        headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-        request = urllib.request.Request(f"{self.plane.server}{path}", method=method, headers=headers,
-                                         data=json.dumps(body).encode() if body is not None else None)
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-        try:
-            with urllib.request.urlopen(request, context=context, timeout=30):
-                pass
-        except urllib.error.HTTPError as exc:
-            if exc.code != ok:
-                raise ControlPlaneError(f"installing Kueue: {what}: {exc.code} "
-                                        f"{exc.read().decode(errors='replace')[:300]}") from None
-
-def _resources(hook: Mapping[str, Any]) -> list[tuple[str, str]]:
-    return [(group, resource) for rule in hook.get("rules") or () for group in rule.get("apiGroups") or ()
-            for resource in rule.get("resources") or ()]
-
-
-def _by_url(hook: dict[str, Any], port: int, ca: str) -> dict[str, Any]:
-    path = hook["clientConfig"]["service"]["path"]
-    return {**hook, "clientConfig": {"url": f"https://127.0.0.1:{port}{path}", "caBundle": ca}}
-
-
-def _openssl(*args: str) -> None:
-    subprocess.run(["openssl", *args], check=True, capture_output=True)
+            doc["webhooks"] = [by_url(hook, self.webhook_port, ca) for hook in doc.get("webhooks") or ()
+                               if all(pair[0] == "kueue.x-k8s.io" or pair in taken
+                                      for pair in hook_resources(hook))]
+            install.replace_webhooks(doc)

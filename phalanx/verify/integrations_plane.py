@@ -1,0 +1,191 @@
+"""The real JobSet v0.11.1 and LeaderWorkerSet v0.8.0 controllers (tools/integrations/build.sh), the versions
+Kueue v0.17.0 integrates, beside a ControlPlane: the oracle runs them when the inputs hold their kinds.
+
+Each runs outside the cluster as Kueue does (`phalanx.verify.kueue_plane`): the plane's kubeconfig, leader
+election, metrics and its own certificate management off, health and webhook ports on loopback, with a CA and a
+serving certificate for 127.0.0.1 made at start. Started, it installs what its release does: its CRD, and its
+webhook configurations by loopback URL with the patches its release applies (its pod webhooks see only its own
+pods: an objectSelector on its name label). Once started, a controller runs until the plane stops: its webhooks
+(failurePolicy Fail) would refuse its objects while it is down.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import urllib.error
+import urllib.request
+import weakref
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, _Process, free_port
+from phalanx.verify.webhook_install import CRDS, Installer, by_url, serving_certificates
+
+BUILD = "jobset-v0.11.1-lws-v0.8.0"
+READY_SECONDS = 60.0
+_PATCHED = re.compile(r"^/webhooks/(\d+)$")
+
+
+@dataclass(frozen=True)
+class Release:
+    """A controller of a Kueue integration: its binary and config folder in the build, and its Configuration."""
+
+    name: str  # the binary and the config folder
+    title: str
+    version: str
+    config_api: str
+    framework: str  # Kueue's integration name
+
+    def __str__(self) -> str:
+        return f"{self.title} {self.version}"
+
+
+RELEASES: dict[str, Release] = {
+    "JobSet": Release("jobset", "JobSet", "v0.11.1", "config.jobset.x-k8s.io/v1alpha1", "jobset.x-k8s.io/jobset"),
+    "LeaderWorkerSet": Release("lws", "LeaderWorkerSet", "v0.8.0", "config.lws.x-k8s.io/v1alpha1",
+                               "leaderworkerset.x-k8s.io/leaderworkerset"),
+}
+GROUPS = {"jobset.x-k8s.io": "JobSet", "leaderworkerset.x-k8s.io": "LeaderWorkerSet"}
+
+_ON: weakref.WeakKeyDictionary[ControlPlane, Integrations] = weakref.WeakKeyDictionary()
+
+
+def integrations_on(plane: ControlPlane, *, create: bool = True) -> Integrations | None:
+    """The integration controllers of a control plane, made on first use when `create`."""
+    found = _ON.get(plane)
+    if found is None and create:
+        found = _ON[plane] = Integrations(plane)
+        plane.companions.append(found)
+    return found
+
+
+def default_home() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get("PHALANX_INTEGRATIONS_BIN") or cache / "phalanx" / "integrations" / BUILD)
+
+
+def find_integrations(home: Path | None = None) -> Path:
+    """The folder of tools/integrations/build.sh's output, or ControlPlaneError."""
+    folder = home or default_home()
+    if not all((folder / release.name).is_file() and (folder / "config" / release.name / "crd").is_dir()
+               for release in RELEASES.values()):
+        raise ControlPlaneError(f"JobSet and LeaderWorkerSet ({BUILD}) are not built in {folder}: run "
+                                "tools/integrations/build.sh (or set PHALANX_INTEGRATIONS_BIN)")
+    return folder
+
+
+class _Controller:
+    """One release's controller on the plane."""
+
+    def __init__(self, plane: ControlPlane, home: Path, release: Release) -> None:
+        self.plane = plane
+        self.home = home
+        self.release = release
+        self.dir = plane.dir / release.name
+        self.config = home / "config" / release.name
+        self.process: _Process | None = None
+        self.webhook_port = 0
+        self.health_port = 0
+        self._installed = False
+
+    def start(self) -> None:
+        if self.process is not None and self.process.alive():
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if not self._installed:
+            self.webhook_port = free_port()
+            serving_certificates(self.dir, self.release.name)
+            self._install()
+            self._installed = True
+        self.health_port = free_port()
+        config = {
+            "apiVersion": self.release.config_api, "kind": "Configuration",
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{self.health_port}"},
+            "metrics": {"bindAddress": "0"},
+            "webhook": {"port": self.webhook_port, "host": "127.0.0.1", "certDir": str(self.dir / "certs")},
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+            "clientConnection": {"qps": 300, "burst": 500},
+        }
+        (self.dir / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        self.process = _Process(self.release.name, [
+            str(self.home / self.release.name), "--config", str(self.dir / "config.yaml"),
+            "--kubeconfig", str(self.plane.kubeconfig), "--zap-log-level", "2"], self.dir)
+        self.plane._wait(self.release.name, self.process, self._ready, READY_SECONDS)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process = None
+
+    def _ready(self) -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as answer:
+                return bool(answer.status == 200)
+        except (OSError, urllib.error.URLError):
+            return False
+
+    def _install(self) -> None:
+        install = Installer(self.plane, str(self.release))
+        names = []
+        for path in sorted((self.config / "crd").glob("*.yaml")):
+            crd = yaml.safe_load(path.read_text(encoding="utf-8"))
+            names.append(crd["metadata"]["name"])
+            install.create(CRDS, crd)
+        install.established(names)
+        ca = base64.b64encode((self.dir / "certs" / "ca.crt").read_bytes()).decode()
+        for doc in yaml.safe_load_all((self.config / "webhooks.yaml").read_text(encoding="utf-8")):
+            if not doc:
+                continue
+            patch = self.config / "patches" / f"{'mutating' if doc['kind'].startswith('Mutating') else 'validating'}" \
+                "-patch.yaml"
+            if patch.is_file():
+                doc = patched(doc, yaml.safe_load(patch.read_text(encoding="utf-8")), patch)
+            doc["metadata"]["name"] = f"{self.release.name}-{doc['metadata']['name']}"
+            doc["webhooks"] = [by_url(hook, self.webhook_port, ca) for hook in doc.get("webhooks") or ()]
+            install.replace_webhooks(doc)
+
+
+def patched(config: dict[str, Any], ops: Iterable[Mapping[str, Any]], source: Path) -> dict[str, Any]:
+    """A webhook configuration with a release's JSON patch applied: the releases replace whole webhooks
+    (`replace /webhooks/<n>`); any other operation is a ControlPlaneError, not silently skipped."""
+    hooks = list(config.get("webhooks") or ())
+    for op in ops:
+        found = _PATCHED.match(str(op.get("path")))
+        if op.get("op") != "replace" or found is None or int(found.group(1)) >= len(hooks):
+            raise ControlPlaneError(f"{source}: a patch the oracle does not apply: {op.get('op')} {op.get('path')}")
+        hooks[int(found.group(1))] = op["value"]
+    return {**config, "webhooks": hooks}
+
+
+class Integrations:
+    """The JobSet and LWS controllers of a plane: `use` names the kinds the next `start` runs the controllers of;
+    a controller once started runs until the plane stops."""
+
+    def __init__(self, plane: ControlPlane, home: Path | None = None) -> None:
+        self.plane = plane
+        self.home = find_integrations(home)
+        self.controllers: dict[str, _Controller] = {}
+
+    def use(self, kinds: Iterable[str]) -> None:
+        for kind in kinds:
+            if kind not in self.controllers:
+                self.controllers[kind] = _Controller(self.plane, self.home, RELEASES[kind])
+
+    @property
+    def running(self) -> list[Release]:
+        return [controller.release for controller in self.controllers.values()]
+
+    def start(self) -> None:
+        for controller in self.controllers.values():
+            controller.start()
+
+    def stop(self) -> None:
+        for controller in self.controllers.values():
+            controller.stop()
