@@ -21,6 +21,7 @@ from typing import Any
 from phalanx.api.apps import Deployment, StatefulSet
 from phalanx.api.fields import seconds
 from phalanx.api.objects import ARRIVAL_ANNOTATION, Pod, Source
+from phalanx.api.sets import JobSet
 from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs, documents_as_read, load_paths
 from phalanx.scheduler.hints import Hints
@@ -35,6 +36,7 @@ from phalanx.sim.simulation import Simulation
 from phalanx.sim.timing import Exploration, Outcome, outcomes, workload_of
 from phalanx.verify.controller_pods import ControllerPods, MadePod, top_owner
 from phalanx.verify.controlplane import KUBE_VERSION
+from phalanx.verify.integrations_plane import RELEASES
 from phalanx.verify.kueue_oracle import RealWorkload
 from phalanx.verify.oracle import GATED_KINDS, Oracle, RealOutcome, RealPod, Step, pod_key
 from phalanx.verify.replayable import check_scaled, replayable
@@ -362,7 +364,7 @@ def check_replayable(paths: Sequence[str], profile: Profile, *, seed: int = 0,
     plane does not serve, pods made by a controller it does not run, a queueing profile with no real peer."""
     _check_admission(scenario)
     inputs = load_paths(paths)
-    replayable(documents_as_read(paths))
+    replayable(documents_as_read(paths), kueue=scenario is not None and scenario.admission == "kueue")
     first = _simulate(inputs, profile, scenario, seed)
     check_scaled(inputs, first.controller_pods, paths)
 
@@ -382,6 +384,10 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         ("job-controller", inputs.jobs or first.cron_runs),
         ("resourceclaim-controller", inputs.claim_templates),
         ("device-taint-eviction-controller", inputs.device_taint_rules)) if needed]
+    integrations = sorted({str(doc.get("kind")) for _, doc in docs if doc.get("kind") in RELEASES})
+    for kind, name in (("JobSet", "job-controller"), ("LeaderWorkerSet", "statefulset-controller")):
+        if kind in integrations and name not in controllers:
+            controllers.append(name)  # the real JobSet controller makes Jobs; LWS's StatefulSets
     controllers += [name for name in first.controller_pods.controllers() if name not in controllers]
     # Bare pods with a run time end that long after the real scheduler bound them, whenever that was. A member of
     # a PodGroup makes progress only while its group runs (docs/simulation.md): it ends when Phalanx ended it.
@@ -404,7 +410,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
         if settings:
             notes.append(f"the real Kueue runs with {config.name}'s fairSharing (preemptionStrategies: "
                          f"{', '.join(config.fair_sharing or ())})")
-    oracle.use_kueue(kueue, settings, pods=kueue and _pod_integration(inputs))
+    oracle.use_kueue(kueue, settings, pods=kueue and _pod_integration(inputs), integrations=integrations)
     real = oracle.run(steps, scheduler_config(profile), scheduler_gates(profile), controllers, durations,
                       first.controller_pods)
     _pair_interchangeable(first.report, real, oracle.interchangeable())
@@ -420,6 +426,7 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     _compare(verdict, second.report, real, second.ties, prebound)
     if oracle.admissions is not None:
         verdict.oracles.append(f"Kueue {oracle.admissions.kueue.version}")
+        verdict.oracles.extend(str(RELEASES[kind]) for kind in integrations)
         _compare_admission(verdict, second.report, oracle.admissions.workloads,
                            {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)})
     if not verdict.agrees:
@@ -532,8 +539,8 @@ def _pod_workloads(inputs: Inputs) -> dict[str, float]:
         key = f"PodGroup {pod.group_key}" if pod.group_key is not None else f"Pod {pod.key}"
         found[key] = max(found.get(key, pod.arrival), pod.arrival)
     for obj in inputs.controllers():
-        if isinstance(obj, StatefulSet) and obj.queueing is not None and obj.queueing.kueue:
-            found[f"StatefulSet {obj.key}"] = obj.arrival
+        if isinstance(obj, StatefulSet | JobSet) and obj.queueing is not None and obj.queueing.kueue:
+            found[f"{type(obj).__name__} {obj.key}"] = obj.arrival
     return found
 
 

@@ -49,6 +49,7 @@ POD_GROUP_LABEL = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 KUEUE_POD_FINALIZER = "kueue.x-k8s.io/managed"  # on the pods Kueue's pod integration manages
 ADMISSION_GATE = "kueue.x-k8s.io/admission"  # the scheduling gate Kueue's pod webhook adds, removed at admission
+JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
 # With Kueue's queues read from its metrics: unchanged this long (its informers lag by milliseconds), idle queues
@@ -215,6 +216,11 @@ class Admissions:
                 bodies[name] = body
         if bodies and not self.pods:
             moving |= _jobs_moving(bodies, self._succeeded)
+        if JOBSET_FRAMEWORK in self.kueue.frameworks:
+            for body in plane.items("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "JobSet", "jobset.x-k8s.io/v1alpha2"):
+                if (body["metadata"].get("labels") or {}).get(KUEUE_QUEUE_LABEL):
+                    name = f"JobSet {body['metadata']['namespace']}/{body['metadata']['name']}"
+                    jobs[name] = bool((body.get("spec") or {}).get("suspend"))
         of_pod = self._queued_pods(jobs) if self.pods else {}
         if self.pods:
             for sts in self.client.list(StatefulSet, namespace="*"):
@@ -230,7 +236,7 @@ class Admissions:
             meta = obj["metadata"]
             namespace = meta.get("namespace")
             owners = meta.get("ownerReferences") or ()
-            owner = next((o for o in owners if o.get("kind") in ("Job", "StatefulSet")), None)
+            owner = next((o for o in owners if o.get("kind") in ("Job", "StatefulSet", "JobSet")), None)
             key = f"{owner['kind']} {namespace}/{owner.get('name')}" if owner is not None else next(
                 (of_pod[f"{namespace}/{o.get('name')}"] for o in owners
                  if o.get("kind") == "Pod" and f"{namespace}/{o.get('name')}" in of_pod), None)

@@ -41,6 +41,8 @@ FRAMEWORKS: dict[str, tuple[tuple[str, str], ...]] = {
     "pod": (("", "pods"),),
     "deployment": (("apps", "deployments"),),
     "statefulset": (("apps", "statefulsets"),),
+    "jobset.x-k8s.io/jobset": (("jobset.x-k8s.io", "jobsets"),),
+    "leaderworkerset.x-k8s.io/leaderworkerset": (("leaderworkerset.x-k8s.io", "leaderworkersets"),),
 }
 JOBS_ONLY = ("batch/job",)
 WITH_PODS = ("batch/job", "pod", "deployment", "statefulset")

@@ -36,6 +36,7 @@ from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controller_pods import CONTROLLERS, ControllerPods, top_owner
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, samples
+from phalanx.verify.integrations_plane import RELEASES, Integrations, integrations_on
 from phalanx.verify.kueue_oracle import KUEUE_POD_FINALIZER, POD_GROUP_LABEL, RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import JOBS_ONLY, WITH_PODS, kueue_on
 
@@ -191,6 +192,7 @@ class Oracle:
         # The running kube-scheduler's configuration and gates: a run with the same ones reuses it.
         self._scheduler_setup: tuple[dict[str, Any], dict[str, bool]] | None = None
         self.admissions: Admissions | None = None  # the real Kueue, when the profile admits as Kueue does
+        self.integrations: Integrations | None = None  # the real JobSet and LWS controllers, when the inputs hold them
         # A Job without completion indexes -> the uid of the pod named <job>-<n>, by n; and the pods that ended
         self._job_pods: defaultdict[str, dict[int, str]] = defaultdict(dict)
         # An Indexed Job -> the keys (`<job>-<index>`) of its pods seen: alike, whichever index went where
@@ -202,20 +204,29 @@ class Oracle:
         self._unserved: set[str] = set()  # kinds the API server does not serve with its gates: left out
         self._left_out: Counter[tuple[str, str]] = Counter()
 
-    def use_kueue(self, on: bool, settings: Mapping[str, Any] | None = None, *, pods: bool = False) -> None:
+    def use_kueue(self, on: bool, settings: Mapping[str, Any] | None = None, *, pods: bool = False,
+                  integrations: Iterable[str] = ()) -> None:
         """Replay with the real Kueue in front of the scheduler (started by the next `run`), or without.
         `settings`: fields of Kueue's Configuration from the inputs (fairSharing), restarting it if they change;
         `pods`: with its pod integration (plain pods, pod groups, Deployments and StatefulSets) beside its Job
-        one. Without Kueue, a Kueue left running with its pod integration goes back to Jobs only, so that its
-        pod webhook does not see the pods of a replay it is not part of."""
+        one; `integrations`: the kinds (JobSet, LeaderWorkerSet) whose real controllers run beside it, with
+        Kueue's integrations of them (LWS's comes with the pod integration). Without Kueue, a Kueue left running
+        with its pod integration goes back to Jobs only, so that its pod webhook does not see the pods of a
+        replay it is not part of."""
         kueue = kueue_on(self.plane, create=on)
         if kueue is not None and not on and kueue.frameworks != JOBS_ONLY and kueue.process is not None:
             kueue.configure(kueue.settings, JOBS_ONLY)
             kueue.start()
         if not on:
             kueue = None
+        kinds = sorted(set(integrations))
+        self.integrations = integrations_on(self.plane) if kinds else None
+        if self.integrations is not None:
+            self.integrations.use(kinds)
         if kueue is not None:
-            kueue.configure(settings or {}, WITH_PODS if pods else JOBS_ONLY)
+            pods = pods or "LeaderWorkerSet" in kinds
+            frameworks = [*(WITH_PODS if pods else JOBS_ONLY), *(RELEASES[kind].framework for kind in kinds)]
+            kueue.configure(settings or {}, frameworks)
         self.admissions = Admissions(self.client, kueue) if kueue is not None else None
 
     def _listed(self, resource: Any) -> list[Any]:
@@ -307,6 +318,8 @@ class Oracle:
         self._job_pods.clear()
         self._indexed.clear()
         self._ended.clear()
+        if self.integrations is not None:
+            self.integrations.start()  # before Kueue: its integrations of them wait for their CRDs
         if self.admissions is not None:
             self.admissions.start()
         self._ensure_namespaces(steps)
@@ -321,10 +334,12 @@ class Oracle:
                        if doc.get("kind") == "Pod" and not _node_of(doc)}
             deferred = _deferred_groups(step)
             # A Job's pods come from the Job controller the moment it sees the Job: created in its document
-            # turn among this step's pending pods, as Phalanx's Job controller makes them in that turn. The other
+            # turn among this step's pending pods, as Phalanx's Job controller makes them in that turn (a JobSet
+            # or LeaderWorkerSet in its turn too: Kueue orders workloads by creation). The other
             # workload controllers' pods reach Phalanx's queue after everything else of the instant: their owners
             # are created last, in document order.
-            owners = sorted(((source, doc) for source, doc in step.create if doc.get("kind") == "Job"),
+            owners = sorted(((source, doc) for source, doc in step.create
+                             if doc.get("kind") == "Job" or doc.get("kind") in RELEASES),
                             key=lambda item: _place(item[0]))
             late = sorted(((source, doc) for source, doc in step.create if doc.get("kind") in CONTROLLERS),
                           key=lambda item: _place(item[0]))
@@ -332,6 +347,8 @@ class Oracle:
                 if doc.get("kind") == "PodGroup" and pod_key(doc) in deferred:
                     continue
                 if doc.get("kind") in POD_OWNERS:
+                    continue
+                if doc.get("kind") in RELEASES:
                     continue
                 if pod_key(doc) not in pending or doc.get("kind") != "Pod":
                     self._create(source, doc)
@@ -365,7 +382,7 @@ class Oracle:
                 self._create(*item)
             rest = sorted([*pending.values(), *owners], key=lambda item: _place(item[0]))
             for source, doc in [*rest, *late]:
-                if doc.get("kind") in POD_OWNERS:
+                if doc.get("kind") in POD_OWNERS or doc.get("kind") in RELEASES:
                     self._create_owner(source, doc)
                 else:
                     self._create(source, doc)
@@ -481,6 +498,20 @@ class Oracle:
                     raise
                 time.sleep(POLL_SECONDS / 5)
 
+    def _create_set(self, source: Source, doc: Mapping[str, Any]) -> None:
+        """A JobSet or LeaderWorkerSet, whose real controller makes its Jobs or pods. One Kueue queues is created a
+        second after the workload Kueue queued before it (as a Job is, `_create_owner`), and waited for until
+        Kueue has made its Workload."""
+        meta = doc.get("metadata") or {}
+        queued = self.admissions is not None and (meta.get("labels") or {}).get(KUEUE_QUEUE_LABEL)
+        if queued:
+            time.sleep(max(0.0, self._queued_second + 1 - time.time()))
+        self._create(source, doc)
+        if queued and self.admissions is not None:
+            name = with_generated_name(doc, f"{source.file}#{source.index}")["metadata"]["name"]
+            self.admissions.await_workload(str(meta.get("namespace") or "default"), str(name), str(doc["kind"]))
+            self._queued_second = math.floor(time.time())
+
     def _create_owner(self, source: Source, doc: Mapping[str, Any]) -> None:
         """Create a Job and wait (a few seconds at most) until the Job controller has made the pods it starts
         with, so that the step's later pods reach the queue after them, as in the manifests' order. A Job that
@@ -488,6 +519,9 @@ class Oracle:
         (whole seconds), then at random (by UID); a second apart, by creation, as Phalanx orders them.
         A ReplicaSet, Deployment, StatefulSet or DaemonSet: wait for as many pods as Phalanx's controller made
         for it at this instant."""
+        if doc.get("kind") in RELEASES:
+            self._create_set(source, doc)
+            return
         if doc.get("kind") != "Job":
             self._create(source, doc)
             self._await_made(doc)

@@ -22,6 +22,8 @@ from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs
 from phalanx.verify.controller_pods import ControllerPods
 
+# The groups whose real controllers (JobSet, LeaderWorkerSet) the oracle runs beside the real Kueue.
+INTEGRATED = frozenset({"jobset.x-k8s.io", "leaderworkerset.x-k8s.io"})
 SERVED_GROUPS = frozenset({"", "apps", "scheduling.k8s.io", "batch", "policy", "resource.k8s.io", "autoscaling"})
 
 Document = tuple[Source, Mapping[str, Any]]
@@ -30,13 +32,14 @@ Document = tuple[Source, Mapping[str, Any]]
 def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[Document], list[str]]:
     """The documents the oracle creates, and a note for each kind left out; InputError (file, object, field
     `kind`) for an object the oracle cannot replay. `kueue`: the real Kueue runs, and takes Kueue's objects
-    and the Namespaces its namespaceSelectors match."""
+    and the Namespaces its namespaceSelectors match, with the real JobSet and LeaderWorkerSet controllers."""
     kept: list[Document] = []
     left: Counter[str] = Counter()
     for source, doc in docs:
         kind, api_version = str(doc.get("kind")), str(doc.get("apiVersion"))
         group = group_of(api_version)
-        if kueue and ((group == "kueue.x-k8s.io" and is_queueing_object(doc)) or is_namespace(doc)):
+        if kueue and ((group == "kueue.x-k8s.io" and is_queueing_object(doc)) or is_namespace(doc)
+                      or group in INTEGRATED):
             kept.append((source, doc))
             continue
         if kueue and is_kueue_config(doc):
