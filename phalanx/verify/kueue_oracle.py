@@ -50,6 +50,9 @@ POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 KUEUE_POD_FINALIZER = "kueue.x-k8s.io/managed"  # on the pods Kueue's pod integration manages
 ADMISSION_GATE = "kueue.x-k8s.io/admission"  # the scheduling gate Kueue's pod webhook adds, removed at admission
 JOBSET_FRAMEWORK = "jobset.x-k8s.io/jobset"
+LWS_FRAMEWORK = "leaderworkerset.x-k8s.io/leaderworkerset"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+LWS_GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 POLL_SECONDS = 0.1
 STILL_SECONDS = 1.5  # Kueue admits 0.25–0.95 s after a change here; a reclaim takes up to 2 s (then it changes)
 # With Kueue's queues read from its metrics: unchanged this long (its informers lag by milliseconds), idle queues
@@ -222,6 +225,9 @@ class Admissions:
                     name = f"JobSet {body['metadata']['namespace']}/{body['metadata']['name']}"
                     jobs[name] = bool((body.get("spec") or {}).get("suspend"))
         of_pod = self._queued_pods(jobs) if self.pods else {}
+        sets: dict[str, str] = {}  # a queued LeaderWorkerSet (`namespace/name`) -> its workloads' name prefix
+        if LWS_FRAMEWORK in self.kueue.frameworks:
+            sets = self._queued_groups(jobs)
         if self.pods:
             for sts in self.client.list(StatefulSet, namespace="*"):
                 meta = sts.metadata
@@ -234,12 +240,7 @@ class Admissions:
         fingerprint = []
         for obj in plane.items(f"/apis/{GROUP}/{VERSION}/workloads", "Workload", f"{GROUP}/{VERSION}"):
             meta = obj["metadata"]
-            namespace = meta.get("namespace")
-            owners = meta.get("ownerReferences") or ()
-            owner = next((o for o in owners if o.get("kind") in ("Job", "StatefulSet", "JobSet")), None)
-            key = f"{owner['kind']} {namespace}/{owner.get('name')}" if owner is not None else next(
-                (of_pod[f"{namespace}/{o.get('name')}"] for o in owners
-                 if o.get("kind") == "Pod" and f"{namespace}/{o.get('name')}" in of_pod), None)
+            key = _workload_key(meta, of_pod, sets)
             if key is None:
                 continue
             seen.add(key)
@@ -308,6 +309,29 @@ class Admissions:
                 del held[key]  # incomplete: Kueue makes no Workload for it yet
         return of_pod
 
+    def _queued_groups(self, held: dict[str, bool]) -> dict[str, str]:
+        """The LeaderWorkerSets Kueue queues, each to the name prefix of its groups' Workloads; `held` gains a
+        workload per group ("PodGroup ns/<lws>-<group>"), with whether a pod of the group is still gated."""
+        prefixes: dict[str, str] = {}
+        for body in self.kueue.plane.items("/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", "LeaderWorkerSet",
+                                           "leaderworkerset.x-k8s.io/v1"):
+            meta = body["metadata"]
+            if not (meta.get("labels") or {}).get(KUEUE_QUEUE_LABEL):
+                continue
+            prefixes[f"{meta['namespace']}/{meta['name']}"] = f"leaderworkerset-{meta['name']}-"
+            replicas = (body.get("spec") or {}).get("replicas")
+            for index in range(1 if replicas is None else int(replicas)):
+                held.setdefault(f"PodGroup {meta['namespace']}/{meta['name']}-{index}", False)
+        for pod in self.kueue.plane.items("/api/v1/pods", "Pod", "v1"):
+            meta = pod["metadata"]
+            labels = meta.get("labels") or {}
+            name, group = labels.get(LWS_NAME_LABEL), labels.get(LWS_GROUP_LABEL)
+            key = f"PodGroup {meta.get('namespace')}/{name}-{group}"
+            if name is not None and key in held:
+                gates = (pod.get("spec") or {}).get("schedulingGates") or ()
+                held[key] = held[key] or any(g.get("name") == ADMISSION_GATE for g in gates)
+        return prefixes
+
     def reset(self) -> None:
         """Delete Kueue's objects, after the Jobs they belong to (Kueue would make a deleted Workload again for
         a Job still there), with finalizers cleared by hand."""
@@ -368,3 +392,30 @@ def _jobs_moving(jobs: Mapping[str, Mapping[str, Any]], ended_by_job: Mapping[st
 
 def _true(conditions: dict[str, Any], kind: str) -> bool:
     return bool(conditions.get(kind, {}).get("status") == "True")
+
+
+def _workload_key(meta: Mapping[str, Any], of_pod: Mapping[str, str], sets: Mapping[str, str]) -> str | None:
+    """A Workload's key as Phalanx's report names it, from its owner: "Job ns/name" (StatefulSet, JobSet alike);
+    a pod's or pod group's from `of_pod`; a LeaderWorkerSet's group "PodGroup ns/<lws>-<group>" from the
+    group index in its name (`sets`: a queued LWS -> its workloads' name prefix); None for another's."""
+    namespace = meta.get("namespace")
+    owners = meta.get("ownerReferences") or ()
+    for owner in owners:
+        kind, name = owner.get("kind"), owner.get("name")
+        if kind in ("Job", "StatefulSet", "JobSet"):
+            return f"{kind} {namespace}/{name}"
+        if kind == "LeaderWorkerSet":
+            prefix = sets.get(f"{namespace}/{name}")
+            group = _group_index(str(meta.get("name")), prefix) if prefix is not None else None
+            return f"PodGroup {namespace}/{name}-{group}" if group is not None else None
+    return next((of_pod[f"{namespace}/{o.get('name')}"] for o in owners
+                 if o.get("kind") == "Pod" and f"{namespace}/{o.get('name')}" in of_pod), None)
+
+
+def _group_index(workload: str, prefix: str) -> str | None:
+    """The group index in the name Kueue gives a LeaderWorkerSet group's Workload, `<prefix><index>-<hash>`
+    (jobframework.GetWorkloadNameForOwnerWithGVK of `<lws>-<index>`); None when the prefix was truncated."""
+    if not workload.startswith(prefix):
+        return None
+    index, _, digest = workload[len(prefix):].rpartition("-")
+    return index if index.isdigit() and digest else None
