@@ -185,8 +185,9 @@ def _parser() -> argparse.ArgumentParser:
                                      "manifests on it as Phalanx's simulation times them, and compare the real "
                                      "kube-scheduler's decisions with Phalanx's (docs/fidelity.md); under "
                                      "--profile kueue the real Kueue v0.17.0 admits in front of it "
-                                     "(tools/kueue/build.sh). Exit status 0 when they agree, 1 when they differ, "
-                                     "2 on bad input.")
+                                     "(tools/kueue/build.sh); JobSets and LeaderWorkerSets are made by the real "
+                                     "JobSet v0.11.1 and LWS v0.8.0 controllers (tools/integrations/build.sh). "
+                                     "Exit status 0 when they agree, 1 when they differ, 2 on bad input.")
     ver.add_argument("paths", nargs="+", metavar="FILE_OR_DIR",
                      help="Kubernetes manifests: YAML or JSON files, or directories of them")
     ver.add_argument("--profile", default="default",

@@ -433,9 +433,9 @@ def verify(paths: Sequence[str], profile: Profile, oracle: Oracle, *, seed: int 
     _compare(verdict, second.report, real, second.ties, prebound, lws_groups)
     if oracle.admissions is not None:
         verdict.oracles.append(f"Kueue {oracle.admissions.kueue.version}")
-        verdict.oracles.extend(str(RELEASES[kind]) for kind in integrations)
         _compare_admission(verdict, second.report, oracle.admissions.workloads,
                            {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)})
+    verdict.oracles.extend(str(RELEASES[kind]) for kind in integrations)
     if not verdict.agrees:
         arrivals = {**{f"Job {job.key}": job.arrival for job in inputs.jobs}, **_pod_workloads(inputs)}
         # The replay saw nothing after its last step: what another order of events would do later is not compared.

@@ -36,6 +36,8 @@ _PATCHED = re.compile(r"^/webhooks/(\d+)$")
 class Release:
     """A controller of a Kueue integration: its binary and config folder in the build, and its Configuration."""
 
+    kind: str
+    api_version: str
     name: str  # the binary and the config folder
     title: str
     version: str
@@ -47,11 +49,11 @@ class Release:
 
 
 RELEASES: dict[str, Release] = {
-    "JobSet": Release("jobset", "JobSet", "v0.11.1", "config.jobset.x-k8s.io/v1alpha1", "jobset.x-k8s.io/jobset"),
-    "LeaderWorkerSet": Release("lws", "LeaderWorkerSet", "v0.8.0", "config.lws.x-k8s.io/v1alpha1",
-                               "leaderworkerset.x-k8s.io/leaderworkerset"),
+    "JobSet": Release("JobSet", "jobset.x-k8s.io/v1alpha2", "jobset", "JobSet", "v0.11.1",
+                      "config.jobset.x-k8s.io/v1alpha1", "jobset.x-k8s.io/jobset"),
+    "LeaderWorkerSet": Release("LeaderWorkerSet", "leaderworkerset.x-k8s.io/v1", "lws", "LeaderWorkerSet", "v0.8.0",
+                               "config.lws.x-k8s.io/v1alpha1", "leaderworkerset.x-k8s.io/leaderworkerset"),
 }
-GROUPS = {"jobset.x-k8s.io": "JobSet", "leaderworkerset.x-k8s.io": "LeaderWorkerSet"}
 
 _ON: weakref.WeakKeyDictionary[ControlPlane, Integrations] = weakref.WeakKeyDictionary()
 
@@ -92,17 +94,17 @@ class _Controller:
         self.process: _Process | None = None
         self.webhook_port = 0
         self.health_port = 0
-        self._installed = False
+        self.installed = False
 
     def start(self) -> None:
         if self.process is not None and self.process.alive():
             return
         self.dir.mkdir(parents=True, exist_ok=True)
-        if not self._installed:
+        if not self.installed:
             self.webhook_port = free_port()
             serving_certificates(self.dir, self.release.name)
             self._install()
-            self._installed = True
+            self.installed = True
         self.health_port = free_port()
         config = {
             "apiVersion": self.release.config_api, "kind": "Configuration",
@@ -179,8 +181,9 @@ class Integrations:
                 self.controllers[kind] = _Controller(self.plane, self.home, RELEASES[kind])
 
     @property
-    def running(self) -> list[Release]:
-        return [controller.release for controller in self.controllers.values()]
+    def installed(self) -> list[tuple[str, str]]:
+        """The (apiVersion, kind) whose CRDs are installed on the plane."""
+        return [(c.release.api_version, c.release.kind) for c in self.controllers.values() if c.installed]
 
     def start(self) -> None:
         for controller in self.controllers.values():

@@ -275,7 +275,8 @@ class Oracle:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             left = 0
-            for resource in _resources():
+            integrations = integrations_on(self.plane, create=False)
+            for resource in _resources(integrations.installed if integrations is not None else ()):
                 for obj in self._listed(resource):
                     meta = obj.metadata
                     if meta is None or not meta.name or meta.name.startswith("system-"):
@@ -955,9 +956,11 @@ def _place(source: Source) -> tuple[bool, int, str]:
     return source.order
 
 
-def _resources() -> list[Any]:
-    """Every kind a verify run creates (or its controllers do), namespaced first."""
-    from lightkube.resources.apps_v1 import DaemonSet, Deployment, ReplicaSet, StatefulSet
+def _resources(integrated: Iterable[tuple[str, str]] = ()) -> list[Any]:
+    """Every kind a verify run creates (or its controllers do), namespaced first; `integrated`: the (apiVersion,
+    kind) of the JobSets and LeaderWorkerSets whose CRDs are installed, before all (their controllers would make
+    their Jobs and StatefulSets again)."""
+    from lightkube.resources.apps_v1 import ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet
     from lightkube.resources.autoscaling_v2 import HorizontalPodAutoscaler
     from lightkube.resources.batch_v1 import CronJob, Job
     from lightkube.resources.core_v1 import Node
@@ -972,7 +975,8 @@ def _resources() -> list[Any]:
     from lightkube.resources.scheduling_v1 import PriorityClass
     from lightkube.resources.scheduling_v1beta1 import Workload
 
-    return [Deployment, ReplicaSet, StatefulSet, DaemonSet, CronJob, HorizontalPodAutoscaler,
+    return [*(_generic_class(api_version, kind) for api_version, kind in integrated),
+            Deployment, ReplicaSet, StatefulSet, DaemonSet, ControllerRevision, CronJob, HorizontalPodAutoscaler,
             Job, Pod, PodGroup, _generic_class("scheduling.k8s.io/v1alpha3", "CompositePodGroup"), Workload,
             PodDisruptionBudget, ResourceClaim, ResourceClaimTemplate, Node, ResourceSlice, DeviceClass,
             DeviceTaintRule, PriorityClass]

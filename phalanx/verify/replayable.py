@@ -1,6 +1,7 @@
 """Which objects the oracle can replay on its control plane: the API groups the real API server serves with no
 custom resource definitions; and which pods it cannot, those the workload controllers it does not run make.
 
+JobSets and LeaderWorkerSets are made by their real controllers (`phalanx.verify.integrations_plane`).
 Other schedulers' objects arrive here already translated as `simulate` translates them (a Volcano Job or a
 scheduler-plugins PodGroup becomes native Workloads, PodGroups and pods). Queueing objects (Kueue's and
 Volcano's queues, Volcano's scheduler configuration) are left out with a note: no profile that `verify` runs reads
@@ -22,7 +23,7 @@ from phalanx.errors import InputError
 from phalanx.inputs.load import Inputs
 from phalanx.verify.controller_pods import ControllerPods
 
-# The groups whose real controllers (JobSet, LeaderWorkerSet) the oracle runs beside the real Kueue.
+# The groups whose real controllers (JobSet, LeaderWorkerSet) the oracle runs (beside the real Kueue under `kueue`).
 INTEGRATED = frozenset({"jobset.x-k8s.io", "leaderworkerset.x-k8s.io"})
 SERVED_GROUPS = frozenset({"", "apps", "scheduling.k8s.io", "batch", "policy", "resource.k8s.io", "autoscaling"})
 
@@ -32,14 +33,15 @@ Document = tuple[Source, Mapping[str, Any]]
 def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[Document], list[str]]:
     """The documents the oracle creates, and a note for each kind left out; InputError (file, object, field
     `kind`) for an object the oracle cannot replay. `kueue`: the real Kueue runs, and takes Kueue's objects
-    and the Namespaces its namespaceSelectors match, with the real JobSet and LeaderWorkerSet controllers."""
+    and the Namespaces its namespaceSelectors match. JobSets and LeaderWorkerSets are replayed under every profile:
+    their real controllers run in the oracle."""
     kept: list[Document] = []
     left: Counter[str] = Counter()
     for source, doc in docs:
         kind, api_version = str(doc.get("kind")), str(doc.get("apiVersion"))
         group = group_of(api_version)
-        if kueue and ((group == "kueue.x-k8s.io" and is_queueing_object(doc)) or is_namespace(doc)
-                      or group in INTEGRATED):
+        if group in INTEGRATED or (kueue and ((group == "kueue.x-k8s.io" and is_queueing_object(doc))
+                                              or is_namespace(doc))):
             kept.append((source, doc))
             continue
         if kueue and is_kueue_config(doc):
@@ -52,7 +54,8 @@ def replayable(docs: Sequence[Document], *, kueue: bool = False) -> tuple[list[D
             continue
         if group not in SERVED_GROUPS:
             raise InputError(f"verify cannot replay {kind} ({api_version}): the oracle's control plane serves no "
-                             "custom resources", file=source.file, obj=object_name(doc), field="kind")
+                             "custom resources but JobSet and LeaderWorkerSet", file=source.file,
+                             obj=object_name(doc), field="kind")
         kept.append((source, doc))
     notes = [f"not replayed: {count} {what}" for what, count in sorted(left.items())]
     return kept, notes

@@ -50,11 +50,11 @@ def test_queueing_objects_are_left_out_with_a_note() -> None:
 
 
 @pytest.mark.parametrize(("doc", "detail"), [
-    ({"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "js"},
-      "spec": {"replicatedJobs": [{"name": "w", "replicas": 1, "template": {"spec": {"template": {"spec": {
-          "restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}}}}]}},
-     "JobSet js: kind: verify cannot replay JobSet (jobset.x-k8s.io/v1alpha2): the oracle's control plane "
-     "serves no custom resources"),
+    ({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "pt"},
+      "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"spec": {
+          "containers": [{"name": "pytorch", "image": "i"}]}}}}}},
+     "PyTorchJob pt: kind: verify cannot replay PyTorchJob (kubeflow.org/v1): the oracle's control plane "
+     "serves no custom resources but JobSet and LeaderWorkerSet"),
 ])
 def test_what_cannot_be_replayed_is_one_line_before_a_control_plane(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                    doc: dict[str, Any], detail: str) -> None:
