@@ -12,10 +12,7 @@ pods: an objectSelector on its name label). Once started, a controller runs unti
 from __future__ import annotations
 
 import base64
-import os
 import re
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,7 +22,14 @@ from typing import Any
 import yaml
 
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, _Process, free_port
-from phalanx.verify.webhook_install import CRDS, Installer, by_url, serving_certificates
+from phalanx.verify.webhook_install import (
+    CRDS,
+    Installer,
+    build_folder,
+    by_url,
+    healthy,
+    serving_certificates,
+)
 
 BUILD = "jobset-v0.11.1-lws-v0.8.0"
 READY_SECONDS = 60.0
@@ -68,8 +72,7 @@ def integrations_on(plane: ControlPlane, *, create: bool = True) -> Integrations
 
 
 def default_home() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(os.environ.get("PHALANX_INTEGRATIONS_BIN") or cache / "phalanx" / "integrations" / BUILD)
+    return build_folder("PHALANX_INTEGRATIONS_BIN", "integrations", BUILD)
 
 
 def find_integrations(home: Path | None = None) -> Path:
@@ -127,11 +130,7 @@ class _Controller:
             self.process = None
 
     def _ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as answer:
-                return bool(answer.status == 200)
-        except (OSError, urllib.error.URLError):
-            return False
+        return healthy(self.health_port)
 
     def _install(self) -> None:
         install = Installer(self.plane, str(self.release))

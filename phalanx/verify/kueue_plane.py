@@ -10,9 +10,6 @@ for 127.0.0.1 (Kueue waits for both at start-up and ignores the first SIGTERM wh
 from __future__ import annotations
 
 import base64
-import os
-import urllib.error
-import urllib.request
 import weakref
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -29,7 +26,15 @@ from phalanx.verify.controlplane import (
     free_port,
     scrape,
 )
-from phalanx.verify.webhook_install import CRDS, Installer, by_url, hook_resources, serving_certificates
+from phalanx.verify.webhook_install import (
+    CRDS,
+    Installer,
+    build_folder,
+    by_url,
+    healthy,
+    hook_resources,
+    serving_certificates,
+)
 
 VERSION = "v0.17.0"
 NAMESPACE = "kueue-system"
@@ -64,8 +69,7 @@ def kueue_on(plane: ControlPlane, *, create: bool = True) -> Kueue | None:
 
 
 def default_home() -> Path:
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return Path(os.environ.get("PHALANX_KUEUE_BIN") or cache / "phalanx" / "kueue" / VERSION)
+    return build_folder("PHALANX_KUEUE_BIN", "kueue", VERSION)
 
 
 def find_kueue(home: Path | None = None) -> Path:
@@ -162,11 +166,7 @@ class Kueue:
         return scrape(f"https://127.0.0.1:{self.metrics_port}/metrics", TOKEN)
 
     def _ready(self) -> bool:
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{self.health_port}/readyz", timeout=2) as answer:
-                return bool(answer.status == 200)
-        except (OSError, urllib.error.URLError):
-            return False
+        return healthy(self.health_port)
 
     # --- installation ---------------------------------------------------------------------------------
 

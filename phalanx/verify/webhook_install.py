@@ -5,6 +5,7 @@ it by loopback URL instead of through a Service."""
 from __future__ import annotations
 
 import json
+import os
 import ssl
 import subprocess
 import time
@@ -18,6 +19,21 @@ from phalanx.verify.controlplane import TOKEN, ControlPlane, ControlPlaneError
 
 WEBHOOKS = "/apis/admissionregistration.k8s.io/v1"
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def build_folder(variable: str, *parts: str) -> Path:
+    """Where a tools/*/build.sh puts its output: the folder `variable` names, else under the user's cache."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return Path(os.environ.get(variable) or cache.joinpath("phalanx", *parts))
+
+
+def healthy(port: int) -> bool:
+    """Whether a controller's health endpoint on 127.0.0.1:`port` says it is ready."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except (OSError, urllib.error.URLError):
+        return False
 
 
 def serving_certificates(folder: Path, name: str) -> Path:
