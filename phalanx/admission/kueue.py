@@ -542,19 +542,24 @@ class KueueAdmission:
         if at < self._front[cq_name]:
             self._front[cq_name] = at
 
+    def _strict_evicted(self) -> dict[str, tuple[float, ...]]:
+        """StrictFIFO queues whose workload was evicted this cycle, each to the first such workload's queue key:
+        Kueue requeues the victim as it gives its quota back, before its preemptor is admitted, so no workload
+        ordered behind it is a head meanwhile."""
+        evicted: dict[str, tuple[float, ...]] = {}
+        for name, entry in self._deferred:
+            if self.cluster_queues[name].queueing_strategy == "StrictFIFO":
+                key = self._key(name, entry)
+                evicted[name] = min(key, evicted.get(name, key))
+        return evicted
+
     def _heads(self) -> list[tuple[str, _Pending]]:
         """Each ClusterQueue's head: its first waiting entry in queue order; for BestEffortFIFO the first not
         set aside (StrictFIFO never sets its head aside)."""
         if self._afs_dirty:
             self._resort()
         heads: list[tuple[str, _Pending]] = []
-        # A StrictFIFO queue whose workload was evicted this cycle: Kueue requeues the victim as it gives its quota
-        # back, before its preemptor is admitted, so no workload ordered behind it is admitted meanwhile.
-        evicted: dict[str, tuple[float, ...]] = {}
-        for name, entry in self._deferred:
-            if self.cluster_queues[name].queueing_strategy == "StrictFIFO":
-                key = self._key(name, entry)
-                evicted[name] = min(key, evicted.get(name, key))
+        evicted = self._strict_evicted()
         epochs, root_of = self._epochs, self._root_of
         for name, queue in self._queues.items():
             pending = self._pending[name]
@@ -641,6 +646,7 @@ class KueueAdmission:
         versions, root_of, memos = self._versions, self._root_of, self._by_shape
         walks: list[_Walk] = []
         blocked: list[tuple[_Pending, str]] = []
+        evicted = self._strict_evicted()
         for name, queue in self._queues.items():
             root = root_of[name]
             walk: _Walk = [name, queue, self._pending[name], self._front[name], versions[root], self._epochs[root],
@@ -653,7 +659,8 @@ class KueueAdmission:
                 return 0  # its head is admitted or preempts in the next pass
             if walk[7]:
                 entry, reason, _ = walk[7][0]
-                blocked.append((entry, reason))  # its head stays: the passes only say why
+                if name not in evicted or self._key(name, entry) < evicted[name]:
+                    blocked.append((entry, reason))  # its head stays: the passes only say why
         bound, depth, live = budget, 1, walks
         while live and bound > 0:
             limit = min(depth, bound)

@@ -98,3 +98,26 @@ def test_a_long_backlog_is_not_walked_past_another_queues_head_that_is_admitted(
     assert [d for d in fast[0][1] if "Admit" in d] and len(fast[0][1]) == 1  # one pass: cq-1's head
     rows = {r["name"]: r for r in fast[-1]}
     assert rows["cq-0"]["pending"] == 6 and rows["cq-0"]["admitted"] == 0
+
+
+def test_a_strictfifo_queue_behind_a_workload_evicted_this_cycle_has_no_head() -> None:
+    """Found by the generated cases: in StrictFIFO cq-3, w4 (priority 100) evicts w3 (50) and is admitted; w3
+    is requeued at the next cycle, ahead of w12 (0), so no pass of this cycle nominates w12, and w12 keeps its
+    reason. The shortcut must not say why w12 is set aside as if it were the head."""
+    def queue(name: str, nominal: int, cohort: str, strict: bool, within: str) -> dict[str, Any]:
+        return {"name": name, "nominal": nominal, "cohort": cohort, "borrow": None, "strict": strict,
+                "within": within, "reclaim": "Never"}
+
+    def work(q: str, cpu: int, priority: int, at: int, runs: int) -> dict[str, Any]:
+        return {"queue": q, "cpu": cpu, "priority": priority, "at": at, "runs": runs}
+
+    case: Case = {"passes": None, "queues": [
+        queue("cq-0", 0, "a", False, "Never"), queue("cq-1", 0, "", False, "Never"),
+        queue("cq-2", 0, "", False, "Never"), queue("cq-3", 3, "", True, "LowerPriority"),
+        queue("cq-4", 1, "a", False, "Never")],
+        "workloads": [work("cq-0", 1, 0, 0, 1)] * 3 + [work("cq-3", 3, 50, 9, 2), work("cq-3", 1, 100, 10, 1)]
+        + [work("cq-0", 1, 0, 0, 1)] * 5 + [work("cq-0", 1, 0, 0, 2), work("cq-0", 2, 0, 0, 1),
+                                             work("cq-3", 3, 0, 2, 8)]}
+    fast, slow = replay(case, shortcut=True), replay(case, shortcut=False)
+    assert fast == slow
+    assert fast[10][2]["default/w12"] == "waiting for its turn in ClusterQueue cq-3"
