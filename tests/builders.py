@@ -149,10 +149,15 @@ class MakeNode(_Builder):
 # --- Pod ------------------------------------------------------------------------------------------------
 
 def _container(name: str, requests: Mapping[str, Any] | None, limits: Mapping[str, Any] | None) -> Doc:
+    """A container with these requests and limits; an extended resource or hugepages requested with no limit
+    get one equal to the request, as the API server requires (they are never overcommitted)."""
     container: Doc = {"name": name, "image": "registry.example.com/app:v1"}
     resources: Doc = {}
     if requests:
         resources["requests"] = dict(requests)
+    whole = {k: v for k, v in (requests or {}).items()
+             if ("/" in k and "kubernetes.io/" not in k) or k.startswith("hugepages-")}
+    limits = {**whole, **(limits or {})}
     if limits:
         resources["limits"] = dict(limits)
     if resources:

@@ -100,8 +100,10 @@ def pod(name: str, *, template_name: str | None = None, claim_name: str | None =
         group: str | None = None, duration: str | None = None, arrival: str | None = None,
         requests: dict[str, Any] | None = None, node_name: str | None = None, namespace: str = "default",
         controller: bool = False, claims: list[Doc] | None = None) -> Doc:
-    spec: Doc = {"containers": [{"name": "main", "image": "img",
-                                 "resources": {"requests": {"cpu": cpu, **(requests or {})}}}]}
+    resources: Doc = {"requests": {"cpu": cpu, **(requests or {})}}
+    if requests:  # extended resources: a limit equal to the request, as the API server requires
+        resources["limits"] = dict(requests)
+    spec: Doc = {"containers": [{"name": "main", "image": "img", "resources": resources}]}
     refs = []
     if template_name:
         refs.append({"name": "gpus", "resourceClaimTemplateName": template_name})

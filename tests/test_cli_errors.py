@@ -109,6 +109,22 @@ def test_malformed_quantity(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
                     "invalid quantity '4 cores'")
 
 
+@pytest.mark.parametrize(("limits", "field", "detail"), [
+    (None, "spec.containers[0].resources.limits",
+     "Required value: Limit must be set for non overcommitable resources"),
+    ({"nvidia.com/gpu": "1"}, "spec.containers[0].resources.requests[nvidia.com/gpu]",
+     "Invalid value: 2: must be equal to nvidia.com/gpu limit of 1"),
+])
+def test_a_gpu_request_needs_its_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       limits: dict[str, str] | None, field: str, detail: str) -> None:
+    """As the API server says (tests/verify/test_resource_validation.py checks it against the real one)."""
+    made = MakePod("trainer", "ml").container(requests={"cpu": "1", "nvidia.com/gpu": "2"}, limits=limits)
+    if limits is None:
+        del made.spec["containers"][0]["resources"]["limits"]
+    path = str(write_manifests(tmp_path / "pods.yaml", made))
+    fails_with(capsys, ["simulate", path], path, "Pod ml/trainer", field, detail)
+
+
 def test_malformed_node_allocatable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(write_manifests(tmp_path / "nodes.yaml", MakeNode("n").alloc(memory="64GB")))
     fails_with(capsys, ["validate", path], path, "Node n", "status.allocatable.memory", "invalid quantity")

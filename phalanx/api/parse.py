@@ -131,7 +131,28 @@ def _container_requests(raw: Any, field: str) -> dict[str, int]:
     resources = _mapping(container.get("resources"), f"{field}.resources")
     limits = _resources(resources.get("limits"), f"{field}.resources.limits")
     requests = _resources(resources.get("requests"), f"{field}.resources.requests")
+    for name, amount in requests.items():
+        if _overcommittable(name):
+            continue
+        # ValidateResourceRequirements: an extended resource or hugepages are never overcommitted.
+        if name not in limits:
+            raise _fail(f"{field}.resources.limits",
+                        "Required value: Limit must be set for non overcommitable resources")
+        if limits[name] != amount:
+            raise _fail(f"{field}.resources.requests[{name}]",
+                        f"Invalid value: {_quantity(resources, 'requests', name)}: must be equal to {name} limit "
+                        f"of {_quantity(resources, 'limits', name)}")
     return {**limits, **requests}  # the API server defaults a missing request to its limit
+
+
+def _overcommittable(name: str) -> bool:
+    """IsOverCommitAllowed: a native resource (no domain, or a kubernetes.io one) other than hugepages."""
+    native = "/" not in name or "kubernetes.io/" in name
+    return native and not name.startswith("hugepages-")
+
+
+def _quantity(resources: Mapping[str, Any], kind: str, name: str) -> str:
+    return str((resources.get(kind) or {}).get(name))
 
 
 # kube-scheduler scores a container that sets no cpu or memory request as if it asked for these.
