@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from phalanx.api.sets import JOBSET_NAME_LABEL, LWS_NAME_LABEL
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, _Process, free_port
 from phalanx.verify.webhook_install import (
     CRDS,
@@ -180,6 +181,10 @@ class Integrations:
                 self.controllers[kind] = _Controller(self.plane, self.home, RELEASES[kind])
 
     @property
+    def kinds(self) -> list[str]:
+        return list(self.controllers)
+
+    @property
     def installed(self) -> list[tuple[str, str]]:
         """The (apiVersion, kind) whose CRDs are installed on the plane."""
         return [(c.release.api_version, c.release.kind) for c in self.controllers.values() if c.installed]
@@ -191,3 +196,87 @@ class Integrations:
     def stop(self) -> None:
         for controller in self.controllers.values():
             controller.stop()
+
+
+def jobsets_starting(plane: ControlPlane) -> bool:
+    """Whether the JobSet controller or the Job controller is about to make something for a running JobSet,
+    which the scheduler's quiet does not wait for: a JobSet with no Jobs yet; under `startupPolicyOrder:
+    InOrder`, Jobs made so far all ready (ready and succeeded pods reach min(parallelism, completions), as the
+    JobSet controller counts them) while some replicated jobs have none yet; or a Job of it, not suspended,
+    with fewer pods than that. Ready pods are counted on the pods: the Job controller writes `status.ready`
+    up to a second later (it batches pod updates), and the JobSet controller acts on that."""
+    expected: dict[str, tuple[int, bool]] = {}  # running JobSet -> (its Jobs, InOrder)
+    for body in plane.items("/apis/jobset.x-k8s.io/v1alpha2/jobsets", "JobSet", "jobset.x-k8s.io/v1alpha2"):
+        spec, status = body.get("spec") or {}, body.get("status") or {}
+        if spec.get("suspend") or status.get("terminalState") or any(
+                c.get("type") in ("Completed", "Failed") and c.get("status") == "True"
+                for c in status.get("conditions") or ()):
+            continue
+        meta = body["metadata"]
+        in_order = (spec.get("startupPolicy") or {}).get("startupPolicyOrder") == "InOrder"
+        expected[f"{meta['namespace']}/{meta['name']}"] = (
+            sum(int(rj.get("replicas", 1)) for rj in spec.get("replicatedJobs") or ()), in_order)
+    if not expected:
+        return False
+    live: dict[str, int] = {}  # Job -> its pods not ended
+    up: dict[str, int] = {}  # Job -> its ready or succeeded pods
+    for pod in plane.items("/api/v1/pods", "Pod", "v1"):
+        meta, status = pod["metadata"], pod.get("status") or {}
+        job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
+        if not job or meta.get("deletionTimestamp"):
+            continue
+        key = f"{meta['namespace']}/{job}"
+        if status.get("phase") not in ("Succeeded", "Failed"):
+            live[key] = live.get(key, 0) + 1
+        if status.get("phase") == "Succeeded" or any(
+                c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ()):
+            up[key] = up.get(key, 0) + 1
+    made: dict[str, int] = {}
+    ready: dict[str, int] = {}
+    for job in plane.items("/apis/batch/v1/jobs", "Job", "batch/v1"):
+        meta = job["metadata"]
+        key = f"{meta['namespace']}/{(meta.get('labels') or {}).get(JOBSET_NAME_LABEL)}"
+        if key not in expected:
+            continue
+        spec, status = job.get("spec") or {}, job.get("status") or {}
+        pods = min(int(spec.get("parallelism", 1)), int(spec.get("completions") or spec.get("parallelism", 1)))
+        name = f"{meta['namespace']}/{meta['name']}"
+        succeeded = int(status.get("succeeded") or 0)
+        ended = any(c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+                    for c in status.get("conditions") or ())
+        if not spec.get("suspend") and not ended and live.get(name, 0) + succeeded < pods:
+            return True  # the Job controller has its pods to make
+        made[key] = made.get(key, 0) + 1
+        if up.get(name, 0) + succeeded >= pods:
+            ready[key] = ready.get(key, 0) + 1
+    for key, (total, in_order) in expected.items():
+        if made.get(key, 0) == 0 or (in_order and made[key] < total and ready.get(key, 0) == made[key]):
+            return True
+    return False
+
+
+def leaderworkersets_starting(plane: ControlPlane) -> bool:
+    """Whether a LeaderWorkerSet has fewer pods than `replicas` × `size`: its controller and the StatefulSet
+    controller are still making them (leaders first, then each group's workers)."""
+    expected: dict[str, int] = {}
+    for body in plane.items("/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets", "LeaderWorkerSet",
+                            "leaderworkerset.x-k8s.io/v1"):
+        spec, meta = body.get("spec") or {}, body["metadata"]
+        size = int((spec.get("leaderWorkerTemplate") or {}).get("size", 1))
+        expected[f"{meta['namespace']}/{meta['name']}"] = int(spec.get("replicas", 1)) * size
+    if not expected:
+        return False
+    made: dict[str, int] = {}
+    for pod in plane.items("/api/v1/pods", "Pod", "v1"):
+        meta = pod["metadata"]
+        name = (meta.get("labels") or {}).get(LWS_NAME_LABEL)
+        if name and not meta.get("deletionTimestamp"):
+            made[f"{meta['namespace']}/{name}"] = made.get(f"{meta['namespace']}/{name}", 0) + 1
+    return any(made.get(key, 0) < total for key, total in expected.items())
+
+
+def sets_starting(plane: ControlPlane, kinds: Iterable[str]) -> bool:
+    """Whether the controllers of these kinds (JobSet, LeaderWorkerSet) are still making what they owe."""
+    chosen = set(kinds)
+    return ("JobSet" in chosen and jobsets_starting(plane)) or \
+        ("LeaderWorkerSet" in chosen and leaderworkersets_starting(plane))

@@ -36,7 +36,7 @@ from phalanx.api.objects import Source
 from phalanx.errors import InputError
 from phalanx.verify.controller_pods import CONTROLLERS, ControllerPods, top_owner
 from phalanx.verify.controlplane import ControlPlane, ControlPlaneError, samples
-from phalanx.verify.integrations_plane import RELEASES, Integrations, integrations_on
+from phalanx.verify.integrations_plane import RELEASES, Integrations, integrations_on, sets_starting
 from phalanx.verify.kueue_oracle import KUEUE_POD_FINALIZER, POD_GROUP_LABEL, RECHECK_SECONDS, Admissions
 from phalanx.verify.kueue_plane import JOBS_ONLY, WITH_PODS, kueue_on
 
@@ -647,10 +647,12 @@ class Oracle:
                         tried_since = queues.group_attempts
                     # A pod pending on the API server but in no queue is in a cycle, or waiting at Permit.
                     unbound = sum(1 for p in pods if not _node_of(p) and p["metadata"].get("deletionTimestamp") is None)
-                    if not queues.pods and unbound <= queues.queued and \
+                    starting = self.integrations is not None and sets_starting(self.plane, self.integrations.kinds)
+                    if not queues.pods and unbound <= queues.queued and not starting and \
                             (not queues.groups or queues.group_attempts - tried_since >= queues.groups):
                         return
-                    if time.monotonic() - since >= (_group_still(pods) if queues.groups else STILL_SECONDS):
+                    if not starting and \
+                            time.monotonic() - since >= (_group_still(pods) if queues.groups else STILL_SECONDS):
                         return
             else:
                 still = 0

@@ -88,3 +88,28 @@ def test_without_kueue_the_real_controllers_make_the_samples_pods(tmp_path: Path
     assert verdict.to_json()["oracles"] == ["kube-scheduler v1.37.2", "JobSet v0.11.1", "LeaderWorkerSet v0.8.0"]
     assert verdict.total["admission"] == 0
     assert sum(1 for p in verdict.pods if "sleep-job-" in p["name"] or "nginx-leaderworkerset" in p["name"]) == 8
+
+
+def test_an_inorder_jobset_starts_its_workers_once_the_driver_runs(tmp_path: Path, oracle: Oracle) -> None:
+    """examples/training-mix's JobSet (`InOrder`: a driver, then two worker Jobs whose template names the
+    PodGroup sweep-workers), without the PyTorchJob beside it: the real JobSet controller makes the worker Jobs
+    once the driver's pod is ready, at 10 min as Phalanx does (the oracle waits for it: `sets_starting`).
+    JobSet v0.11.1's CRD predates v1.37's `schedulingGroup` and the API server prunes it from the JobSet, so
+    the real workers join no PodGroup: the group's status is the one difference counted, and the workers'
+    nodes may differ (the real kube-scheduler places them one by one)."""
+    training = Path(__file__).resolve().parents[2] / "examples" / "training-mix"
+    docs = [d for d in yaml.safe_load_all((training / "03-training.yaml").read_text(encoding="utf-8"))
+            if d and d["kind"] != "PyTorchJob"]
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(yaml.safe_dump_all(docs), encoding="utf-8")
+    verdict = verify([str(training / "01-nodes.yaml"), str(sweep)], builtin("gang"), oracle)
+    for category in ("outcome", "boundAt", "victims"):
+        assert verdict.agree[category] == verdict.total[category] == 5, category
+    assert set(_bound_at(verdict).values()) == {600.0}
+    groups = [d.to_json() for d in verdict.differences if d.category == "podGroups"]
+    assert groups == [{"category": "podGroups", "name": "research/sweep-workers PodGroupInitiallyScheduled",
+                       "phalanx": "True", "kubeScheduler": None}]
+    stored = oracle.plane.items("/apis/jobset.x-k8s.io/v1alpha2/namespaces/research/jobsets", "JobSet",
+                                "jobset.x-k8s.io/v1alpha2")[0]
+    workers = stored["spec"]["replicatedJobs"][1]["template"]["spec"]["template"]["spec"]
+    assert "schedulingGroup" not in workers and workers["containers"][0]["name"] == "worker"
