@@ -660,6 +660,9 @@ class Oracle:
                 tried_since = None
             last = fingerprint
             time.sleep(POLL_SECONDS)
+        if self.integrations is not None and sets_starting(self.plane, self.integrations.kinds):
+            raise ControlPlaneError(f"a JobSet or LeaderWorkerSet still lacked Jobs or pods after {timeout:g}s at "
+                                    f"simulated time {now:g}s: its controller could not make them")
         raise ControlPlaneError(f"the real scheduler did not settle within {timeout:g}s at simulated time {now:g}s")
 
     def _end_graceful(self, now: float, outcome: RealOutcome) -> bool:
